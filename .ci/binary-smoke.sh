@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run the single executable: --version, init, serve on free ports, both health endpoints answer.
+set -euo pipefail
+BIN=$(realpath "$1")
+DATA=$(mktemp -d)
+trap 'kill $PID 2>/dev/null || true; rm -rf "$DATA"' EXIT
+"$BIN" --version
+"$BIN" init --data-dir "$DATA" --json
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+DP=$(free_port); EP=$(free_port)
+"$BIN" serve --data-dir "$DATA" --dispatch-port "$DP" --engine-port "$EP" > "$DATA/serve.log" 2>&1 &
+PID=$!
+for _ in $(seq 1 120); do
+  curl -fs "http://127.0.0.1:$EP/health/live" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+curl -fsS "http://127.0.0.1:$EP/health/ready"; echo
+code=$(curl -s -o "$DATA/healthz.json" -w '%{http_code}' "http://127.0.0.1:$DP/healthz")
+cat "$DATA/healthz.json"; echo
+case "$code" in 200|503) ;; *) echo "healthz answered $code"; cat "$DATA/serve.log"; exit 1;; esac
+kill -TERM $PID
+wait $PID
+echo "binary smoke test passed"

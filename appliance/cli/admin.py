@@ -1,0 +1,110 @@
+"""init, migrate and health: the data directory and the databases."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from appliance.cli._options import command_options, emit
+from appliance.common import migrate as migrations
+from appliance.common.db import make_database
+from appliance.common.migrate import MigrationError
+from appliance.settings import Settings
+
+SERVICES = {
+    "dispatch": "migrations.dispatch",
+    "engine": "migrations.engine",
+}
+
+
+def database_url(settings: Settings, service: str) -> str:
+    return settings.dispatch_db_url if service == "dispatch" else settings.engine_db_url
+
+
+def migrate_all(settings: Settings, services: list[str] | None = None) -> dict[str, Any]:
+    """Create the data directory and bring the databases up to date; returns the contract's JSON."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"dataDir": str(settings.data_dir.resolve())}
+    for service, package in SERVICES.items():
+        db = make_database(database_url(settings, service), busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        try:
+            if services is None or service in services:
+                migrations.apply(db, package)
+            with db.connection_context():
+                result[service] = {"schemaVersion": migrations.schema_version(db)}
+        except MigrationError as exc:
+            raise click.ClickException(str(exc)) from None
+        finally:
+            db.close()
+    return result
+
+
+def _describe(result: dict[str, Any]) -> str:
+    return (
+        f"data directory {result['dataDir']}\n"
+        f"dispatch schema version {result['dispatch']['schemaVersion']}\n"
+        f"engine schema version {result['engine']['schemaVersion']}"
+    )
+
+
+@click.command("init")
+@command_options
+def init_command(settings: Settings, as_json: bool) -> None:
+    """Create the data directory and both databases, applying every migration."""
+    result = migrate_all(settings)
+    emit(as_json, result, lambda: _describe(result))
+
+
+@click.command("migrate")
+@click.option("--service", type=click.Choice(sorted(SERVICES)), default=None, help="Only this service.")
+@command_options
+def migrate_command(service: str | None, settings: Settings, as_json: bool) -> None:
+    """Apply pending migrations."""
+    result = migrate_all(settings, [service] if service else None)
+    emit(as_json, result, lambda: _describe(result))
+
+
+def run_health(settings: Settings) -> tuple[bool, dict[str, Any]]:
+    from appliance.dispatch.app import create_app as create_dispatch
+    from appliance.engine.app import create_app as create_engine
+
+    report: dict[str, Any] = {}
+    healthy = True
+    for name, factory, ok_word in (("dispatch", create_dispatch, "pass"), ("engine", create_engine, "pass")):
+        app = factory(settings)
+        key = "dispatch" if name == "dispatch" else "engine"
+        with app.app_context():
+            service_ok, checks = app.extensions[key].health.run()
+        report[name] = {
+            "status": ok_word if service_ok else ("degraded" if name == "dispatch" else "fail"),
+            "checks": checks,
+        }
+        healthy = healthy and service_ok
+    return healthy, report
+
+
+@click.command("health")
+@command_options
+def health_command(settings: Settings, as_json: bool) -> None:
+    """Run every readiness check of both services; exit 1 when any fails."""
+    healthy, report = run_health(settings)
+
+    def text() -> str:
+        lines = []
+        for service, entry in report.items():
+            lines.append(f"{service}: {entry['status']}")
+            for check, result in entry["checks"].items():
+                detail = f" ({result['detail']})" if result.get("detail") else ""
+                lines.append(f"  {check}: {result['status']}{detail}")
+        return "\n".join(lines)
+
+    emit(as_json, report, text)
+    sys.exit(0 if healthy else 1)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(init_command)
+    group.add_command(migrate_command)
+    group.add_command(health_command)

@@ -1,0 +1,1 @@
+"""What both services use and nothing service-specific."""

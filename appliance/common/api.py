@@ -1,0 +1,307 @@
+"""Thin routes: one decorator binds a view to its schemas, and the same schemas make the OpenAPI.
+
+``endpoint`` validates the path, query and JSON body with pydantic before the view runs, runs the
+route's guard (authentication and role), and records what it knows for ``build_openapi``, which
+walks the Flask URL map. Views receive plain values (``body=``, ``query=``) and return a dict or
+list (serialised as JSON with the declared status), ``(value, status)``, or a Response.
+
+Validation failures are Problems: 400 by default, 422 where the route says so or where a value
+lies outside the service area (the ``service_area`` error type), with one entry per field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from flask import Blueprint, Flask, Response, jsonify, request
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.json_schema import models_json_schema
+
+from appliance.common.problems import ApiError, BadRequest, Invalid, UnsupportedMediaType
+
+# Error types that always answer 422 (bounds of the service area and the like).
+UNPROCESSABLE_ERROR_TYPES = {"service_area", "unprocessable"}
+
+
+class Schema(BaseModel):
+    """Request bodies: strict JSON types (a number is never accepted for a string, nor the reverse),
+    unknown fields ignored."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
+
+
+class QuerySchema(BaseModel):
+    """Query strings arrive as text, so their numbers are converted (still range-checked)."""
+
+    model_config = ConfigDict(strict=False, extra="ignore", populate_by_name=True)
+
+
+class Guard(Protocol):
+    """Who may call a route. ``check`` raises an ApiError or returns nothing."""
+
+    security: list[dict[str, list[str]]]
+    description: str
+
+    def check(self) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    method: str
+    body: type[BaseModel] | None
+    query: type[BaseModel] | None
+    status: int
+    response: type[BaseModel] | None
+    response_description: str
+    errors: tuple[int, ...]
+    guard: Guard | None
+    summary: str
+    description: str
+    tags: tuple[str, ...]
+    validation_status: int
+    body_required: bool
+    response_content_type: str
+
+
+def _field_path(loc: Iterable[Any]) -> str:
+    return ".".join(str(part) for part in loc if part not in {"body", "query"})
+
+
+def validation_error(exc: ValidationError, *, status: int = 400, where: str = "body") -> ApiError:
+    errors = [
+        {"field": _field_path(err["loc"]) or where, "message": err["msg"], "type": err["type"]}
+        for err in exc.errors(include_url=False, include_context=False, include_input=False)
+    ]
+    if any(err["type"] == "json_invalid" for err in errors):
+        return BadRequest(
+            "The request body is not valid JSON.", errors=[{"field": where, "message": "malformed JSON"}]
+        )
+    names = ", ".join(sorted({e["field"] for e in errors}))
+    detail = f"Invalid {where}: {names}."
+    if status == 422 or any(err["type"] in UNPROCESSABLE_ERROR_TYPES for err in errors):
+        return Invalid(detail, errors=errors)
+    return BadRequest(detail, errors=errors)
+
+
+def _read_body(model: type[BaseModel], op: Operation) -> BaseModel:
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        if op.body_required:
+            raise BadRequest(
+                "A JSON request body is required.", errors=[{"field": "body", "message": "required"}]
+            )
+        raw = b"{}"
+    elif request.mimetype != "application/json":
+        raise UnsupportedMediaType("Send the request body as application/json.")
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, status=op.validation_status) from None
+
+
+def _read_query(model: type[BaseModel], op: Operation) -> BaseModel:
+    values: dict[str, Any] = {}
+    for key in request.args:
+        items = request.args.getlist(key)
+        field = model.model_fields.get(key)
+        is_list = field is not None and getattr(field.annotation, "__origin__", None) is list
+        values[key] = items if is_list or len(items) > 1 else items[0]
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise validation_error(exc, status=op.validation_status, where="query") from None
+
+
+def endpoint(
+    bp: Blueprint | Flask,
+    method: str,
+    rule: str,
+    *,
+    body: type[BaseModel] | None = None,
+    query: type[BaseModel] | None = None,
+    status: int = 200,
+    response: type[BaseModel] | None = None,
+    response_description: str = "",
+    response_content_type: str = "application/json",
+    errors: Iterable[int] = (),
+    guard: Guard | None = None,
+    auth_first: bool = True,
+    summary: str = "",
+    tags: Iterable[str] = (),
+    validation_status: int = 400,
+    body_required: bool = True,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a view on ``bp`` for ``method rule`` with validation, guard and OpenAPI data.
+
+    ``auth_first`` runs the guard before validation (dispatch: 401 before 400); the engine sets
+    it False because its patterns must be checked before any store is reached.
+    """
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        doc = (view.__doc__ or "").strip()
+        op = Operation(
+            method=method.upper(),
+            body=body,
+            query=query,
+            status=status,
+            response=response,
+            response_description=response_description,
+            errors=tuple(errors),
+            guard=guard,
+            summary=summary or (doc.splitlines()[0] if doc else view.__name__.replace("_", " ")),
+            description=doc,
+            tags=tuple(tags),
+            validation_status=validation_status,
+            body_required=body_required,
+            response_content_type=response_content_type,
+        )
+
+        @functools.wraps(view)
+        def wrapper(**path_args: Any) -> Any:
+            if guard is not None and auth_first:
+                guard.check()
+            kwargs = dict(path_args)
+            if query is not None:
+                kwargs["query"] = _read_query(query, op)
+            if body is not None:
+                kwargs["body"] = _read_body(body, op)
+            if guard is not None and not auth_first:
+                guard.check()
+            result = view(**kwargs)
+            return _to_response(result, status)
+
+        wrapper._operation = op  # type: ignore[attr-defined]
+        bp.add_url_rule(rule, endpoint=view.__name__, view_func=wrapper, methods=[method.upper()])
+        return wrapper
+
+    return decorate
+
+
+def _to_response(result: Any, status: int) -> Response:
+    if isinstance(result, Response):
+        return result
+    if isinstance(result, tuple):
+        value, status = result
+    else:
+        value = result
+    if value is None:
+        return Response(status=status)
+    response = jsonify(value)
+    response.status_code = status
+    return response
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenAPI
+
+_PATH_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def _openapi_path(rule: str) -> tuple[str, list[dict[str, Any]]]:
+    params = []
+    for converter, name in _PATH_PARAM.findall(rule):
+        schema: dict[str, Any] = {"type": "integer"} if converter == "int" else {"type": "string"}
+        params.append({"name": name, "in": "path", "required": True, "schema": schema})
+    return _PATH_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
+
+
+def build_openapi(
+    app: Flask,
+    *,
+    title: str,
+    version: str,
+    description: str,
+    problem_schema: dict[str, Any],
+    security_schemes: dict[str, Any],
+    extra_schemas: Iterable[type[BaseModel]] = (),
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every route registered through ``endpoint``."""
+    operations: list[tuple[str, Operation]] = []
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions.get(rule.endpoint)
+        op = getattr(view, "_operation", None)
+        if op is not None:
+            operations.append((rule.rule, op))
+
+    models: list[tuple[type[BaseModel], Any]] = []
+    seen: set[tuple[type[BaseModel], str]] = set()
+
+    def want(model: type[BaseModel] | None, mode: str) -> None:
+        if model is not None and (model, mode) not in seen:
+            seen.add((model, mode))
+            models.append((model, mode))
+
+    for _, op in operations:
+        want(op.body, "validation")
+        want(op.response, "serialization")
+    for model in extra_schemas:
+        want(model, "serialization")
+    refs, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
+    schemas = dict(defs.get("$defs", {}))
+    schemas["Problem"] = problem_schema
+
+    paths: dict[str, dict[str, Any]] = {}
+    for rule_text, op in sorted(operations, key=lambda item: item[0]):
+        path, params = _openapi_path(rule_text)
+        entry: dict[str, Any] = {"summary": op.summary, "operationId": f"{op.method.lower()}{path}"}
+        if op.description and op.description != op.summary:
+            entry["description"] = op.description
+        if op.tags:
+            entry["tags"] = list(op.tags)
+        if op.query is not None:
+            query_schema = op.query.model_json_schema()
+            required = set(query_schema.get("required", []))
+            for name, prop in query_schema.get("properties", {}).items():
+                params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+        if params:
+            entry["parameters"] = params
+        if op.body is not None:
+            entry["requestBody"] = {
+                "required": op.body_required,
+                "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
+            }
+        responses: dict[str, Any] = {}
+        success: dict[str, Any] = {"description": op.response_description or "Success"}
+        if op.response is not None:
+            success["content"] = {op.response_content_type: {"schema": refs[(op.response, "serialization")]}}
+        elif op.status != 204 and op.response_content_type != "application/json":
+            success["content"] = {op.response_content_type: {"schema": {"type": "string"}}}
+        responses[str(op.status)] = success
+        problem_ref = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        codes = set(op.errors)
+        if op.body is not None or op.query is not None:
+            codes.add(op.validation_status)
+        if op.guard is not None:
+            codes.update(getattr(op.guard, "error_statuses", (401,)))
+        for code in sorted(codes):
+            responses[str(code)] = {"description": _status_phrase(code), "content": problem_ref}
+        entry["responses"] = responses
+        if op.guard is not None:
+            entry["security"] = op.guard.security
+            if op.guard.description:
+                entry["description"] = (
+                    entry.get("description", "") + "\n\nAccess: " + op.guard.description
+                ).strip()
+        else:
+            entry["security"] = []
+        paths.setdefault(path, {})[op.method.lower()] = entry
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version, "description": description},
+        "paths": paths,
+        "components": {"schemas": schemas, "securitySchemes": security_schemes},
+    }
+
+
+def _status_phrase(code: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return str(code)

@@ -1,0 +1,125 @@
+"""Database connections for both services: SQLite by default, PostgreSQL by URL.
+
+Each service owns a ``peewee.DatabaseProxy`` that its models bind to; ``bind_database`` makes the
+real database and points the proxy at it. SQLite gets its pragmas in the order that matters
+(busy_timeout first so that switching to WAL waits instead of failing). Writes that read before
+they write go through ``write_transaction`` so that SQLite takes the write lock up front
+(``BEGIN IMMEDIATE``) and PostgreSQL rows are locked with ``locked``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import peewee
+from playhouse.pool import PooledPostgresqlDatabase
+
+
+def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
+    """Open (lazily) the database a URL names: sqlite:///PATH or postgresql://USER:PW@HOST:PORT/DB."""
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") :])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return peewee.SqliteDatabase(
+            str(path),
+            pragmas=[
+                ("busy_timeout", busy_timeout_ms),
+                ("journal_mode", "wal"),
+                ("synchronous", "normal"),
+                ("foreign_keys", 1),
+            ],
+            timeout=busy_timeout_ms / 1000,
+            check_same_thread=False,
+        )
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgresql", "postgres"}:
+        raise ValueError(f"unsupported database URL scheme: {parsed.scheme}")
+    return PooledPostgresqlDatabase(
+        unquote(parsed.path.lstrip("/")),
+        user=unquote(parsed.username or "") or None,
+        password=unquote(parsed.password or "") or None,
+        host=parsed.hostname or None,
+        port=parsed.port or None,
+        max_connections=64,
+        stale_timeout=300,
+        autorollback=True,
+    )
+
+
+def bind_database(proxy: peewee.DatabaseProxy, url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
+    database = make_database(url, busy_timeout_ms=busy_timeout_ms)
+    proxy.initialize(database)
+    return database
+
+
+def is_sqlite(database: peewee.Database | peewee.DatabaseProxy) -> bool:
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    return isinstance(real, peewee.SqliteDatabase)
+
+
+def write_transaction(database: peewee.Database | peewee.DatabaseProxy) -> Any:
+    """A transaction that will write: SQLite takes the write lock at BEGIN, so read-then-write
+    sequences cannot interleave (no lost updates, no upgrade deadlocks)."""
+    if is_sqlite(database):
+        return database.atomic("IMMEDIATE")
+    return database.atomic()
+
+
+def locked(query: peewee.SelectQuery) -> peewee.SelectQuery:
+    """Lock the selected rows until the transaction ends (PostgreSQL); SQLite's immediate
+    transaction already serialises writers."""
+    database = query.model._meta.database
+    if is_sqlite(database):
+        return query
+    return query.for_update()
+
+
+def retry_locked[T](fn: Callable[[], T], *, attempts: int = 5, pause: float = 0.05) -> T:
+    """Run ``fn`` again when SQLite reports the database locked past its busy timeout."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except peewee.OperationalError as exc:
+            if "locked" not in str(exc).lower() or attempt == attempts - 1:
+                raise
+            time.sleep(pause * (2**attempt))
+    raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def connection(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
+    """Use a connection for a unit of work outside a request (CLI, workers, tests)."""
+    opened = database.connect(reuse_if_open=True)
+    try:
+        yield
+    finally:
+        if opened and not database.is_closed():
+            database.close()
+
+
+class UTCDateTimeField(peewee.DateTimeField):
+    """Aware UTC datetimes in Python; naive UTC in storage, always with microseconds on SQLite so
+    that stored text sorts in time order."""
+
+    def db_value(self, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return value
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        if is_sqlite(self.model._meta.database):
+            return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return value
+
+    def python_value(self, value: Any) -> Any:
+        value = super().python_value(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value

@@ -1,0 +1,113 @@
+"""What every Flask app of the appliance shares: request ids, one log line per request, Problems for
+every failure (routing 404/405 and unexpected errors included), and per-request connections."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import peewee
+from flask import Flask, Response, g, request
+from flask.json.provider import DefaultJSONProvider
+from werkzeug.exceptions import HTTPException
+
+from appliance.common import problems
+from appliance.common.problems import ApiError
+
+log = logging.getLogger("appliance.http")
+
+ProblemRenderer = Callable[[ApiError, str], dict[str, Any]]
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
+
+
+class CompactJSON(DefaultJSONProvider):
+    sort_keys = False
+    ensure_ascii = False
+    compact = True
+
+
+def request_id() -> str:
+    return getattr(g, "request_id", "") or "-"
+
+
+def problem_response(error: ApiError, render: ProblemRenderer) -> Response:
+    body = render(error, request_id())
+    response = Response(
+        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        status=error.status,
+        mimetype="application/problem+json",
+    )
+    for name, value in error.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def create_base_app(
+    name: str,
+    *,
+    render_problem: ProblemRenderer,
+    database: peewee.DatabaseProxy,
+    max_body_bytes: int = 2 * 1024 * 1024,
+) -> Flask:
+    app = Flask(name, static_folder=None)
+    app.json = CompactJSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
+    app.url_map.strict_slashes = False
+
+    @app.before_request
+    def _start() -> None:
+        incoming = request.headers.get("X-Request-Id", "")
+        g.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def _finish(response: Response) -> Response:
+        response.headers["X-Request-Id"] = request_id()
+        response.headers.setdefault("Cache-Control", "no-store")
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        elapsed = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
+        log.info(
+            "%s %s %s %.1fms request_id=%s",
+            request.method,
+            request.path,
+            response.status_code,
+            elapsed,
+            request_id(),
+        )
+        return response
+
+    @app.teardown_request
+    def _close_db(_exc: BaseException | None) -> None:
+        if not database.is_closed():
+            database.close()
+
+    @app.errorhandler(ApiError)
+    def _api_error(error: ApiError) -> Response:
+        return problem_response(error, render_problem)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(error: HTTPException) -> Response:
+        status = error.code or 500
+        detail = {
+            404: "No such resource.",
+            405: "This method is not allowed on this resource.",
+            413: "The request body is too large.",
+        }.get(status, error.description)
+        problem = problems.for_status(status, detail)
+        response = problem_response(problem, render_problem)
+        if status == 405 and hasattr(error, "valid_methods") and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception) -> Response:
+        log.exception("unhandled error request_id=%s", request_id())
+        return problem_response(ApiError("An unexpected error occurred."), render_problem)
+
+    return app

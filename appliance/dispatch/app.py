@@ -1,0 +1,61 @@
+"""The dispatch service's WSGI app: create_app(settings) binds the database, the engines and every
+area's routes. Nothing here runs at import time."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from appliance import __version__
+from appliance.common import keys
+from appliance.common.api import build_openapi
+from appliance.common.db import bind_database
+from appliance.common.health import HealthRegistry, database_probe
+from appliance.common.openapi_routes import serve_openapi
+from appliance.common.webapp import create_base_app
+from appliance.dispatch import problems
+from appliance.dispatch.db import MIGRATIONS, database
+from appliance.dispatch.health.probes import solver_probe, tiles_probe
+from appliance.dispatch.routing.probe import routing_probe
+from appliance.dispatch.runtime import Runtime
+from appliance.settings import Settings
+
+API_VERSION = "0.5.0"
+
+
+def build_health(settings: Settings) -> HealthRegistry:
+    health = HealthRegistry()
+    health.register(
+        "routing", routing_probe(settings.data_dir, settings.routing_engine, settings.routing_url)
+    )
+    health.register("solver", solver_probe)
+    health.register("database", database_probe(database, MIGRATIONS))
+    health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
+    return health
+
+
+def create_app(settings: Settings) -> Flask:
+    bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
+    runtime = Runtime(
+        settings=settings,
+        master_key=keys.load_or_create_master_key(settings.data_dir),
+        health=build_health(settings),
+    )
+    app.extensions["dispatch"] = runtime
+
+    from appliance.dispatch.health.routes import bp as health_bp
+
+    app.register_blueprint(health_bp)
+
+    serve_openapi(
+        app,
+        lambda: build_openapi(
+            app,
+            title="Delivery Dispatch Service",
+            version=API_VERSION,
+            description=f"Multi-company delivery dispatch (appliance {__version__}).",
+            problem_schema=problems.PROBLEM_SCHEMA,
+            security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        ),
+    )
+    return app

@@ -1,0 +1,1 @@
+"""Sign-in, sessions and the guards that every dispatch route uses."""

@@ -1,0 +1,66 @@
+"""Starting a sign-in session: an AuthSession row, its first refresh token (stored as a SHA-256
+hash) and a short-lived access token. Rotation and revocation build on the same rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+from datetime import timedelta
+
+from appliance.common import clock
+from appliance.dispatch.auth.tokens import AccessClaims, issue_access_token
+from appliance.dispatch.models import AuthSession, Membership, RefreshToken
+from appliance.settings import Settings
+
+
+@dataclasses.dataclass(frozen=True)
+class IssuedTokens:
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    session_id: str
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_refresh_token(session: AuthSession, settings: Settings) -> str:
+    token = secrets.token_urlsafe(32)
+    RefreshToken.create(
+        session=session,
+        token_hash=token_hash(token),
+        issued_at=clock.now(),
+        expires_at=clock.now() + timedelta(days=settings.refresh_token_days),
+    )
+    return token
+
+
+def access_token_for(membership: Membership, session_id: str, settings: Settings, master_key: bytes) -> str:
+    claims = AccessClaims(
+        user_id=membership.user_id,
+        company_id=membership.company_id,
+        membership_id=membership.id,
+        role=membership.role,
+        epoch=membership.session_epoch,
+        session_id=session_id,
+    )
+    return issue_access_token(master_key, claims, settings.access_token_seconds)
+
+
+def start_session(membership: Membership, settings: Settings, master_key: bytes) -> IssuedTokens:
+    """Open a session in the membership's company (call inside a transaction)."""
+    session = AuthSession.create(
+        id=secrets.token_hex(16),
+        user=membership.user_id,
+        company=membership.company_id,
+        created_at=clock.now(),
+    )
+    refresh = new_refresh_token(session, settings)
+    return IssuedTokens(
+        access_token=access_token_for(membership, session.id, settings, master_key),
+        refresh_token=refresh,
+        expires_in=settings.access_token_seconds,
+        session_id=session.id,
+    )

@@ -1,0 +1,72 @@
+"""Access tokens: short-lived JWTs (HS256) naming the user, the company, the membership, its role
+and session epoch, and the sign-in session they belong to.
+
+Expiry is checked against appliance.common.clock (not the wall clock) so tests can move time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import jwt
+
+from appliance.common import clock
+from appliance.common.keys import subkey
+
+ISSUER = "appliance-dispatch"
+
+
+@dataclasses.dataclass(frozen=True)
+class AccessClaims:
+    user_id: int
+    company_id: int
+    membership_id: int
+    role: str
+    epoch: int
+    session_id: str
+
+
+def signing_key(master_key: bytes) -> bytes:
+    return subkey(master_key, "dispatch-jwt")
+
+
+def issue_access_token(master_key: bytes, claims: AccessClaims, lifetime_seconds: int) -> str:
+    issued = clock.unix()
+    payload = {
+        "iss": ISSUER,
+        "sub": str(claims.user_id),
+        "cid": claims.company_id,
+        "mid": claims.membership_id,
+        "role": claims.role,
+        "ep": claims.epoch,
+        "sid": claims.session_id,
+        "iat": issued,
+        "exp": issued + lifetime_seconds,
+        "jti": uuid.uuid4().hex,
+    }
+    return jwt.encode(payload, signing_key(master_key), algorithm="HS256")
+
+
+def decode_access_token(master_key: bytes, token: str) -> AccessClaims | None:
+    """The claims of a valid, unexpired token; None for anything else."""
+    try:
+        payload = jwt.decode(
+            token,
+            signing_key(master_key),
+            algorithms=["HS256"],
+            issuer=ISSUER,
+            options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "cid", "mid"]},
+        )
+        if int(payload["exp"]) <= clock.unix():
+            return None
+        return AccessClaims(
+            user_id=int(payload["sub"]),
+            company_id=int(payload["cid"]),
+            membership_id=int(payload["mid"]),
+            role=str(payload["role"]),
+            epoch=int(payload["ep"]),
+            session_id=str(payload["sid"]),
+        )
+    except (jwt.PyJWTError, KeyError, TypeError, ValueError):
+        return None

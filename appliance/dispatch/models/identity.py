@@ -1,0 +1,97 @@
+"""Who a caller is: users, companies, memberships, depots, courier profiles and sessions."""
+
+from __future__ import annotations
+
+import peewee
+
+from appliance.common.clock import now
+from appliance.common.db import UTCDateTimeField
+from appliance.dispatch.models.base import BaseModel
+
+
+class Company(BaseModel):
+    name = peewee.CharField(max_length=120)
+    city = peewee.CharField(max_length=120, default="Yerevan")
+    phone = peewee.CharField(max_length=40, null=True)
+    plan = peewee.CharField(max_length=16, default="start")
+    trial_ends_at = UTCDateTimeField(null=True)
+    brand_color = peewee.CharField(max_length=7, default="#1F6FEB")
+    logo_url = peewee.CharField(max_length=2000, null=True)
+    logo_key = peewee.CharField(max_length=500, null=True)
+    sms_sender = peewee.CharField(max_length=11, null=True)
+    sms_template = peewee.CharField(max_length=480, null=True)
+    support_phone = peewee.CharField(max_length=40, null=True)
+    show_courier_phone = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=now)
+
+
+class User(BaseModel):
+    email = peewee.CharField(max_length=320, null=True, unique=True)
+    phone = peewee.CharField(max_length=40, null=True)
+    display_name = peewee.CharField(max_length=200)
+    password_hash = peewee.CharField(max_length=200, null=True)
+    email_confirmed = peewee.BooleanField(default=False)
+    last_company = peewee.ForeignKeyField(Company, null=True, on_delete="SET NULL")
+    created_at = UTCDateTimeField(default=now)
+
+
+class Membership(BaseModel):
+    user = peewee.ForeignKeyField(User, backref="memberships", on_delete="CASCADE")
+    company = peewee.ForeignKeyField(Company, backref="memberships", on_delete="CASCADE")
+    role = peewee.CharField(max_length=16)  # owner, dispatcher, courier
+    status = peewee.CharField(max_length=16, default="active")  # active, disabled
+    # Bumped on a role change or disable: access tokens carry the epoch they were issued in and
+    # stop working as soon as it moves on.
+    session_epoch = peewee.IntegerField(default=0)
+    vehicle = peewee.CharField(max_length=120, null=True)
+    joined_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("user", "company"), True),)
+
+
+class Depot(BaseModel):
+    company = peewee.ForeignKeyField(Company, backref="depots", on_delete="CASCADE")
+    name = peewee.CharField(max_length=200)
+    address = peewee.CharField(max_length=500)
+    lat = peewee.DoubleField()
+    lon = peewee.DoubleField()
+    is_default = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=now)
+
+
+class Courier(BaseModel):
+    company = peewee.ForeignKeyField(Company, backref="couriers", on_delete="CASCADE")
+    user = peewee.ForeignKeyField(User, null=True, backref="courier_profiles", on_delete="SET NULL")
+    display_name = peewee.CharField(max_length=200)
+    phone = peewee.CharField(max_length=40, null=True)
+    vehicle_label = peewee.CharField(max_length=120, null=True)
+    photo_url = peewee.CharField(max_length=2000, null=True)
+    preferred_language = peewee.CharField(max_length=2, default="hy")
+    onboarding_completed = peewee.BooleanField(default=False)
+    active = peewee.BooleanField(default=True)
+    online = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("company", "user"), True),)
+
+
+class AuthSession(BaseModel):
+    """One sign-in: the family of refresh tokens it rotates through. Revoking it ends the session's
+    access tokens too (they carry its id)."""
+
+    id = peewee.CharField(max_length=64, primary_key=True)
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE")
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    created_at = UTCDateTimeField(default=now)
+    revoked_at = UTCDateTimeField(null=True)
+    revoked_reason = peewee.CharField(max_length=40, null=True)
+
+
+class RefreshToken(BaseModel):
+    session = peewee.ForeignKeyField(AuthSession, backref="refresh_tokens", on_delete="CASCADE")
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    issued_at = UTCDateTimeField(default=now)
+    expires_at = UTCDateTimeField()
+    rotated_at = UTCDateTimeField(null=True)

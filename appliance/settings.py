@@ -1,0 +1,203 @@
+"""One frozen Settings value, read once: defaults < appliance.toml < APPLIANCE_* environment < flags.
+
+Every setting has a type; a value that does not convert, or a key that names no setting, stops
+start-up with a one-line SettingsError that names it. Nothing else in the code reads the
+environment or the settings file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, get_type_hints
+
+ENV_PREFIX = "APPLIANCE_"
+SETTINGS_FILE = "appliance.toml"
+
+
+class SettingsError(Exception):
+    """A setting that cannot be used; the message is one line and names the setting."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path("data")
+    # Databases: empty means SQLite in the data directory; postgresql://… switches the service.
+    dispatch_database: str = ""
+    engine_database: str = ""
+    sqlite_busy_timeout_ms: int = 10000
+
+    # Serving
+    host: str = "127.0.0.1"
+    dispatch_port: int = 8080
+    engine_port: int = 8081
+    public_url: str = ""
+    threads: int = 48
+    shutdown_grace_seconds: float = 10.0
+    log_level: str = "INFO"
+
+    # Identity (dispatch)
+    access_token_seconds: int = 900
+    refresh_token_days: int = 30
+    rate_limits: str = "on"
+    rate_limit_public: str = "120 per minute"
+    rate_limit_storage: str = "memory://"
+
+    # Email
+    smtp_url: str = ""
+    mail_from: str = "Appliance <no-reply@appliance.local>"
+
+    # Object storage: empty means objects/ in the data directory; an https URL means S3-compatible.
+    s3_endpoint: str = ""
+    s3_bucket: str = ""
+    s3_access_key: str = ""
+    s3_secret_key: str = ""
+    s3_region: str = "us-east-1"
+    presigned_url_seconds: int = 300
+    max_upload_bytes: int = 5 * 1024 * 1024
+
+    # Road routing: "embedded" uses the OSRM data built into the data directory;
+    # "osrm" or "valhalla" with routing_url use a server.
+    routing_engine: str = "embedded"
+    routing_url: str = ""
+    straight_line_detour: float = 1.4
+    straight_line_speed_kmh: float = 25.0
+
+    # Route solver
+    solver_time_limit_seconds: float = 2.0
+    solver_first_strategy: str = "PARALLEL_CHEAPEST_INSERTION"
+
+    # Map tiles: empty means the MBTiles file built into the data directory.
+    tiles_url: str = ""
+
+    # Tracking and events
+    tracking_ttl_hours: int = 72
+    event_stream_seconds: int = 300
+    event_stream_max: int = 64
+
+    # Engine
+    local_block_seconds: float = 1.0
+    eth_rpc_urls: str = ""
+    webhook_ca_file: str = ""
+    webhook_allow_private: bool = False
+    signature_window_seconds: int = 60
+    custody_key: str = ""
+
+    @property
+    def dispatch_db_url(self) -> str:
+        return self.dispatch_database or f"sqlite:///{self.data_dir / 'dispatch.db'}"
+
+    @property
+    def engine_db_url(self) -> str:
+        return self.engine_database or f"sqlite:///{self.data_dir / 'engine.db'}"
+
+    @property
+    def dispatch_public_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.dispatch_port}").rstrip("/")
+
+    @property
+    def rate_limits_enabled(self) -> bool:
+        return self.rate_limits.lower() not in {"off", "0", "false", "no"}
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+_TYPES = get_type_hints(Settings)
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _convert(name: str, value: Any, source: str) -> Any:
+    kind = _TYPES[name]
+    try:
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise ValueError
+        if kind is int:
+            if isinstance(value, bool):
+                raise ValueError
+            return int(value)
+        if kind is float:
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if kind is Path:
+            return Path(str(value))
+        if not isinstance(value, str | int | float):
+            raise ValueError
+        return str(value)
+    except (TypeError, ValueError):
+        raise SettingsError(
+            f"setting {name} from {source}: {value!r} is not a valid {kind.__name__}"
+        ) from None
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the one Settings value. ``overrides`` are command-line flags (None means not given)."""
+    environ = os.environ if environ is None else environ
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values: dict[str, Any] = {}
+
+    data_dir = flags.get("data_dir") or environ.get(ENV_PREFIX + "DATA_DIR") or "data"
+    toml_path = Path(data_dir) / SETTINGS_FILE
+    if toml_path.is_file():
+        try:
+            table = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{toml_path}: {exc}") from None
+        for key, value in table.items():
+            name = key.replace("-", "_")
+            if name not in _FIELDS or name == "data_dir":
+                raise SettingsError(f"{toml_path}: unknown setting {key!r}")
+            values[name] = _convert(name, value, str(toml_path))
+
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        name = key[len(ENV_PREFIX) :].lower()
+        if name not in _FIELDS:
+            raise SettingsError(f"unknown setting in environment: {key}")
+        values[name] = _convert(name, value, key)
+
+    for name, value in flags.items():
+        if name not in _FIELDS:
+            raise SettingsError(f"unknown setting {name!r}")
+        values[name] = _convert(name, value, "--" + name.replace("_", "-"))
+
+    values["data_dir"] = Path(data_dir)
+    settings = Settings(**values)
+    _check(settings)
+    return settings
+
+
+def _check(settings: Settings) -> None:
+    for port_name in ("dispatch_port", "engine_port"):
+        port = getattr(settings, port_name)
+        if not 0 <= port <= 65535:
+            raise SettingsError(f"setting {port_name}: {port} is not a port number")
+    for url_name in ("dispatch_database", "engine_database"):
+        url = getattr(settings, url_name)
+        if url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")):
+            raise SettingsError(f"setting {url_name}: only postgresql:// or sqlite:/// URLs are supported")
+    if settings.routing_engine not in {"embedded", "osrm", "valhalla", "none"}:
+        raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
+    if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:
+        raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
+    if settings.threads < 4:
+        raise SettingsError("setting threads: at least 4")
+    if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise SettingsError("setting log_level: must be DEBUG, INFO, WARNING or ERROR")

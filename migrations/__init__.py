@@ -1,0 +1,1 @@
+"""Numbered, forward-only migrations of both services (see appliance/common/migrate.py)."""

@@ -1,0 +1,1 @@
+"""Migrations of dispatch.db: modules NNNN_name with up(db)."""

@@ -1,0 +1,1 @@
+"""Migrations of engine.db: modules NNNN_name with up(db)."""

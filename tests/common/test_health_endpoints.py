@@ -1,0 +1,63 @@
+def test_dispatch_healthz_lists_the_four_checks_and_answers_503_naming_what_is_degraded(
+    dispatch_client,
+) -> None:
+    response = dispatch_client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json
+    assert set(body["checks"]) == {"routing", "solver", "database", "tiles"}
+    assert body["checks"]["database"]["status"] == "pass"
+    assert body["checks"]["routing"]["status"] == "not_built"
+    assert set(body["failing"]) == {"routing", "tiles"}
+
+
+def test_dispatch_healthz_answers_200_when_every_check_passes(dispatch_app, dispatch_client) -> None:
+    from appliance.common.health import Check
+
+    health = dispatch_app.extensions["dispatch"].health
+    health.register("routing", lambda: Check("pass"))
+    health.register("tiles", lambda: Check("pass"))
+    response = dispatch_client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json["status"] == "pass"
+
+
+def test_a_probe_that_raises_is_reported_as_failing(dispatch_app, dispatch_client) -> None:
+    def broken():
+        raise OSError("disk gone")
+
+    dispatch_app.extensions["dispatch"].health.register("database", broken)
+    body = dispatch_client.get("/healthz").json
+    assert body["checks"]["database"]["status"] == "fail"
+    assert "disk gone" in body["checks"]["database"]["detail"]
+
+
+def test_engine_live_answers_pass_without_a_signature(engine_client) -> None:
+    response = engine_client.get("/health/live")
+    assert response.status_code == 200
+    assert response.json == {"status": "pass", "service": "payout-engine"}
+
+
+def test_engine_ready_reports_the_version_and_the_database(engine_client) -> None:
+    from appliance import __version__
+
+    body = engine_client.get("/health/ready").json
+    assert body["status"] == "pass"
+    assert body["version"] == __version__
+    assert body["checks"]["database"] == "pass"
+
+
+def test_engine_ready_answers_503_when_the_database_is_behind(engine_app, engine_client) -> None:
+    from appliance.common.health import Check
+
+    engine_app.extensions["engine"].health.register("database", lambda: Check("fail", "behind"))
+    response = engine_client.get("/health/ready")
+    assert response.status_code == 503
+    assert response.json["status"] == "fail"
+
+
+def test_both_services_serve_their_openapi_document(dispatch_client, engine_client) -> None:
+    dispatch_doc = dispatch_client.get("/openapi.json").json
+    assert dispatch_doc["info"]["version"] == "0.5.0"
+    assert "/healthz" in dispatch_doc["paths"]
+    engine_doc = engine_client.get("/openapi.json").json
+    assert "/health/ready" in engine_doc["paths"]

@@ -1,0 +1,70 @@
+from pathlib import Path
+
+import pytest
+
+from appliance.settings import SettingsError, load_settings
+
+
+def test_defaults_apply_when_nothing_is_configured(tmp_path: Path) -> None:
+    settings = load_settings({"data_dir": str(tmp_path)}, environ={})
+    assert settings.dispatch_port == 8080
+    assert settings.engine_port == 8081
+    assert settings.dispatch_db_url == f"sqlite:///{tmp_path / 'dispatch.db'}"
+
+
+def test_the_settings_file_overrides_defaults_and_the_environment_overrides_the_file(tmp_path: Path) -> None:
+    (tmp_path / "appliance.toml").write_text('dispatch_port = 9000\nengine_port = 9001\nhost = "0.0.0.0"\n')
+    settings = load_settings({"data_dir": str(tmp_path)}, environ={"APPLIANCE_ENGINE_PORT": "9100"})
+    assert settings.dispatch_port == 9000
+    assert settings.engine_port == 9100
+    assert settings.host == "0.0.0.0"
+
+
+def test_flags_override_the_environment(tmp_path: Path) -> None:
+    settings = load_settings(
+        {"data_dir": str(tmp_path), "dispatch_port": 7000}, environ={"APPLIANCE_DISPATCH_PORT": "9000"}
+    )
+    assert settings.dispatch_port == 7000
+
+
+def test_the_data_directory_comes_from_the_environment_when_no_flag_is_given(tmp_path: Path) -> None:
+    settings = load_settings({}, environ={"APPLIANCE_DATA_DIR": str(tmp_path)})
+    assert settings.data_dir == tmp_path
+
+
+def test_an_unknown_key_in_the_settings_file_stops_with_its_name(tmp_path: Path) -> None:
+    (tmp_path / "appliance.toml").write_text("dispach_port = 9000\n")
+    with pytest.raises(SettingsError, match="dispach_port"):
+        load_settings({"data_dir": str(tmp_path)}, environ={})
+
+
+def test_an_unknown_environment_variable_stops_with_its_name(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="APPLIANCE_NOPE"):
+        load_settings({"data_dir": str(tmp_path)}, environ={"APPLIANCE_NOPE": "1"})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("APPLIANCE_DISPATCH_PORT", "eighty"),
+        ("APPLIANCE_WEBHOOK_ALLOW_PRIVATE", "maybe"),
+        ("APPLIANCE_DISPATCH_PORT", "70000"),
+        ("APPLIANCE_ENGINE_DATABASE", "mysql://x"),
+    ],
+)
+def test_a_bad_value_stops_with_the_setting_named(tmp_path: Path, name: str, value: str) -> None:
+    key = name.removeprefix("APPLIANCE_").lower()
+    with pytest.raises(SettingsError, match=key):
+        load_settings({"data_dir": str(tmp_path)}, environ={name: value})
+
+
+def test_a_broken_settings_file_stops_with_the_file_named(tmp_path: Path) -> None:
+    (tmp_path / "appliance.toml").write_text("dispatch_port = \n")
+    with pytest.raises(SettingsError, match=r"appliance\.toml"):
+        load_settings({"data_dir": str(tmp_path)}, environ={})
+
+
+def test_settings_are_frozen(tmp_path: Path) -> None:
+    settings = load_settings({"data_dir": str(tmp_path)}, environ={})
+    with pytest.raises(AttributeError):
+        settings.dispatch_port = 1  # type: ignore[misc]

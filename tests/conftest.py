@@ -1,0 +1,103 @@
+"""Shared fixtures: a fresh app per test on databases copied from a pre-migrated template.
+
+Migrating once per test session and copying the files keeps each test isolated and fast. Set
+APPLIANCE_TEST_POSTGRES=postgresql://… to run the tests marked ``postgres`` against a real server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from appliance.common import clock
+from appliance.common import migrate as migrations
+from appliance.common.db import make_database
+from appliance.settings import Settings, load_settings
+
+TEMPLATE_FILES = ("dispatch.db", "engine.db", "appliance.key")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for key in list(os.environ):
+        if key.startswith("APPLIANCE_") and not key.startswith("APPLIANCE_TEST_"):
+            monkeypatch.delenv(key)
+    clock.reset()
+    yield
+    clock.reset()
+
+
+@pytest.fixture(scope="session")
+def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data directory migrated once per test session."""
+    directory = tmp_path_factory.mktemp("template")
+    for name, package in (("dispatch.db", "migrations.dispatch"), ("engine.db", "migrations.engine")):
+        db = make_database(f"sqlite:///{directory / name}")
+        migrations.apply(db, package)
+        db.close()
+        # Fold the WAL into the main file so that copying one file copies everything.
+        with sqlite3.connect(directory / name) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA journal_mode=DELETE")
+    from appliance.common.keys import load_or_create_master_key
+
+    load_or_create_master_key(directory)
+    return directory
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, template_dir: Path) -> Path:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    for name in TEMPLATE_FILES:
+        shutil.copy2(template_dir / name, directory / name)
+    return directory
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    return load_settings({"data_dir": str(data_dir)}, environ={})
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def dispatch_app(settings: Settings):
+    from appliance.dispatch.app import create_app
+
+    app = create_app(settings)
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def dispatch_client(dispatch_app):
+    return dispatch_app.test_client()
+
+
+@pytest.fixture
+def engine_app(settings: Settings):
+    from appliance.engine.app import create_app
+
+    app = create_app(settings)
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def engine_client(engine_app):
+    return engine_app.test_client()
+
+
+def postgres_url() -> str | None:
+    return os.environ.get("APPLIANCE_TEST_POSTGRES") or None
