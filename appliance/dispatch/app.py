@@ -3,6 +3,8 @@ area's routes. Nothing here runs at import time."""
 
 from __future__ import annotations
 
+import importlib
+
 from flask import Flask
 
 from appliance import __version__
@@ -33,6 +35,43 @@ def build_health(settings: Settings) -> HealthRegistry:
     return health
 
 
+# Areas of the service, in registration order. Each is a package appliance/dispatch/<area>/ whose
+# routes.py defines a Blueprint `bp` and may define `init_app(app)` to attach its engines (and
+# health probes) to the runtime.
+AREAS = (
+    "health",
+    "auth",
+    "company",
+    "team",
+    "objects",
+    "orders",
+    "couriers",
+    "courier_app",
+    "cash",
+    "geo",
+    "plans",
+    "eta",
+    "tracking",
+    "events",
+    "pages",
+)
+
+
+def register_areas(app: Flask) -> None:
+    for area in AREAS:
+        name = f"appliance.dispatch.{area}.routes"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name in {name, f"appliance.dispatch.{area}"}:
+                continue  # an area not built yet
+            raise
+        init_app = getattr(module, "init_app", None)
+        if init_app is not None:
+            init_app(app)
+        app.register_blueprint(module.bp)
+
+
 def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
@@ -43,9 +82,7 @@ def create_app(settings: Settings) -> Flask:
     )
     app.extensions["dispatch"] = runtime
 
-    from appliance.dispatch.health.routes import bp as health_bp
-
-    app.register_blueprint(health_bp)
+    register_areas(app)
 
     serve_openapi(
         app,
