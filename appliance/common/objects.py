@@ -1,0 +1,157 @@
+"""Object storage for logos and proof photos: never public, reached only through short-lived
+signed links.
+
+The embedded default keeps objects under <data_dir>/objects and signs its own links (HMAC-SHA256
+under a subkey of appliance.key): a PUT link names the key, the content type and the expiry; a GET
+link names the key and the expiry. The dispatch app serves both at /objects/<key>. Nothing lists
+the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+from urllib.parse import quote, urlencode
+
+from appliance.common import clock
+from appliance.common.health import Check
+from appliance.common.keys import subkey
+
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
+IMAGE_TYPES = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp"}
+
+
+class StorageUnavailable(Exception):
+    """The store cannot be reached or written (answered as 503)."""
+
+
+class ObjectTooLarge(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class PresignedUpload:
+    key: str
+    url: str
+    expires_in: int
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredObject:
+    path: Path
+    content_type: str
+    size: int
+
+
+def valid_key(key: str) -> bool:
+    return 1 <= len(key) <= 500 and bool(KEY_PATTERN.match(key)) and ".." not in key
+
+
+def new_key(prefix: str, content_type: str) -> str:
+    """A fresh unguessable key under ``prefix`` with the extension of ``content_type``."""
+    return f"{prefix.strip('/')}/{secrets.token_hex(16)}.{IMAGE_TYPES.get(content_type, 'bin')}"
+
+
+class LocalObjectStore:
+    def __init__(
+        self, root: Path, master_key: bytes, base_url: str, *, lifetime_seconds: int, max_bytes: int
+    ):
+        self.root = Path(root)
+        self._key = subkey(master_key, "object-links")
+        self.base_url = base_url.rstrip("/")
+        self.lifetime_seconds = lifetime_seconds
+        self.max_bytes = max_bytes
+
+    # -- links ---------------------------------------------------------------------------------
+
+    def _signature(self, op: str, key: str, expires: int, content_type: str = "") -> str:
+        message = f"{op}\n{key}\n{expires}\n{content_type}".encode()
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    def _link(self, op: str, key: str, content_type: str = "") -> str:
+        expires = clock.unix() + self.lifetime_seconds
+        params = {"op": op, "exp": str(expires), "sig": self._signature(op, key, expires, content_type)}
+        if content_type:
+            params["ct"] = content_type
+        return f"{self.base_url}/objects/{quote(key)}?{urlencode(params)}"
+
+    def presign_put(self, key: str, content_type: str) -> PresignedUpload:
+        self._require_writable()
+        return PresignedUpload(
+            key=key, url=self._link("put", key, content_type), expires_in=self.lifetime_seconds
+        )
+
+    def presign_get(self, key: str) -> str:
+        return self._link("get", key)
+
+    def verify(self, op: str, key: str, expires: str, signature: str, content_type: str = "") -> bool:
+        if not valid_key(key) or not expires.isdigit() or int(expires) < clock.unix():
+            return False
+        expected = self._signature(op, key, int(expires), content_type)
+        return hmac.compare_digest(expected, signature)
+
+    # -- objects -------------------------------------------------------------------------------
+
+    def _path(self, key: str) -> Path:
+        if not valid_key(key):
+            raise ValueError("invalid object key")
+        return self.root / key
+
+    def _require_writable(self) -> None:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageUnavailable(str(exc)) from exc
+        if not os.access(self.root, os.W_OK):
+            raise StorageUnavailable(f"{self.root} is not writable")
+
+    def put(self, key: str, stream: BinaryIO | Iterable[bytes], content_type: str) -> StoredObject:
+        """Store the bytes of ``stream`` (at most max_bytes) under ``key``; replaces atomically."""
+        path = self._path(key)
+        self._require_writable()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        size = 0
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                chunks = iter(lambda: stream.read(65536), b"") if hasattr(stream, "read") else stream
+                for chunk in chunks:
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise ObjectTooLarge
+                    out.write(chunk)
+            Path(temp + ".meta").write_text(json.dumps({"contentType": content_type, "size": size}))
+            os.replace(temp + ".meta", str(path) + ".meta")
+            os.replace(temp, path)
+        except BaseException:
+            for leftover in (temp, temp + ".meta"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
+            raise
+        return StoredObject(path, content_type, size)
+
+    def get(self, key: str) -> StoredObject | None:
+        path = self._path(key)
+        meta_path = Path(str(path) + ".meta")
+        if not path.is_file() or not meta_path.is_file():
+            return None
+        meta = json.loads(meta_path.read_text())
+        return StoredObject(path, meta["contentType"], meta["size"])
+
+    def exists(self, key: str) -> bool:
+        return valid_key(key) and self.get(key) is not None
+
+    def probe(self) -> Check:
+        self._require_writable()
+        with tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-"):
+            pass
+        return Check("pass", data={"backend": "local"})

@@ -1,0 +1,1 @@
+"""Signed-link access to the object store (logos, proof photos)."""
