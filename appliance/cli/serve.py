@@ -16,11 +16,16 @@ def serve_settings(settings: Settings, only: str | None) -> None:
 
     migrate_all(settings)
     apps = []
+    workers = []
     if only in (None, "dispatch"):
-        apps.append(("dispatch", create_dispatch(settings), settings.dispatch_port))
+        dispatch = create_dispatch(settings)
+        apps.append(("dispatch", dispatch, settings.dispatch_port))
+        workers.extend(dispatch.extensions["dispatch"].workers)
     if only in (None, "engine"):
-        apps.append(("engine", create_engine(settings), settings.engine_port))
-    serve(settings, apps, announce=lambda line: click.echo(line, nl=True))
+        engine = create_engine(settings)
+        apps.append(("engine", engine, settings.engine_port))
+        workers.extend(engine.extensions["engine"].workers)
+    serve(settings, apps, workers=workers, announce=lambda line: click.echo(line, nl=True))
 
 
 def _serve_options(fn):

@@ -4,6 +4,8 @@ engines), kept on the Flask app so that nothing is read at import time."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from flask import current_app
@@ -19,6 +21,9 @@ class Runtime:
     health: HealthRegistry
     # Engines that later areas attach (routing, solver, objects, mail, tiles…), by name.
     engines: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Background workers started by `appliance serve`: (name, fn(stop_event)); each claims its
+    # work from the database so that several processes can run them side by side.
+    workers: list[tuple[str, Callable[[threading.Event], None]]] = dataclasses.field(default_factory=list)
 
 
 def runtime() -> Runtime:

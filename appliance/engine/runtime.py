@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from flask import current_app
@@ -17,6 +19,9 @@ class Runtime:
     master_key: bytes
     health: HealthRegistry
     engines: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Background workers started by `appliance serve`: (name, fn(stop_event)); each claims its
+    # work from the database so that several processes can run them side by side.
+    workers: list[tuple[str, Callable[[threading.Event], None]]] = dataclasses.field(default_factory=list)
 
 
 def runtime() -> Runtime:
