@@ -1,0 +1,13 @@
+from appliance.common.passwords import hash_password, verify_password
+
+
+def test_a_password_verifies_against_its_hash_and_a_wrong_one_does_not() -> None:
+    stored = hash_password("correct horse")
+    assert stored.startswith("$argon2id$")
+    assert verify_password(stored, "correct horse")
+    assert not verify_password(stored, "wrong horse")
+
+
+def test_verifying_without_a_hash_is_false() -> None:
+    assert not verify_password(None, "placeholder-password-for-timing")
+    assert not verify_password("not-a-hash", "anything")
