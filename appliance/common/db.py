@@ -48,7 +48,6 @@ def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
         port=parsed.port or None,
         max_connections=64,
         stale_timeout=300,
-        autorollback=True,
     )
 
 
