@@ -85,10 +85,8 @@ def test_an_append_only_table_refuses_update_and_delete(database) -> None:
     proxy, _, journal_model = database
     with proxy.connection_context():
         entry = journal_model.create(text="first")
-        with pytest.raises(peewee.DatabaseError):
-            with proxy.atomic():
-                journal_model.update(text="changed").where(journal_model.id == entry.id).execute()
-        with pytest.raises(peewee.DatabaseError):
-            with proxy.atomic():
-                journal_model.delete().where(journal_model.id == entry.id).execute()
+        with pytest.raises(peewee.DatabaseError), proxy.atomic():
+            journal_model.update(text="changed").where(journal_model.id == entry.id).execute()
+        with pytest.raises(peewee.DatabaseError), proxy.atomic():
+            journal_model.delete().where(journal_model.id == entry.id).execute()
         assert journal_model.get_by_id(entry.id).text == "first"
