@@ -101,3 +101,28 @@ def engine_client(engine_app):
 
 def postgres_url() -> str | None:
     return os.environ.get("APPLIANCE_TEST_POSTGRES") or None
+
+
+@pytest.fixture(scope="session")
+def yerevan_pbf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Monaco's real roads moved onto Yerevan (see tests/data/README.md)."""
+    from tests.geo_fixtures import DATA, translate_extract
+
+    return translate_extract(DATA / "monaco.osm.pbf", tmp_path_factory.mktemp("geo") / "yerevan.osm.pbf")
+
+
+@pytest.fixture(scope="session")
+def road_data(tmp_path_factory: pytest.TempPathFactory, yerevan_pbf: Path) -> Path:
+    """A data directory's routing/ folder built once per session with the real OSRM tools."""
+    from appliance.dispatch.routing.build import build, routing_dir
+
+    directory = tmp_path_factory.mktemp("roads")
+    build(yerevan_pbf, directory, progress=lambda _line: None)
+    return routing_dir(directory)
+
+
+@pytest.fixture
+def routed_data_dir(data_dir: Path, road_data: Path) -> Path:
+    """The per-test data directory with the session's road data in place."""
+    (data_dir / "routing").symlink_to(road_data, target_is_directory=True)
+    return data_dir

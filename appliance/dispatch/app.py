@@ -17,18 +17,17 @@ from appliance.common.webapp import create_base_app
 from appliance.dispatch import problems
 from appliance.dispatch.db import MIGRATIONS, database
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
-from appliance.dispatch.routing.probe import routing_probe
+from appliance.dispatch.routing.engines import Router
+from appliance.dispatch.routing.setup import make_router, routing_probe
 from appliance.dispatch.runtime import Runtime
 from appliance.settings import Settings
 
 API_VERSION = "0.5.0"
 
 
-def build_health(settings: Settings) -> HealthRegistry:
+def build_health(settings: Settings, router: Router) -> HealthRegistry:
     health = HealthRegistry()
-    health.register(
-        "routing", routing_probe(settings.data_dir, settings.routing_engine, settings.routing_url)
-    )
+    health.register("routing", routing_probe(router))
     health.register("solver", solver_probe)
     health.register("database", database_probe(database, MIGRATIONS))
     health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
@@ -75,10 +74,12 @@ def register_areas(app: Flask) -> None:
 def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
+    router = make_router(settings)
     runtime = Runtime(
         settings=settings,
         master_key=keys.load_or_create_master_key(settings.data_dir),
-        health=build_health(settings),
+        health=build_health(settings, router),
+        engines={"router": router},
     )
     app.extensions["dispatch"] = runtime
 

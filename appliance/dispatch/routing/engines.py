@@ -1,0 +1,336 @@
+"""Road engines behind one small interface, and the straight-line fallback.
+
+Every answer carries ``method``: ``road`` when a road engine produced it, ``straight_line`` when
+the fallback did. Points are (lat, lon) everywhere in this package; OSRM wants (lon, lat) and
+the conversion happens only here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+from urllib.parse import urljoin
+
+import polyline
+import requests
+
+log = logging.getLogger("appliance.routing")
+
+Point = tuple[float, float]  # (lat, lon)
+Method = Literal["road", "straight_line"]
+
+
+class RoutingUnavailable(Exception):
+    """The road engine cannot answer (not built, stopped, unreachable or failing)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteResult:
+    duration_s: float
+    distance_m: float
+    geometry: str  # polyline, precision 6
+    legs: list[tuple[float, float]]  # (duration s, distance m) between consecutive points
+    method: Method
+
+
+@dataclasses.dataclass(frozen=True)
+class TableResult:
+    durations: list[list[float | None]]
+    distances: list[list[float | None]]
+    method: Method
+
+
+class RoadEngine(Protocol):
+    name: str
+
+    def route(self, points: Sequence[Point]) -> RouteResult: ...
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult: ...
+
+
+def haversine_m(a: Point, b: Point) -> float:
+    lat1, lon1, lat2, lon2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * 6371008.8 * math.asin(math.sqrt(h))
+
+
+class StraightLine:
+    """Haversine distance times a detour factor, driven at a city speed."""
+
+    name = "straight_line"
+
+    def __init__(self, detour: float, speed_kmh: float) -> None:
+        self.detour = detour
+        self.speed_ms = speed_kmh / 3.6
+
+    def _leg(self, a: Point, b: Point) -> tuple[float, float]:
+        distance = haversine_m(a, b) * self.detour
+        return distance / self.speed_ms, distance
+
+    def route(self, points: Sequence[Point]) -> RouteResult:
+        legs = [self._leg(a, b) for a, b in zip(points, points[1:], strict=False)]
+        return RouteResult(
+            duration_s=sum(d for d, _ in legs),
+            distance_m=sum(m for _, m in legs),
+            geometry=polyline.encode(list(points), 6),
+            legs=legs,
+            method="straight_line",
+        )
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        cells = [[self._leg(s, d) for d in destinations] for s in sources]
+        return TableResult(
+            durations=[[c[0] for c in row] for row in cells],
+            distances=[[c[1] for c in row] for row in cells],
+            method="straight_line",
+        )
+
+
+def _lonlat(points: Sequence[Point]) -> list[tuple[float, float]]:
+    return [(lon, lat) for lat, lon in points]
+
+
+def _matrix(rows: Any) -> list[list[float | None]]:
+    return [[None if value is None else float(value) for value in row] for row in rows]
+
+
+class EmbeddedOSRM:
+    """OSRM in-process (osrm-bindings, MLD) over the data built by `appliance routing build`."""
+
+    name = "osrm-embedded"
+
+    def __init__(self, osrm_file: Path) -> None:
+        self.osrm_file = Path(osrm_file)
+        self._engine: Any = None
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    @property
+    def built(self) -> bool:
+        return (
+            self.osrm_file.with_suffix(".osrm.properties").exists()
+            or Path(str(self.osrm_file) + ".properties").exists()
+        )
+
+    def _get(self) -> Any:
+        if self._stopped:
+            raise RoutingUnavailable("the embedded routing engine is stopped")
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    if not self.built:
+                        raise RoutingUnavailable("no road data built")
+                    import osrm
+
+                    try:
+                        self._engine = osrm.OSRM(
+                            storage_config=str(self.osrm_file), algorithm="MLD", use_shared_memory=False
+                        )
+                    except Exception as exc:  # the bindings raise plain exceptions on bad data
+                        raise RoutingUnavailable(f"cannot load road data: {exc}") from exc
+        return self._engine
+
+    def stop(self) -> None:
+        """Release the engine; calls answer RoutingUnavailable until start()."""
+        with self._lock:
+            self._stopped = True
+            self._engine = None
+
+    def start(self) -> None:
+        with self._lock:
+            self._stopped = False
+
+    def route(self, points: Sequence[Point]) -> RouteResult:
+        import osrm
+
+        params = osrm.RouteParameters(coordinates=_lonlat(points), geometries="polyline6", overview="full")
+        try:
+            answer = self._get().Route(params)
+        except RoutingUnavailable:
+            raise
+        except Exception as exc:
+            raise RoutingUnavailable(f"route failed: {exc}") from exc
+        if answer["code"] != "Ok" or not answer["routes"]:
+            raise RoutingUnavailable(f"route answered {answer['code']}")
+        best = answer["routes"][0]
+        return RouteResult(
+            duration_s=float(best["duration"]),
+            distance_m=float(best["distance"]),
+            geometry=str(best["geometry"]),
+            legs=[(float(leg["duration"]), float(leg["distance"])) for leg in best["legs"]],
+            method="road",
+        )
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        import osrm
+
+        coordinates = _lonlat(list(sources) + list(destinations))
+        params = osrm.TableParameters(
+            coordinates=coordinates,
+            sources=list(range(len(sources))),
+            destinations=list(range(len(sources), len(coordinates))),
+            annotations=["duration", "distance"],
+        )
+        try:
+            answer = self._get().Table(params)
+        except RoutingUnavailable:
+            raise
+        except Exception as exc:
+            raise RoutingUnavailable(f"table failed: {exc}") from exc
+        if answer["code"] != "Ok":
+            raise RoutingUnavailable(f"table answered {answer['code']}")
+        return TableResult(_matrix(answer["durations"]), _matrix(answer["distances"]), "road")
+
+
+class RemoteOSRM:
+    """An OSRM server (osrm-routed or compatible) by URL, car profile ``driving``."""
+
+    name = "osrm"
+
+    def __init__(self, url: str, *, timeout: float = 5.0) -> None:
+        self.url = url.rstrip("/") + "/"
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def _get(self, service: str, points: Sequence[Point], params: dict[str, str]) -> dict[str, Any]:
+        coords = ";".join(f"{lon:.6f},{lat:.6f}" for lat, lon in points)
+        try:
+            response = self.session.get(
+                urljoin(self.url, f"{service}/v1/driving/{coords}"), params=params, timeout=self.timeout
+            )
+            body = response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise RoutingUnavailable(f"OSRM server: {exc}") from exc
+        if response.status_code != 200 or body.get("code") != "Ok":
+            raise RoutingUnavailable(f"OSRM server answered {response.status_code} {body.get('code')}")
+        return body
+
+    def route(self, points: Sequence[Point]) -> RouteResult:
+        body = self._get("route", points, {"overview": "full", "geometries": "polyline6"})
+        best = body["routes"][0]
+        return RouteResult(
+            duration_s=float(best["duration"]),
+            distance_m=float(best["distance"]),
+            geometry=str(best["geometry"]),
+            legs=[(float(leg["duration"]), float(leg["distance"])) for leg in best["legs"]],
+            method="road",
+        )
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        points = list(sources) + list(destinations)
+        params = {
+            "sources": ";".join(str(i) for i in range(len(sources))),
+            "destinations": ";".join(str(i) for i in range(len(sources), len(points))),
+            "annotations": "duration,distance",
+        }
+        body = self._get("table", points, params)
+        return TableResult(_matrix(body["durations"]), _matrix(body["distances"]), "road")
+
+
+class Valhalla:
+    """A Valhalla server by URL (auto costing); shapes are already precision 6."""
+
+    name = "valhalla"
+
+    def __init__(self, url: str, *, timeout: float = 5.0) -> None:
+        self.url = url.rstrip("/") + "/"
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def _post(self, service: str, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self.session.post(urljoin(self.url, service), json=payload, timeout=self.timeout)
+            body = response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise RoutingUnavailable(f"Valhalla server: {exc}") from exc
+        if response.status_code != 200:
+            raise RoutingUnavailable(f"Valhalla server answered {response.status_code}")
+        return body
+
+    def route(self, points: Sequence[Point]) -> RouteResult:
+        body = self._post(
+            "route",
+            {
+                "locations": [{"lat": lat, "lon": lon} for lat, lon in points],
+                "costing": "auto",
+                "units": "km",
+            },
+        )
+        trip = body["trip"]
+        shape: list[tuple[float, float]] = []
+        for leg in trip["legs"]:
+            part = polyline.decode(leg["shape"], 6)
+            shape.extend(part if not shape else part[1:])
+        return RouteResult(
+            duration_s=float(trip["summary"]["time"]),
+            distance_m=float(trip["summary"]["length"]) * 1000,
+            geometry=polyline.encode(shape, 6),
+            legs=[
+                (float(leg["summary"]["time"]), float(leg["summary"]["length"]) * 1000)
+                for leg in trip["legs"]
+            ],
+            method="road",
+        )
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        body = self._post(
+            "sources_to_targets",
+            {
+                "sources": [{"lat": lat, "lon": lon} for lat, lon in sources],
+                "targets": [{"lat": lat, "lon": lon} for lat, lon in destinations],
+                "costing": "auto",
+                "units": "km",
+            },
+        )
+        rows = body["sources_to_targets"]
+        return TableResult(
+            durations=[[c.get("time") for c in row] for row in rows],
+            distances=[
+                [None if c.get("distance") is None else c["distance"] * 1000 for c in row] for row in rows
+            ],
+            method="road",
+        )
+
+
+class Router:
+    """The configured road engine, with the straight-line fallback when it cannot answer."""
+
+    def __init__(self, engine: RoadEngine | None, fallback: StraightLine) -> None:
+        self.engine = engine
+        self.fallback = fallback
+
+    def route(self, points: Sequence[Point]) -> RouteResult:
+        if self.engine is not None:
+            try:
+                return self.engine.route(points)
+            except RoutingUnavailable as exc:
+                log.warning("road routing unavailable, using straight lines: %s", exc)
+        return self.fallback.route(points)
+
+    def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        if self.engine is not None:
+            try:
+                result = self.engine.table(sources, destinations)
+                if all(v is not None for row in result.durations for v in row):
+                    return result
+                # Unreachable pairs: fill them from the fallback, but the answer stays "road".
+                line = self.fallback.table(sources, destinations)
+                return TableResult(
+                    durations=[
+                        [v if v is not None else line.durations[i][j] for j, v in enumerate(row)]
+                        for i, row in enumerate(result.durations)
+                    ],
+                    distances=[
+                        [v if v is not None else line.distances[i][j] for j, v in enumerate(row)]
+                        for i, row in enumerate(result.distances)
+                    ],
+                    method="road",
+                )
+            except RoutingUnavailable as exc:
+                log.warning("road matrix unavailable, using straight lines: %s", exc)
+        return self.fallback.table(sources, destinations)

@@ -1,0 +1,156 @@
+"""Road routing over real roads (Monaco's network moved onto Yerevan), and the fallback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import polyline
+import pytest
+import requests
+from click.testing import CliRunner
+
+from appliance.cli import cli
+from appliance.dispatch.routing.build import DATA_NAME, osrm_home
+from appliance.dispatch.routing.engines import (
+    EmbeddedOSRM,
+    RemoteOSRM,
+    Router,
+    RoutingUnavailable,
+    StraightLine,
+    haversine_m,
+)
+from appliance.dispatch.routing.setup import routing_probe
+from tests.conftest import free_port
+from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
+
+
+@pytest.fixture
+def embedded(road_data: Path) -> EmbeddedOSRM:
+    return EmbeddedOSRM(road_data / "current" / DATA_NAME)
+
+
+def test_the_embedded_engine_answers_a_route_on_real_roads(embedded: EmbeddedOSRM) -> None:
+    result = embedded.route([ROAD_A, ROAD_B])
+    assert result.method == "road"
+    assert result.distance_m > haversine_m(ROAD_A, ROAD_B)  # roads are never shorter than the crow flies
+    assert result.duration_s > 0
+    shape = polyline.decode(result.geometry, 6)
+    assert haversine_m(shape[0], ROAD_A) < 200
+    assert haversine_m(shape[-1], ROAD_B) < 200
+    assert len(result.legs) == 1
+
+
+def test_one_way_streets_make_the_matrix_asymmetric(embedded: EmbeddedOSRM) -> None:
+    table = embedded.table([ROAD_A, ROAD_B, ROAD_C], [ROAD_A, ROAD_B, ROAD_C])
+    assert table.method == "road"
+    assert [table.durations[i][i] for i in range(3)] == [0.0, 0.0, 0.0]
+    assert table.durations[0][1] != table.durations[1][0]
+    legs = embedded.route([ROAD_A, ROAD_C, ROAD_B]).legs
+    assert legs[0][0] == pytest.approx(table.durations[0][2], rel=0.05)
+
+
+def test_a_stopped_engine_hands_over_to_straight_lines_and_health_reports_it(embedded: EmbeddedOSRM) -> None:
+    router = Router(embedded, StraightLine(1.4, 25.0))
+    assert router.route([ROAD_A, ROAD_B]).method == "road"
+    assert routing_probe(router)().status == "pass"
+    embedded.stop()
+    fallback = router.route([ROAD_A, ROAD_B])
+    assert fallback.method == "straight_line"
+    assert fallback.distance_m == pytest.approx(haversine_m(ROAD_A, ROAD_B) * 1.4)
+    assert router.table([ROAD_A], [ROAD_B]).method == "straight_line"
+    check = routing_probe(router)()
+    assert check.status == "fail"
+    embedded.start()
+    assert router.route([ROAD_A, ROAD_B]).method == "road"
+
+
+def test_healthz_reports_routing_degraded_when_the_engine_stops(routed_data_dir, settings) -> None:
+    from appliance.dispatch.app import create_app
+
+    app = create_app(settings)
+    client = app.test_client()
+    assert client.get("/healthz").json["checks"]["routing"]["status"] == "pass"
+    app.extensions["dispatch"].engines["router"].engine.stop()
+    body = client.get("/healthz").json
+    assert body["checks"]["routing"]["status"] == "fail"
+    assert "routing" in body["failing"]
+
+
+def test_health_says_not_built_before_any_road_data_exists(dispatch_client) -> None:
+    assert dispatch_client.get("/healthz").json["checks"]["routing"]["status"] == "not_built"
+
+
+def test_the_straight_line_estimate_uses_the_detour_factor_and_city_speed() -> None:
+    line = StraightLine(detour=1.5, speed_kmh=36.0)
+    result = line.route([ROAD_A, ROAD_B])
+    assert result.distance_m == pytest.approx(haversine_m(ROAD_A, ROAD_B) * 1.5)
+    assert result.duration_s == pytest.approx(result.distance_m / 10.0)
+    assert polyline.decode(result.geometry, 6)[0] == pytest.approx(ROAD_A, abs=1e-6)
+
+
+def test_an_osrm_server_by_url_answers_like_the_embedded_engine(
+    road_data: Path, embedded: EmbeddedOSRM
+) -> None:
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(osrm_home() / "bin" / "osrm-routed"),
+            "--algorithm",
+            "mld",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            str(road_data / "current" / DATA_NAME),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        remote = RemoteOSRM(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                requests.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except requests.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        result = remote.route([ROAD_A, ROAD_B])
+        assert result.method == "road"
+        assert result.duration_s == pytest.approx(embedded.route([ROAD_A, ROAD_B]).duration_s, rel=0.01)
+        table = remote.table([ROAD_A, ROAD_B], [ROAD_C])
+        assert len(table.durations) == 2 and len(table.durations[0]) == 1
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_an_unreachable_osrm_server_is_unavailable_not_an_error() -> None:
+    remote = RemoteOSRM(f"http://127.0.0.1:{free_port()}", timeout=1)
+    with pytest.raises(RoutingUnavailable):
+        remote.route([ROAD_A, ROAD_B])
+
+
+def test_routing_build_reports_its_build_and_a_bad_extract_keeps_the_previous_data(
+    tmp_path: Path, yerevan_pbf: Path
+) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["routing", "build", "--pbf", str(yerevan_pbf), "--data-dir", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)["routing"]
+    assert set(info) == {"source", "builtAt", "seconds"}
+    current = (tmp_path / "routing" / "current").resolve()
+    broken = tmp_path / "broken.osm.pbf"
+    broken.write_bytes(b"not an extract")
+    failed = runner.invoke(cli, ["routing", "build", "--pbf", str(broken), "--data-dir", str(tmp_path)])
+    assert failed.exit_code == 1
+    assert (tmp_path / "routing" / "current").resolve() == current
+    assert EmbeddedOSRM(current / DATA_NAME).route([ROAD_A, ROAD_B]).method == "road"
+    assert len(list((tmp_path / "routing").glob("build-*"))) == 1
