@@ -8,6 +8,7 @@ the conversion happens only here.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import math
 import threading
@@ -73,7 +74,7 @@ class StraightLine:
         return distance / self.speed_ms, distance
 
     def route(self, points: Sequence[Point]) -> RouteResult:
-        legs = [self._leg(a, b) for a, b in zip(points, points[1:], strict=False)]
+        legs = [self._leg(a, b) for a, b in itertools.pairwise(points)]
         return RouteResult(
             duration_s=sum(d for d, _ in legs),
             distance_m=sum(m for _, m in legs),

@@ -1,0 +1,1 @@
+"""Route planning: the vehicle-routing solver behind plan suggestions."""
