@@ -43,8 +43,11 @@ class QuerySchema(BaseModel):
 class Guard(Protocol):
     """Who may call a route. ``check`` raises an ApiError or returns nothing."""
 
-    security: list[dict[str, list[str]]]
-    description: str
+    @property
+    def security(self) -> list[dict[str, list[str]]]: ...
+
+    @property
+    def description(self) -> str: ...
 
     def check(self) -> None: ...
 

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
 log = logging.getLogger("appliance.planning")
 
@@ -197,7 +198,7 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
     n = len(problem.durations)
     locations = [model.add_location(0, 0) for _ in range(n)]
     end_location = model.add_location(0, 0) if not problem.return_to_start else None
-    depot_of: dict[int, object] = {}
+    depot_of: dict[int, Any] = {}
     for vehicle in problem.vehicles:
         if vehicle.start not in depot_of:
             depot_of[vehicle.start] = model.add_depot(locations[vehicle.start])
@@ -261,6 +262,6 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
         key = type_keys[type_number]
         slot = used.get(type_number, 0)
         used[type_number] = slot + 1
-        vehicle = members[key][slot]
-        routes[vehicle] = [activity.idx for activity in route.schedule() if activity.is_client()]
+        vehicle_number = members[key][slot]
+        routes[vehicle_number] = [activity.idx for activity in route.schedule() if activity.is_client()]
     return routes

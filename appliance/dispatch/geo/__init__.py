@@ -1,0 +1,1 @@
+"""The geo proxies: road route, road matrix and route optimisation, validated."""
