@@ -57,6 +57,7 @@ class Operation:
     method: str
     body: type[BaseModel] | None
     query: type[BaseModel] | None
+    path: type[BaseModel] | None
     status: int
     response: type[BaseModel] | None
     response_description: str
@@ -71,7 +72,7 @@ class Operation:
 
 
 def _field_path(loc: Iterable[Any]) -> str:
-    return ".".join(str(part) for part in loc if part not in {"body", "query"})
+    return ".".join(str(part) for part in loc if part not in {"body", "query", "path"})
 
 
 def validation_error(exc: ValidationError, *, status: int = 400, where: str = "body") -> ApiError:
@@ -126,6 +127,7 @@ def endpoint(
     *,
     body: type[BaseModel] | None = None,
     query: type[BaseModel] | None = None,
+    path: type[BaseModel] | None = None,
     status: int = 200,
     response: type[BaseModel] | None = None,
     response_description: str = "",
@@ -140,6 +142,7 @@ def endpoint(
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a view on ``bp`` for ``method rule`` with validation, guard and OpenAPI data.
 
+    ``path`` validates the path parameters (patterns) before anything else reaches a store.
     ``auth_first`` runs the guard before validation (dispatch: 401 before 400); the engine sets
     it False because its patterns must be checked before any store is reached.
     """
@@ -150,6 +153,7 @@ def endpoint(
             method=method.upper(),
             body=body,
             query=query,
+            path=path,
             status=status,
             response=response,
             response_description=response_description,
@@ -168,6 +172,11 @@ def endpoint(
             if guard is not None and auth_first:
                 guard.check()
             kwargs = dict(path_args)
+            if path is not None:
+                try:
+                    path.model_validate(path_args)
+                except ValidationError as exc:
+                    raise validation_error(exc, status=op.validation_status, where="path") from None
             if query is not None:
                 kwargs["query"] = _read_query(query, op)
             if body is not None:
@@ -250,6 +259,11 @@ def build_openapi(
     paths: dict[str, dict[str, Any]] = {}
     for rule_text, op in sorted(operations, key=lambda item: item[0]):
         path, params = _openapi_path(rule_text)
+        if op.path is not None:
+            path_props = op.path.model_json_schema().get("properties", {})
+            for param in params:
+                if param["name"] in path_props:
+                    param["schema"] = path_props[param["name"]]
         entry: dict[str, Any] = {"summary": op.summary, "operationId": f"{op.method.lower()}{path}"}
         if op.description and op.description != op.summary:
             entry["description"] = op.description

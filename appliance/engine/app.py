@@ -33,8 +33,11 @@ def create_app(settings: Settings) -> Flask:
     )
 
     from appliance.engine.health.routes import bp as health_bp
+    from appliance.engine.payouts.routes import bp as payouts_bp
+    from appliance.engine.treasury.routes import bp as treasury_bp
 
-    app.register_blueprint(health_bp)
+    for blueprint in (health_bp, payouts_bp, treasury_bp):
+        app.register_blueprint(blueprint)
 
     serve_openapi(
         app,

@@ -1,0 +1,97 @@
+"""`appliance operator create|add-secret|remove-secret|list`: engine operators and their secrets.
+A secret is printed exactly once, when created."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from appliance.cli._options import command_options, emit
+from appliance.settings import Settings
+
+
+def _with_engine(settings: Settings, action: Callable[[bytes], Any]) -> Any:
+    from appliance.cli.admin import migrate_all
+    from appliance.common.db import bind_database, connection
+    from appliance.common.keys import load_or_create_master_key
+    from appliance.engine.auth.operators import OperatorError
+    from appliance.engine.db import database
+
+    migrate_all(settings, ["engine"])
+    bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    master_key = load_or_create_master_key(settings.data_dir)
+    try:
+        with connection(database):
+            return action(master_key)
+    except OperatorError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group("operator")
+def operator_group() -> None:
+    """Payout-engine operators and their secrets."""
+
+
+def _secret_text(result: dict[str, str]) -> str:
+    return (
+        f"operator {result['operatorId']}\nsecret id {result['secretId']}\n"
+        f"secret {result['secret']}\n(the secret is shown only this once)"
+    )
+
+
+@operator_group.command("create")
+@click.argument("operator_id")
+@command_options
+def create_command(operator_id: str, settings: Settings, as_json: bool) -> None:
+    """Register an operator with one new secret."""
+    from appliance.engine.auth.operators import create_operator
+
+    result = _with_engine(settings, lambda key: create_operator(key, operator_id))
+    emit(as_json, result, lambda: _secret_text(result))
+
+
+@operator_group.command("add-secret")
+@click.argument("operator_id")
+@command_options
+def add_secret_command(operator_id: str, settings: Settings, as_json: bool) -> None:
+    """Add one more secret (rotation: add, move clients, remove the old one)."""
+    from appliance.engine.auth.operators import add_secret
+
+    result = _with_engine(settings, lambda key: add_secret(key, operator_id))
+    emit(as_json, result, lambda: _secret_text(result))
+
+
+@operator_group.command("remove-secret")
+@click.argument("operator_id")
+@click.argument("secret_id")
+@command_options
+def remove_secret_command(operator_id: str, secret_id: str, settings: Settings, as_json: bool) -> None:
+    """Remove a secret; requests signed with it fail from then on."""
+    from appliance.engine.auth.operators import remove_secret
+
+    result = _with_engine(settings, lambda _key: remove_secret(operator_id, secret_id))
+    emit(
+        as_json, result, lambda: f"secrets left for {operator_id}: {', '.join(result['secretIds']) or 'none'}"
+    )
+
+
+@operator_group.command("list")
+@command_options
+def list_command(settings: Settings, as_json: bool) -> None:
+    """Operators and their secret ids (never the secrets)."""
+    from appliance.engine.auth.operators import list_operators
+
+    operators = _with_engine(settings, lambda _key: list_operators())
+    emit(
+        as_json,
+        {"operators": operators},
+        lambda: (
+            "\n".join(f"{o['operatorId']}: {', '.join(o['secretIds'])}" for o in operators) or "no operators"
+        ),
+    )
+
+
+def register(group: click.Group) -> None:
+    group.add_command(operator_group)

@@ -1,0 +1,1 @@
+"""Signed-request authentication and operator secrets."""

@@ -1,0 +1,106 @@
+"""Operators and their secrets. A secret is shown once, when created, and rests encrypted
+(AES-GCM under a subkey of appliance.key, which lives outside the database), bound to its operator
+and secret id so a ciphertext cannot be moved to another operator."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets as random_secrets
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from appliance.common import clock
+from appliance.common.keys import subkey
+from appliance.engine.db import database
+from appliance.engine.models import Operator, OperatorSecret
+
+OPERATOR_ID = re.compile(r"^op_[a-z0-9]{8,48}$")
+SECRET_BYTES = 32  # shown as 64 lowercase hex characters
+
+
+class OperatorError(Exception):
+    pass
+
+
+def _cipher(master_key: bytes) -> AESGCM:
+    return AESGCM(subkey(master_key, "engine-operator-secrets"))
+
+
+def _aad(operator_id: str, secret_id: str) -> bytes:
+    return f"{operator_id}/{secret_id}".encode()
+
+
+def encrypt_secret(master_key: bytes, operator_id: str, secret_id: str, secret: str) -> bytes:
+    nonce = os.urandom(12)
+    return nonce + _cipher(master_key).encrypt(nonce, secret.encode(), _aad(operator_id, secret_id))
+
+
+def decrypt_secret(master_key: bytes, operator_id: str, secret_id: str, blob: bytes) -> str:
+    blob = bytes(blob)
+    return _cipher(master_key).decrypt(blob[:12], blob[12:], _aad(operator_id, secret_id)).decode()
+
+
+def new_secret() -> str:
+    return random_secrets.token_hex(SECRET_BYTES)
+
+
+def _add_secret(master_key: bytes, operator_id: str) -> tuple[str, str]:
+    secret_id = "sec_" + random_secrets.token_hex(8)
+    secret = new_secret()
+    OperatorSecret.create(
+        id=secret_id,
+        operator=operator_id,
+        ciphertext=encrypt_secret(master_key, operator_id, secret_id, secret),
+        created_at=clock.now(),
+    )
+    return secret_id, secret
+
+
+def create_operator(master_key: bytes, operator_id: str) -> dict[str, str]:
+    if not OPERATOR_ID.match(operator_id):
+        raise OperatorError("operator id must be op_ followed by 8 to 48 characters of [a-z0-9]")
+    with database.atomic():
+        if Operator.get_or_none(Operator.id == operator_id) is not None:
+            raise OperatorError(f"operator {operator_id} already exists")
+        Operator.create(id=operator_id, created_at=clock.now())
+        secret_id, secret = _add_secret(master_key, operator_id)
+    return {"operatorId": operator_id, "secretId": secret_id, "secret": secret}
+
+
+def add_secret(master_key: bytes, operator_id: str) -> dict[str, str]:
+    with database.atomic():
+        if Operator.get_or_none(Operator.id == operator_id) is None:
+            raise OperatorError(f"no operator {operator_id}")
+        secret_id, secret = _add_secret(master_key, operator_id)
+    return {"operatorId": operator_id, "secretId": secret_id, "secret": secret}
+
+
+def remove_secret(operator_id: str, secret_id: str) -> dict[str, object]:
+    with database.atomic():
+        deleted = (
+            OperatorSecret.delete()
+            .where((OperatorSecret.operator == operator_id) & (OperatorSecret.id == secret_id))
+            .execute()
+        )
+        if not deleted:
+            raise OperatorError(f"operator {operator_id} has no secret {secret_id}")
+    return {"operatorId": operator_id, "secretIds": secret_ids(operator_id)}
+
+
+def secret_ids(operator_id: str) -> list[str]:
+    query = OperatorSecret.select(OperatorSecret.id).where(OperatorSecret.operator == operator_id)
+    return [row.id for row in query.order_by(OperatorSecret.created_at, OperatorSecret.id)]
+
+
+def list_operators() -> list[dict[str, object]]:
+    return [
+        {"operatorId": operator.id, "secretIds": secret_ids(operator.id)}
+        for operator in Operator.select().order_by(Operator.id)
+    ]
+
+
+def secrets_of(master_key: bytes, operator_id: str) -> list[str]:
+    """The operator's secrets in the clear, for verification only (empty for unknown operators)."""
+    rows = OperatorSecret.select().where(OperatorSecret.operator == operator_id)
+    return [decrypt_secret(master_key, operator_id, row.id, row.ciphertext) for row in rows]

@@ -1,0 +1,163 @@
+"""Verification of signed requests (the engine specification, section 5).
+
+Every failure answers the same opaque 401; the real cause goes to the log line that carries the
+request id. For an unknown operator the HMAC still runs against a placeholder secret of the same
+shape, so timing does not reveal which operators exist. A signature is admitted once: it is
+recorded in seen_signature (shared by every process through the database) until the window
+ends; a repeat, even of an identical request a moment later, is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import logging
+import re
+
+import peewee
+from flask import g, request
+
+from appliance.common import clock
+from appliance.common.problems import BadRequest, Unauthorized
+from appliance.common.webapp import request_id
+from appliance.engine.auth.operators import OPERATOR_ID, secrets_of
+from appliance.engine.client import canonical_string, sign
+from appliance.engine.db import database
+from appliance.engine.models import SeenSignature
+from appliance.engine.runtime import runtime
+
+log = logging.getLogger("appliance.engine.auth")
+
+OPAQUE_DETAIL = "Request authentication failed."
+IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9:_-]{8,128}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_DIGITS = re.compile(r"^[0-9]{1,12}$")
+PLACEHOLDER_SECRET = "0" * 64
+
+
+class _Denied(Exception):
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def _deny(cause: str, operator_id: str) -> Unauthorized:
+    log.warning("authentication failed: %s operator=%r request_id=%s", cause, operator_id[:80], request_id())
+    return Unauthorized(OPAQUE_DETAIL)
+
+
+def _diagnose(secrets: list[str], signature: str, timestamp: str, key: str | None, body: bytes) -> str:
+    """Name the most likely mistake of a signature that did not verify (for the log only)."""
+    path_with_query = request.full_path.rstrip("?")
+    for secret in secrets:
+        if request.query_string and hmac.compare_digest(
+            sign(secret, canonical_string(request.method, path_with_query, timestamp, key, body)), signature
+        ):
+            return "query string signed"
+        four_lines = "\n".join(
+            [request.method.upper(), request.path, timestamp, hashlib.sha256(body).hexdigest()]
+        )
+        if hmac.compare_digest(sign(secret, four_lines), signature):
+            return "four-line canonical string (idempotency line omitted)"
+        if key is not None and hmac.compare_digest(
+            sign(secret, canonical_string(request.method, request.path, timestamp, None, body)), signature
+        ):
+            return "Idempotency-Key sent but not signed"
+        if key is None:
+            return "signature mismatch (an Idempotency-Key signed but not sent, or a wrong secret)"
+    return "signature mismatch"
+
+
+def verify_request() -> str:
+    """Authenticate the current request; returns the operator id or raises the opaque 401."""
+    operator_id = request.headers.get("X-Operator-Id", "")
+    timestamp = request.headers.get("X-Timestamp", "")
+    signature = request.headers.get("X-Signature", "")
+    key = request.headers.get("Idempotency-Key")
+    body = request.get_data(cache=True)
+    rt = runtime()
+    try:
+        if not operator_id or not timestamp or not signature:
+            raise _Denied("missing signature headers")
+        if not _DIGITS.match(timestamp):
+            raise _Denied("malformed timestamp")
+        if not _HEX64.match(signature):
+            raise _Denied("malformed signature")
+        known = bool(OPERATOR_ID.match(operator_id))
+        secrets = secrets_of(rt.master_key, operator_id) if known else []
+        canonical = canonical_string(request.method, request.path, timestamp, key, body)
+        # Always at least one HMAC, with a placeholder when the operator is unknown.
+        candidates = secrets or [PLACEHOLDER_SECRET]
+        matched = False
+        for secret in candidates:
+            matched = hmac.compare_digest(sign(secret, canonical), signature) or matched
+        if not matched:
+            # The same diagnostic work for unknown operators, against the placeholder.
+            cause = _diagnose(candidates, signature, timestamp, key, body)
+            raise _Denied(cause if secrets else "unknown operator")
+        if not secrets:
+            raise _Denied("unknown operator")
+        drift = clock.unix() - int(timestamp)
+        window = rt.settings.signature_window_seconds
+        if abs(drift) > window:
+            raise _Denied(f"clock drift of {drift} s beyond {window} s")
+        _admit_once(signature, int(timestamp) + window + 1)
+    except _Denied as denied:
+        raise _deny(denied.cause, operator_id) from None
+    g.operator_id = operator_id
+    return operator_id
+
+
+def _admit_once(signature: str, expires_at: int) -> None:
+    now = clock.unix()
+    try:
+        with database.atomic():
+            SeenSignature.create(signature=signature, expires_at=expires_at)
+    except peewee.IntegrityError:
+        raise _Denied("replayed signature") from None
+    # Prune now and then (about one request in 64) so the table stays the size of the window.
+    if signature[-2:] < "04":
+        SeenSignature.delete().where(SeenSignature.expires_at < now).execute()
+
+
+def current_operator() -> str:
+    return g.operator_id
+
+
+@dataclasses.dataclass(frozen=True)
+class SignedGuard:
+    """Every /v1 route. ``idempotency`` also demands a well-formed Idempotency-Key (400 before any
+    store is touched when missing or malformed)."""
+
+    idempotency: bool = False
+
+    @property
+    def security(self) -> list[dict[str, list[str]]]:
+        return [{"operatorSignature": []}]
+
+    @property
+    def description(self) -> str:
+        return "signed request (X-Operator-Id, X-Timestamp, X-Signature)"
+
+    @property
+    def error_statuses(self) -> tuple[int, ...]:
+        return (400, 401) if self.idempotency else (401,)
+
+    def check(self) -> None:
+        key = request.headers.get("Idempotency-Key")
+        if self.idempotency and key is None:
+            raise BadRequest(
+                "The Idempotency-Key header is required.",
+                errors=[{"field": "Idempotency-Key", "message": "required"}],
+            )
+        if key is not None and not IDEMPOTENCY_KEY.match(key):
+            raise BadRequest(
+                "Idempotency-Key must be 8..128 characters of [A-Za-z0-9:_-].",
+                errors=[{"field": "Idempotency-Key", "message": "malformed"}],
+            )
+        verify_request()
+
+
+SIGNED = SignedGuard()
+SIGNED_IDEMPOTENT = SignedGuard(idempotency=True)

@@ -1,0 +1,185 @@
+"""Reference client of the payout engine's signed-request protocol. Usable on its own: it needs
+only the standard library and ``requests``.
+
+    client = EngineClient("http://127.0.0.1:8081", "op_demo0001", secret)
+    client.submit_payout("pyo_order0001", "USDC", "2500000", "0xabc…")
+
+Each attempt is signed afresh (new timestamp) while the Idempotency-Key stays the same, so a retry
+can never pay twice. Only transport failures and 429, 502, 503 and 504 are retried, at most three
+attempts in all, each with a 10-second timeout and jittered exponential backoff; a 4xx is never
+retried. Two requests that would carry an identical signature (same method, path, second, key and
+body) are never sent: the client waits for the clock to tick instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def canonical_string(method: str, path: str, timestamp: str, idempotency_key: str | None, body: bytes) -> str:
+    """The five signed lines: METHOD, PATH (no query), TIMESTAMP, IDEMPOTENCY_KEY (empty line when
+    absent), lowercase hex SHA-256 of the exact body bytes."""
+    return "\n".join([method.upper(), path, timestamp, idempotency_key or "", body_hash(body)])
+
+
+def sign(secret: str, canonical: str) -> str:
+    return hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
+
+
+class EngineError(Exception):
+    """A final (non-retried or retries exhausted) answer that is not a success."""
+
+    def __init__(self, status: int | None, body: Any, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class EngineClient:
+    def __init__(
+        self,
+        base_url: str,
+        operator_id: str,
+        secret: str,
+        *,
+        max_attempts: int = 3,
+        timeout: float = 10.0,
+        backoff: float = 0.25,
+        session: requests.Session | None = None,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.operator_id = operator_id
+        self.secret = secret
+        self.max_attempts = max_attempts
+        self.timeout = timeout
+        self.backoff = backoff
+        self.session = session or requests.Session()
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._last_second: dict[str, int] = {}
+        self.attempts_made = 0  # of the last request, for callers that report it
+
+    # -- protocol --------------------------------------------------------------------------------
+
+    def _timestamp_for(self, fingerprint: str) -> str:
+        """A timestamp that gives this request a signature never sent before by this client."""
+        with self._lock:
+            while True:
+                second = int(self._clock())
+                if self._last_second.get(fingerprint) != second:
+                    self._last_second[fingerprint] = second
+                    if len(self._last_second) > 4096:
+                        self._last_second = {fingerprint: second}
+                    return str(second)
+                self._sleep(max(0.01, second + 1 - self._clock()))
+
+    def signed_headers(
+        self, method: str, path: str, body: bytes, idempotency_key: str | None
+    ) -> dict[str, str]:
+        fingerprint = "\n".join([method.upper(), path, idempotency_key or "", body_hash(body)])
+        timestamp = self._timestamp_for(fingerprint)
+        headers = {
+            "X-Operator-Id": self.operator_id,
+            "X-Timestamp": timestamp,
+            "X-Signature": sign(
+                self.secret, canonical_string(method, path, timestamp, idempotency_key, body)
+            ),
+        }
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        if body:
+            headers["Content-Type"] = "application/json"
+        return headers
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> requests.Response:
+        """Send with retries; returns the final response (which may be a 4xx or 5xx)."""
+        body = b"" if json_body is None else json.dumps(json_body, separators=(",", ":")).encode()
+        last_error: Exception | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            self.attempts_made = attempt
+            headers = self.signed_headers(method, path, body, idempotency_key)
+            try:
+                response = self.session.request(
+                    method,
+                    self.base_url + path,
+                    params=params,
+                    data=body or None,
+                    headers=headers,
+                    timeout=self.timeout,
+                )
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                last_error = exc
+            else:
+                if response.status_code not in RETRYABLE_STATUSES or attempt == self.max_attempts:
+                    return response
+                last_error = None
+            if attempt < self.max_attempts:
+                delay = self.backoff * (2 ** (attempt - 1))
+                self._sleep(delay / 2 + random.uniform(0, delay / 2))
+        assert last_error is not None
+        raise EngineError(None, None, f"transport failure after {self.max_attempts} attempts: {last_error}")
+
+    def _json(self, response: requests.Response) -> Any:
+        body = response.json() if response.content else None
+        if response.status_code >= 400:
+            detail = body.get("detail") if isinstance(body, dict) else response.text
+            raise EngineError(response.status_code, body, f"{response.status_code}: {detail}")
+        return body
+
+    # -- operations ------------------------------------------------------------------------------
+
+    def submit_payout(
+        self,
+        payout_id: str,
+        asset: str,
+        amount_minor: str,
+        destination: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        key = idempotency_key or f"{payout_id}:{secrets.token_hex(8)}"
+        payload = {
+            "payoutId": payout_id,
+            "asset": asset,
+            "amountMinor": amount_minor,
+            "destination": destination,
+        }
+        return self._json(self.request("POST", "/v1/payouts", json_body=payload, idempotency_key=key))
+
+    def get_payout(self, payout_id: str) -> dict[str, Any]:
+        return self._json(self.request("GET", f"/v1/payouts/{payout_id}"))
+
+    def list_payouts(
+        self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Any:
+        params = {
+            k: v for k, v in {"status": status, "limit": limit, "cursor": cursor}.items() if v is not None
+        }
+        return self._json(self.request("GET", "/v1/payouts", params=params))

@@ -1,0 +1,1 @@
+"""Payout instructions: idempotent submission, detail and listing."""

@@ -1,0 +1,68 @@
+"""POST /v1/payouts, GET /v1/payouts/:payoutId, GET /v1/payouts (signed)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from appliance.common.api import endpoint
+from appliance.engine.auth.signature import SIGNED, SIGNED_IDEMPOTENT, current_operator
+from appliance.engine.payouts import schemas, service
+
+bp = Blueprint("payouts", __name__)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/v1/payouts",
+    body=schemas.PayoutSubmit,
+    guard=SIGNED_IDEMPOTENT,
+    auth_first=False,
+    status=201,
+    response=schemas.PayoutSubmitted,
+    errors=(409,),
+    tags=["Payouts"],
+    response_description="ACCEPTED (201) for a new instruction; REPLAYED (200) when the key was recognised",
+)
+def submit_payout(body: schemas.PayoutSubmit):
+    """Submit a payout instruction, idempotent on the Idempotency-Key."""
+    result, replayed = service.submit(
+        current_operator(),
+        request.headers["Idempotency-Key"],
+        body.payoutId,
+        body.asset,
+        body.amountMinor,
+        body.destination,
+    )
+    return result, 200 if replayed else 201
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/v1/payouts/<payout_id>",
+    path=schemas.PayoutPath,
+    guard=SIGNED,
+    auth_first=False,
+    response=schemas.PayoutDetail,
+    errors=(404,),
+    tags=["Payouts"],
+)
+def get_payout(payout_id: str):
+    """Full detail of one of the caller's payouts: transitions, attempts, broadcast reservation."""
+    return service.detail(current_operator(), payout_id)
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/v1/payouts",
+    query=schemas.PayoutListQuery,
+    guard=SIGNED,
+    auth_first=False,
+    response=schemas.PayoutPage,
+    tags=["Payouts"],
+)
+def list_payouts(query: schemas.PayoutListQuery):
+    """The caller's payouts, newest first, with an opaque cursor (null on the last page)."""
+    return service.page(current_operator(), status=query.status, limit=query.limit, cursor=query.cursor)

@@ -1,0 +1,79 @@
+"""Payout request and response shapes; every pattern of the specification's table."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from appliance.common.api import QuerySchema, Schema
+
+PayoutIdStr = Annotated[str, StringConstraints(pattern=r"^pyo_[a-z0-9]{8,48}$")]
+AssetStr = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,16}$")]
+AmountMinorStr = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,38}$")]
+DestinationStr = Annotated[str, StringConstraints(pattern=r"^\S{1,256}$")]
+Status = Literal["REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED"]
+
+
+class PayoutPath(BaseModel):
+    payout_id: PayoutIdStr
+
+
+class PayoutSubmit(Schema):
+    payoutId: PayoutIdStr
+    asset: AssetStr
+    amountMinor: AmountMinorStr = Field(description="decimal string of minor units; a JSON number is refused")
+    destination: DestinationStr
+
+
+class PayoutSubmitted(BaseModel):
+    payoutId: str
+    status: Status
+    outcome: Literal["ACCEPTED", "REPLAYED"]
+
+
+class Transition(BaseModel):
+    model_config = {"populate_by_name": True}
+    from_: Status | None = Field(alias="from")
+    to: Status
+    occurredAt: str
+
+
+class Attempt(BaseModel):
+    occurredAt: str
+    outcome: str
+    txHash: str | None
+
+
+class Broadcast(BaseModel):
+    signedPayloadDigest: str
+
+
+class PayoutEntry(BaseModel):
+    payoutId: str
+    status: Status
+    asset: str
+    amountMinor: str
+    destination: str
+    chainId: str
+    txHash: str | None
+    reason: str | None
+    createdAt: str
+    updatedAt: str
+
+
+class PayoutDetail(PayoutEntry):
+    broadcast: Broadcast | None = Field(description="broadcast reservation; null until the payout is signed")
+    attempts: list[Attempt]
+    transitions: list[Transition]
+
+
+class PayoutListQuery(QuerySchema):
+    status: Status | None = None
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    cursor: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
+
+
+class PayoutPage(BaseModel):
+    payouts: list[PayoutEntry]
+    nextCursor: str | None

@@ -1,0 +1,156 @@
+"""Payout rules: idempotent submission, detail and cursor listing, always scoped to the calling
+operator inside the query."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.problems import BadRequest, Conflict, NotFound
+from appliance.engine.db import database
+from appliance.engine.models import Payout, PayoutAttempt, PayoutTransition
+from appliance.engine.payouts.state import transition
+
+# Asset → chain for the deployment's networks (the embedded local chain).
+ASSET_CHAINS = {"ETH": "eth_local", "USDC": "eth_local"}
+
+
+def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination: str) -> str:
+    canonical = json.dumps(
+        {"payoutId": payout_id, "asset": asset, "amountMinor": amount_minor, "destination": destination},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _existing(operator_id: str, key: str, payout_id: str) -> tuple[Payout | None, Payout | None]:
+    by_key = Payout.get_or_none((Payout.operator == operator_id) & (Payout.idempotency_key == key))
+    by_id = Payout.get_or_none((Payout.operator == operator_id) & (Payout.payout_id == payout_id))
+    return by_key, by_id
+
+
+def _replay_or_conflict(
+    by_key: Payout | None, by_id: Payout | None, digest: str
+) -> tuple[dict[str, str], bool]:
+    if by_key is not None and by_key.instruction_hash == digest:
+        return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
+    if by_key is not None:
+        raise Conflict("This Idempotency-Key was used for a different payout instruction.")
+    raise Conflict("This payoutId already names another payout instruction (sent with another key).")
+
+
+def submit(
+    operator_id: str, key: str, payout_id: str, asset: str, amount_minor: str, destination: str
+) -> tuple[dict[str, str], bool]:
+    """Record a payout once; returns (body, replayed)."""
+    chain_id = ASSET_CHAINS.get(asset)
+    if chain_id is None:
+        raise BadRequest(
+            f"Asset {asset} is not supported on this deployment.",
+            errors=[{"field": "asset", "message": "unsupported asset"}],
+        )
+    digest = instruction_hash(payout_id, asset, amount_minor, destination)
+    by_key, by_id = _existing(operator_id, key, payout_id)
+    if by_key is not None or by_id is not None:
+        return _replay_or_conflict(by_key, by_id, digest)
+    try:
+        with write_transaction(database):
+            by_key, by_id = _existing(operator_id, key, payout_id)
+            if by_key is not None or by_id is not None:
+                return _replay_or_conflict(by_key, by_id, digest)
+            moment = clock.now()
+            payout = Payout(
+                operator=operator_id,
+                payout_id=payout_id,
+                idempotency_key=key,
+                instruction_hash=digest,
+                asset=asset,
+                chain_id=chain_id,
+                amount_minor=amount_minor,
+                destination=destination,
+                created_at=moment,
+                updated_at=moment,
+            )
+            transition(payout, "REQUESTED")
+    except peewee.IntegrityError:
+        # A concurrent submission won the race (PostgreSQL); answer as it would have.
+        by_key, by_id = _existing(operator_id, key, payout_id)
+        return _replay_or_conflict(by_key, by_id, digest)
+    return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
+
+
+def _entry(payout: Payout) -> dict[str, Any]:
+    return {
+        "payoutId": payout.payout_id,
+        "status": payout.status,
+        "asset": payout.asset,
+        "amountMinor": payout.amount_minor,
+        "destination": payout.destination,
+        "chainId": payout.chain_id,
+        "txHash": payout.tx_hash,
+        "reason": payout.reason,
+        "createdAt": clock.iso(payout.created_at),
+        "updatedAt": clock.iso(payout.updated_at),
+    }
+
+
+def detail(operator_id: str, payout_id: str) -> dict[str, Any]:
+    payout = Payout.get_or_none((Payout.operator == operator_id) & (Payout.payout_id == payout_id))
+    if payout is None:
+        raise NotFound("No such payout.")
+    transitions = (
+        PayoutTransition.select().where(PayoutTransition.payout == payout.id).order_by(PayoutTransition.id)
+    )
+    attempts = PayoutAttempt.select().where(PayoutAttempt.payout == payout.id).order_by(PayoutAttempt.id)
+    body = _entry(payout)
+    body["broadcast"] = (
+        {"signedPayloadDigest": payout.signed_payload_digest} if payout.signed_payload_digest else None
+    )
+    body["attempts"] = [
+        {"occurredAt": clock.iso(a.occurred_at), "outcome": a.outcome, "txHash": a.tx_hash} for a in attempts
+    ]
+    body["transitions"] = [
+        {"from": t.from_status, "to": t.to_status, "occurredAt": clock.iso(t.occurred_at)}
+        for t in transitions
+    ]
+    return body
+
+
+def _encode_cursor(row_id: int) -> str:
+    return base64.urlsafe_b64encode(f"p{row_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if not text.startswith("p") or not text[1:].isdigit():
+            raise ValueError
+        return int(text[1:])
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise BadRequest(
+            "The cursor is not one this service issued.", errors=[{"field": "cursor", "message": "malformed"}]
+        ) from None
+
+
+def page(operator_id: str, *, status: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+    """Newest first; the cursor names the last payout returned."""
+    query = Payout.select().where(Payout.operator == operator_id)
+    if status is not None:
+        query = query.where(Payout.status == status)
+    if cursor is not None:
+        query = query.where(Payout.id < _decode_cursor(cursor))
+    rows = list(query.order_by(Payout.id.desc()).limit(limit + 1))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {
+        "payouts": [_entry(row) for row in rows],
+        "nextCursor": _encode_cursor(rows[-1].id) if more and rows else None,
+    }

@@ -1,0 +1,1 @@
+"""Deployment-global reads that operators may not see."""
