@@ -143,7 +143,7 @@ def test_every_configured_secret_verifies_and_a_removed_one_stops(engine_app, si
     with engine_app.app_context():
         from appliance.engine.auth.operators import secret_ids
 
-        first = [s for s in secret_ids(signer.operator_id) if s != added["secretId"]][0]
+        first = next(s for s in secret_ids(signer.operator_id) if s != added["secretId"])
         remove_secret(signer.operator_id, first)
     _assert_opaque_401(signer.request("GET", "/v1/payouts"))
     signer.secret = added["secret"]
