@@ -74,7 +74,7 @@ def solve(
     *,
     time_limit: float = 2.0,
     first_strategy: str = "PARALLEL_CHEAPEST_INSERTION",
-    seed_share: float = 0.6,
+    seed_share: float = 0.85,
     use_seed: bool = True,
 ) -> Solution:
     if not problem.vehicles:
