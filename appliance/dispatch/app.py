@@ -8,7 +8,7 @@ import importlib
 from flask import Flask
 
 from appliance import __version__
-from appliance.common import keys
+from appliance.common import keys, ratelimit
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
@@ -84,6 +84,12 @@ def create_app(settings: Settings) -> Flask:
     app.extensions["dispatch"] = runtime
 
     register_areas(app)
+    ratelimit.install(
+        app,
+        enabled=settings.rate_limits_enabled,
+        limit=settings.rate_limit_public,
+        storage_uri=settings.rate_limit_storage,
+    )
 
     serve_openapi(
         app,

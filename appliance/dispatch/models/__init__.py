@@ -14,6 +14,7 @@ from appliance.dispatch.models.identity import (
     RefreshToken,
     User,
 )
+from appliance.dispatch.models.links import LinkToken, OutgoingMail
 
 __all__ = [
     "AuthSession",
@@ -21,7 +22,9 @@ __all__ = [
     "Company",
     "Courier",
     "Depot",
+    "LinkToken",
     "Membership",
+    "OutgoingMail",
     "RefreshToken",
     "User",
 ]

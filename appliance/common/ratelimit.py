@@ -1,0 +1,44 @@
+"""Rate limits of public endpoints, per client address, with flask-limiter.
+
+A view marked with ``@public_limit`` (beneath ``endpoint``) is wrapped by the app's limiter when
+the app is built, so each app has its own counters (memory:// for one process, redis://… shared by
+several). A limited request answers a Problem 429 in the app's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+from flask_limiter import Limiter, RateLimitExceeded
+from flask_limiter.util import get_remote_address
+
+from appliance.common.problems import TooManyRequests
+
+
+def public_limit[F: Callable[..., Any]](view: F) -> F:
+    view._public_limit = True  # type: ignore[attr-defined]
+    return view
+
+
+def install(app: Flask, *, enabled: bool, limit: str, storage_uri: str) -> Limiter:
+    limiter = Limiter(
+        get_remote_address,
+        app=app,
+        storage_uri=storage_uri,
+        default_limits=[],
+        enabled=enabled,
+        headers_enabled=True,
+    )
+    for endpoint, view in list(app.view_functions.items()):
+        if getattr(view, "_public_limit", False) or getattr(
+            getattr(view, "__wrapped__", None), "_public_limit", False
+        ):
+            app.view_functions[endpoint] = limiter.limit(limit)(view)  # type: ignore[assignment]
+
+    @app.errorhandler(RateLimitExceeded)
+    def _limited(error: RateLimitExceeded) -> Any:
+        raise TooManyRequests("Too many requests from this address; try again in a minute.")
+
+    return limiter

@@ -1,0 +1,176 @@
+"""Sign-in and session endpoints (Service and sign-in table)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response
+
+from appliance.common.api import endpoint
+from appliance.common.mail import Mailer
+from appliance.common.ratelimit import public_limit
+from appliance.dispatch.auth import schemas, service
+from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
+from appliance.dispatch.db import database
+from appliance.dispatch.models import OutgoingMail
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("auth", __name__)
+TAGS = ["Sign-in"]
+
+
+def init_app(app: Flask) -> None:
+    rt = app.extensions["dispatch"]
+    mailer = Mailer(
+        OutgoingMail,
+        database,
+        smtp_url=rt.settings.smtp_url,
+        mail_from=rt.settings.mail_from,
+        outbox=rt.settings.data_dir / "outbox",
+    )
+    rt.engines["mailer"] = mailer
+    rt.workers.append(("mail", mailer.worker))
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/login",
+    body=schemas.LoginRequest,
+    response=schemas.Session,
+    errors=(401, 403, 429),
+    tags=TAGS,
+)
+@public_limit
+def login(body: schemas.LoginRequest):
+    """Sign in with email and password; lands in the company used last."""
+    return service.login(runtime(), body.email, body.password)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/refresh",
+    body=schemas.RefreshRequest,
+    response=schemas.Session,
+    errors=(401, 429),
+    tags=TAGS,
+)
+@public_limit
+def refresh(body: schemas.RefreshRequest):
+    """Rotate the refresh token; a rotated-out token that comes back ends the whole session."""
+    return service.refresh(runtime(), body.refreshToken)
+
+
+@endpoint(bp, "POST", "/auth/logout", guard=B, status=204, tags=TAGS)
+def logout():
+    """Revoke the active session (its refresh token and access tokens)."""
+    service.logout(current_caller())
+    return Response(status=204)
+
+
+@endpoint(bp, "GET", "/me", guard=B, response=schemas.Session, tags=TAGS)
+def me():
+    """The session of the caller (no tokens)."""
+    return service.session_body(current_caller().membership)
+
+
+@endpoint(bp, "GET", "/auth/me", guard=B, response=schemas.Session, tags=TAGS)
+def auth_me():
+    """Same as GET /me."""
+    return service.session_body(current_caller().membership)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/switch-company",
+    guard=B,
+    body=schemas.SwitchCompanyRequest,
+    response=schemas.Session,
+    errors=(403,),
+    tags=TAGS,
+)
+def switch_company(body: schemas.SwitchCompanyRequest):
+    """Act in another company of the caller; a given refresh token is revoked."""
+    return service.switch_company(runtime(), current_caller(), int(body.companyId), body.refreshToken)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/signup",
+    body=schemas.SignupRequest,
+    status=202,
+    response=schemas.SignupAccepted,
+    errors=(422, 429),
+    tags=TAGS,
+)
+@public_limit
+def signup(body: schemas.SignupRequest):
+    """Create a company with its owner and default depot; the owner signs in through the emailed link."""
+    return service.signup(
+        runtime(), body.company.model_dump(), body.owner.model_dump(), body.depot.model_dump()
+    )
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/magic-link",
+    body=schemas.MagicLinkRequest,
+    status=202,
+    response=schemas.Sent,
+    errors=(429,),
+    tags=TAGS,
+)
+@public_limit
+def magic_link(body: schemas.MagicLinkRequest):
+    """Email a one-time sign-in link (always 202, whether or not an account exists)."""
+    service.request_magic_link(runtime(), body.email)
+    return {"sent": True}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/magic-link/verify",
+    body=schemas.TokenRequest,
+    response=schemas.Session,
+    errors=(401, 403, 429),
+    tags=TAGS,
+)
+@public_limit
+def verify_magic_link(body: schemas.TokenRequest):
+    """Sign in with an emailed link (15 minutes, once)."""
+    return service.verify_magic_link(runtime(), body.token)
+
+
+@endpoint(
+    bp, "GET", "/auth/invite/<token>", response=schemas.InvitePreview, errors=(404, 410, 429), tags=TAGS
+)
+@public_limit
+def invite_preview(token: str):
+    """Preview an invite or member sign-in link (410 with code used or expired)."""
+    if not 20 <= len(token) <= 200:
+        from appliance.common.problems import NotFound
+
+        raise NotFound("No such invite.")
+    return service.invite_preview(runtime(), token)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/invite/accept",
+    body=schemas.InviteAcceptRequest,
+    guard=P_OR_B,
+    response=schemas.Session,
+    errors=(404, 409, 429),
+    tags=TAGS,
+)
+@public_limit
+def accept_invite(body: schemas.InviteAcceptRequest):
+    """Accept an invite (new account, or the signed-in one) or use a member sign-in link."""
+    from flask import request
+
+    caller = current_caller() if request.headers.get("Authorization") else None
+    return service.accept_invite(runtime(), body.token, caller, body.password, body.displayName)

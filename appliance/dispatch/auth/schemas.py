@@ -1,0 +1,128 @@
+"""Shapes of sign-in, sessions and invites."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, EmailStr, Field, StringConstraints
+
+from appliance.common.api import Schema
+from appliance.dispatch.geo_types import LatLon
+
+Role = Literal["owner", "dispatcher", "courier"]
+Plan = Literal["start", "city", "network"]
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=200)]
+Token = Annotated[str, StringConstraints(min_length=20, max_length=200)]
+
+
+class LoginRequest(Schema):
+    email: EmailStr
+    password: Password
+
+
+class RefreshRequest(Schema):
+    refreshToken: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class SwitchCompanyRequest(Schema):
+    companyId: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,18}$")]
+    refreshToken: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+
+
+class SignupCompany(Schema):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120)]
+    city: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)] = "Yerevan"
+    phone: Phone | None = None
+
+
+class SignupOwner(Schema):
+    name: Text200
+    email: EmailStr
+
+
+class DepotInput(Schema):
+    name: Text200
+    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+    point: LatLon
+
+
+class SignupRequest(Schema):
+    company: SignupCompany
+    owner: SignupOwner
+    depot: DepotInput
+
+
+class MagicLinkRequest(Schema):
+    email: EmailStr
+
+
+class TokenRequest(Schema):
+    token: Token
+
+
+class InviteAcceptRequest(Schema):
+    token: Token
+    password: Password | None = Field(default=None, description="password of a new account (optional)")
+    displayName: Text200 | None = None
+
+
+class SessionUser(BaseModel):
+    id: str
+    email: str | None
+    phone: str | None
+    displayName: str
+    role: Literal["dispatcher", "courier"]
+    companyRole: Role
+    companyId: str
+    courierId: str | None
+
+
+class SessionCompany(BaseModel):
+    id: str
+    name: str
+    city: str
+    plan: Plan
+    brandColor: str
+
+
+class SessionMembership(BaseModel):
+    companyId: str
+    companyName: str
+    role: Role
+    status: Literal["active", "disabled"]
+
+
+class Session(BaseModel):
+    user: SessionUser
+    company: SessionCompany
+    role: Role
+    memberships: list[SessionMembership]
+    accessToken: str | None = Field(default=None, description="sign-in responses only")
+    refreshToken: str | None = Field(default=None, description="sign-in responses only")
+    tokenType: Literal["Bearer"] | None = None
+    expiresIn: int | None = Field(default=None, description="seconds")
+
+
+class SignupAccepted(BaseModel):
+    company: dict[str, str]
+    emailSent: bool
+
+
+class Sent(BaseModel):
+    sent: Literal[True]
+
+
+class InvitedBy(BaseModel):
+    userId: str
+    name: str | None
+
+
+class InvitePreview(BaseModel):
+    kind: Literal["invite", "sign_in"]
+    company: dict[str, str | None]
+    role: Role
+    name: str
+    invitedBy: InvitedBy | None
+    expiresAt: str

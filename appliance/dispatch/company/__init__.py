@@ -1,0 +1,1 @@
+"""Company settings, depots, billing and logo."""

@@ -1,0 +1,118 @@
+"""Company settings, logo, depots and billing (Company, team, billing table)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from appliance.common.api import endpoint
+from appliance.dispatch.auth.guards import B, D, O, current_caller
+from appliance.dispatch.company import schemas, service
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("company", __name__)
+TAGS = ["Company"]
+
+
+@endpoint(bp, "GET", "/company", guard=D, response=schemas.CompanyEnvelope, tags=TAGS)
+def get_company():
+    """The active company's settings."""
+    return {"company": service.get_company(runtime(), current_caller().company_id)}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/company",
+    guard=O,
+    body=schemas.CompanyPatch,
+    response=schemas.CompanyEnvelope,
+    errors=(422,),
+    tags=TAGS,
+)
+def patch_company(body: schemas.CompanyPatch):
+    """Change settings; setting logoUrl clears an uploaded logo and the reverse."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    return {"company": service.update_company(runtime(), current_caller().company_id, changes)}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/company/logo/upload-url",
+    guard=O,
+    body=schemas.LogoUploadRequest,
+    response=schemas.PresignedUpload,
+    errors=(415, 503),
+    tags=TAGS,
+)
+def logo_upload_url(body: schemas.LogoUploadRequest):
+    """A presigned PUT URL for a jpeg, png or webp logo; pass the key back as logoKey."""
+    return service.logo_upload_url(runtime(), current_caller().company_id, body.contentType)
+
+
+@endpoint(bp, "GET", "/company/depots", guard=B, response=schemas.DepotList, tags=TAGS)
+def list_depots():
+    """The company's depots, default first."""
+    return {"depots": service.list_depots(current_caller().company_id)}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/company/depots",
+    guard=O,
+    body=schemas.DepotCreate,
+    status=201,
+    response=schemas.DepotEnvelope,
+    errors=(422,),
+    tags=TAGS,
+)
+def create_depot(body: schemas.DepotCreate):
+    """Add a depot; the first one, or one with isDefault, becomes the default."""
+    depot = service.create_depot(
+        current_caller().company_id, body.name, body.address, body.point.model_dump(), body.isDefault
+    )
+    return {"depot": depot}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/company/depots/<int:depot_id>",
+    guard=O,
+    body=schemas.DepotPatch,
+    response=schemas.DepotEnvelope,
+    errors=(404, 422),
+    tags=TAGS,
+)
+def patch_depot(depot_id: int, body: schemas.DepotPatch):
+    """Edit a depot; isDefault accepts only true."""
+    changes = body.model_dump(exclude_unset=True)
+    return {"depot": service.update_depot(current_caller().company_id, depot_id, changes)}
+
+
+@endpoint(bp, "DELETE", "/company/depots/<int:depot_id>", guard=O, status=204, errors=(404,), tags=TAGS)
+def delete_depot(depot_id: int):
+    """Remove a depot; removing the default promotes the oldest remaining one."""
+    service.delete_depot(current_caller().company_id, depot_id)
+    return Response(status=204)
+
+
+@endpoint(bp, "GET", "/company/billing", guard=O, response=schemas.BillingEnvelope, tags=TAGS)
+def get_billing():
+    """Plan, limits (not enforced yet), usage, trial and the plan table."""
+    return {"billing": service.billing(current_caller().company_id)}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/company/plan",
+    guard=O,
+    body=schemas.PlanChange,
+    response=schemas.BillingEnvelope,
+    tags=TAGS,
+)
+def change_plan(body: schemas.PlanChange):
+    """Change the plan; no payment is taken."""
+    return {"billing": service.change_plan(current_caller().company_id, body.plan)}

@@ -1,0 +1,133 @@
+"""Shapes of company settings, depots and billing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from appliance.common.api import Schema
+from appliance.dispatch.geo_types import LatLon
+
+Plan = Literal["start", "city", "network"]
+HexColor = Annotated[str, StringConstraints(pattern=r"^#[0-9A-Fa-f]{6}$")]
+HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https://[^\s]{1,1990}$", max_length=2000)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120)]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+
+
+class CompanyOut(BaseModel):
+    id: str
+    name: str
+    city: str
+    phone: str | None
+    plan: Plan
+    trialEndsAt: str | None
+    brandColor: str
+    logoUrl: str | None = Field(
+        description="external https logo, or a short-lived signed link to the uploaded one"
+    )
+    hasUploadedLogo: bool
+    smsSender: str | None
+    smsTemplate: str | None
+    supportPhone: str | None
+    showCourierPhone: bool
+    createdAt: str
+
+
+class CompanyEnvelope(BaseModel):
+    company: CompanyOut
+
+
+class CompanyPatch(Schema):
+    name: Name | None = None
+    city: Short | None = None
+    phone: Phone | None = None
+    brandColor: HexColor | None = None
+    logoUrl: HttpsUrl | None = None
+    logoKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    smsSender: Annotated[str, StringConstraints(max_length=11)] | None = None
+    smsTemplate: Annotated[str, StringConstraints(max_length=480)] | None = None
+    supportPhone: Phone | None = None
+    showCourierPhone: bool | None = None
+
+
+class LogoUploadRequest(Schema):
+    contentType: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+class PresignedUpload(BaseModel):
+    key: str
+    url: str = Field(description="presigned PUT URL; send the bytes with the same Content-Type")
+    expiresIn: int = Field(description="seconds")
+
+
+class DepotOut(BaseModel):
+    id: str
+    name: str
+    address: str
+    point: LatLon
+    isDefault: bool
+    createdAt: str
+
+
+class DepotEnvelope(BaseModel):
+    depot: DepotOut
+
+
+class DepotList(BaseModel):
+    depots: list[DepotOut]
+
+
+class DepotCreate(Schema):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+    point: LatLon
+    isDefault: bool = False
+
+
+class DepotPatch(Schema):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = None
+    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = (
+        None
+    )
+    point: LatLon | None = None
+    isDefault: Literal[True] | None = None
+
+
+class PlanRow(BaseModel):
+    plan: Plan
+    deliveriesPerMonth: int | None
+    couriers: int | None
+    priceAmd: int | None
+
+
+class Limits(BaseModel):
+    deliveriesPerMonth: int | None
+    couriers: int | None
+
+
+class Usage(BaseModel):
+    deliveriesThisMonth: int
+    activeCouriers: int
+    periodStart: str
+
+
+class BillingOut(BaseModel):
+    plan: Plan
+    priceAmd: int | None
+    limits: Limits
+    usage: Usage
+    trialEndsAt: str | None
+    trialActive: bool
+    invoices: list[dict[str, str]] = Field(description="always empty until a payment provider is connected")
+    plans: list[PlanRow]
+
+
+class BillingEnvelope(BaseModel):
+    billing: BillingOut
+
+
+class PlanChange(Schema):
+    plan: Plan

@@ -1,0 +1,233 @@
+"""Company settings, depots, billing and logo rules; every query scoped to the caller's company."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
+from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
+from appliance.dispatch.db import database
+from appliance.dispatch.models import Company, Courier, Depot
+from appliance.dispatch.runtime import Runtime
+
+PLANS: list[dict[str, Any]] = [
+    {"plan": "start", "deliveriesPerMonth": 500, "couriers": 5, "priceAmd": 15000},
+    {"plan": "city", "deliveriesPerMonth": 3000, "couriers": 25, "priceAmd": 39000},
+    {"plan": "network", "deliveriesPerMonth": None, "couriers": None, "priceAmd": None},
+]
+
+
+def logo_url(rt: Runtime, company: Company) -> str | None:
+    if company.logo_key:
+        return rt.engines["objects"].presign_get(company.logo_key)
+    return company.logo_url
+
+
+def company_body(rt: Runtime, company: Company) -> dict[str, Any]:
+    return {
+        "id": str(company.id),
+        "name": company.name,
+        "city": company.city,
+        "phone": company.phone,
+        "plan": company.plan,
+        "trialEndsAt": clock.iso(company.trial_ends_at),
+        "brandColor": company.brand_color,
+        "logoUrl": logo_url(rt, company),
+        "hasUploadedLogo": bool(company.logo_key),
+        "smsSender": company.sms_sender,
+        "smsTemplate": company.sms_template,
+        "supportPhone": company.support_phone,
+        "showCourierPhone": company.show_courier_phone,
+        "createdAt": clock.iso(company.created_at),
+    }
+
+
+def get_company(rt: Runtime, company_id: int) -> dict[str, Any]:
+    return company_body(rt, Company.get_by_id(company_id))
+
+
+_FIELDS = {
+    "name": "name",
+    "city": "city",
+    "phone": "phone",
+    "brandColor": "brand_color",
+    "smsSender": "sms_sender",
+    "smsTemplate": "sms_template",
+    "supportPhone": "support_phone",
+    "showCourierPhone": "show_courier_phone",
+}
+_NOT_NULL = {"name", "city", "brandColor", "showCourierPhone"}
+
+
+def update_company(rt: Runtime, company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    for field in _NOT_NULL:
+        if field in changes and changes[field] is None:
+            raise Invalid(
+                f"{field} cannot be null.", errors=[{"field": field, "message": "must not be null"}]
+            )
+    with write_transaction(database):
+        company = Company.get_by_id(company_id)
+        for field, column in _FIELDS.items():
+            if field in changes:
+                setattr(company, column, changes[field])
+        if "logoKey" in changes:
+            key = changes["logoKey"]
+            if key is not None:
+                prefix = f"{company_id}/logos/"
+                if not key.startswith(prefix) or not rt.engines["objects"].exists(key):
+                    raise Invalid(
+                        "The logo key was not uploaded for this company.",
+                        errors=[{"field": "logoKey", "message": "not uploaded for this company"}],
+                    )
+                company.logo_url = None
+            company.logo_key = key
+        if "logoUrl" in changes:
+            company.logo_url = changes["logoUrl"]
+            if changes["logoUrl"] is not None or "logoKey" not in changes:
+                company.logo_key = None if changes["logoUrl"] is not None else company.logo_key
+        company.save()
+        return company_body(rt, company)
+
+
+def logo_upload_url(rt: Runtime, company_id: int, content_type: str) -> dict[str, Any]:
+    normalised = content_type.strip().lower()
+    if not normalised.startswith("image/"):
+        normalised = "image/" + normalised
+    if normalised == "image/jpg":
+        normalised = "image/jpeg"
+    if normalised not in IMAGE_TYPES:
+        raise UnsupportedMediaType("Logos must be image/jpeg, image/png or image/webp.")
+    try:
+        upload = rt.engines["objects"].presign_put(new_key(f"{company_id}/logos", normalised), normalised)
+    except StorageUnavailable:
+        raise Unavailable("Object storage is unavailable.") from None
+    return {"key": upload.key, "url": upload.url, "expiresIn": upload.expires_in}
+
+
+# -- depots ---------------------------------------------------------------------------------------
+
+
+def depot_body(depot: Depot) -> dict[str, Any]:
+    return {
+        "id": str(depot.id),
+        "name": depot.name,
+        "address": depot.address,
+        "point": {"lat": depot.lat, "lon": depot.lon},
+        "isDefault": depot.is_default,
+        "createdAt": clock.iso(depot.created_at),
+    }
+
+
+def list_depots(company_id: int) -> list[dict[str, Any]]:
+    query = Depot.select().where(Depot.company == company_id)
+    return [depot_body(d) for d in query.order_by(Depot.is_default.desc(), Depot.created_at, Depot.id)]
+
+
+def _make_default(company_id: int, depot_id: int) -> None:
+    Depot.update(is_default=(Depot.id == depot_id)).where(Depot.company == company_id).execute()
+
+
+def create_depot(
+    company_id: int, name: str, address: str, point: dict[str, float], is_default: bool
+) -> dict[str, Any]:
+    with write_transaction(database):
+        first = not Depot.select().where(Depot.company == company_id).exists()
+        depot = Depot.create(
+            company=company_id,
+            name=name,
+            address=address,
+            lat=point["lat"],
+            lon=point["lon"],
+            is_default=False,
+            created_at=clock.now(),
+        )
+        if first or is_default:
+            _make_default(company_id, depot.id)
+        return depot_body(Depot.get_by_id(depot.id))
+
+
+def _own_depot(company_id: int, depot_id: int) -> Depot:
+    depot = Depot.get_or_none((Depot.id == depot_id) & (Depot.company == company_id))
+    if depot is None:
+        raise NotFound("No such depot.")
+    return depot
+
+
+def update_depot(company_id: int, depot_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    with write_transaction(database):
+        depot = _own_depot(company_id, depot_id)
+        for field in ("name", "address"):
+            if changes.get(field) is not None:
+                setattr(depot, field, changes[field])
+        if changes.get("point") is not None:
+            depot.lat, depot.lon = changes["point"]["lat"], changes["point"]["lon"]
+        depot.save()
+        if changes.get("isDefault"):
+            _make_default(company_id, depot.id)
+        return depot_body(Depot.get_by_id(depot.id))
+
+
+def delete_depot(company_id: int, depot_id: int) -> None:
+    with write_transaction(database):
+        depot = _own_depot(company_id, depot_id)
+        was_default = depot.is_default
+        depot.delete_instance()
+        if was_default:
+            oldest = (
+                Depot.select().where(Depot.company == company_id).order_by(Depot.created_at, Depot.id).first()
+            )
+            if oldest is not None:
+                _make_default(company_id, oldest.id)
+
+
+# -- billing --------------------------------------------------------------------------------------
+
+
+def _month_start() -> datetime:
+    local = clock.now().astimezone(clock.YEREVAN)
+    return local.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+def deliveries_since(company_id: int, since: datetime) -> int:
+    """Delivered orders since ``since`` (0 until the orders area exists)."""
+    try:
+        from appliance.dispatch.models import Order  # type: ignore[attr-defined]
+    except ImportError:
+        return 0
+    return (
+        Order.select()
+        .where((Order.company == company_id) & (Order.status == "delivered") & (Order.delivered_at >= since))
+        .count()
+    )
+
+
+def billing(company_id: int) -> dict[str, Any]:
+    company = Company.get_by_id(company_id)
+    row = next(p for p in PLANS if p["plan"] == company.plan)
+    period_start = _month_start()
+    trial_active = company.trial_ends_at is not None and company.trial_ends_at > clock.now()
+    return {
+        "plan": company.plan,
+        "priceAmd": row["priceAmd"],
+        "limits": {"deliveriesPerMonth": row["deliveriesPerMonth"], "couriers": row["couriers"]},
+        "usage": {
+            "deliveriesThisMonth": deliveries_since(company_id, period_start),
+            "activeCouriers": Courier.select()
+            .where((Courier.company == company_id) & Courier.active)
+            .count(),
+            "periodStart": clock.iso(period_start),
+        },
+        "trialEndsAt": clock.iso(company.trial_ends_at),
+        "trialActive": trial_active,
+        "invoices": [],
+        "plans": [dict(p) for p in PLANS],
+    }
+
+
+def change_plan(company_id: int, plan: str) -> dict[str, Any]:
+    with write_transaction(database):
+        Company.update(plan=plan).where(Company.id == company_id).execute()
+    return billing(company_id)

@@ -1,0 +1,48 @@
+"""Single-use link tokens (magic sign-in links, invites, member login links) and queued mail."""
+
+from __future__ import annotations
+
+import peewee
+
+from appliance.common.clock import now
+from appliance.common.db import UTCDateTimeField
+from appliance.dispatch.models.base import BaseModel
+from appliance.dispatch.models.identity import Company, User
+
+
+class LinkToken(BaseModel):
+    """A link's token is shown once (in the link) and stored only as its SHA-256 hash."""
+
+    kind = peewee.CharField(max_length=16)  # magic, invite, sign_in
+    token_hash = peewee.CharField(max_length=64, unique=True)
+    company = peewee.ForeignKeyField(Company, null=True, on_delete="CASCADE")
+    user = peewee.ForeignKeyField(User, null=True, on_delete="CASCADE")
+    role = peewee.CharField(max_length=16, null=True)
+    name = peewee.CharField(max_length=200, null=True)
+    email = peewee.CharField(max_length=320, null=True)
+    phone = peewee.CharField(max_length=40, null=True)
+    vehicle = peewee.CharField(max_length=120, null=True)
+    invited_by = peewee.ForeignKeyField(User, null=True, on_delete="SET NULL", backref="+")
+    created_at = UTCDateTimeField(default=now)
+    expires_at = UTCDateTimeField()
+    used_at = UTCDateTimeField(null=True)
+    revoked_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "link_token"
+
+
+class OutgoingMail(BaseModel):
+    to_address = peewee.CharField(max_length=320)
+    subject = peewee.CharField(max_length=300)
+    body = peewee.TextField()
+    status = peewee.CharField(max_length=16, default="queued")
+    attempts = peewee.IntegerField(default=0)
+    next_attempt_at = UTCDateTimeField(default=now)
+    lease_until = UTCDateTimeField(null=True)
+    last_error = peewee.CharField(max_length=500, null=True)
+    created_at = UTCDateTimeField(default=now)
+    sent_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "outgoing_mail"

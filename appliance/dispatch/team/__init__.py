@@ -1,0 +1,1 @@
+"""Members, invites and member login links."""

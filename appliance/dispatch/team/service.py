@@ -1,0 +1,215 @@
+"""Team rules: who may invite, change or hand a sign-in link to whom; a company always keeps an
+active owner; a role change or disable ends the member's sessions at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.db import locked, write_transaction
+from appliance.common.problems import Conflict, Forbidden, NotFound
+from appliance.dispatch.auth import links
+from appliance.dispatch.auth.guards import Caller
+from appliance.dispatch.auth.service import invite_link_url, normalise_email
+from appliance.dispatch.db import database
+from appliance.dispatch.models import AuthSession, Courier, LinkToken, Membership, User
+from appliance.dispatch.runtime import Runtime
+
+
+def member_body(membership: Membership, user: User) -> dict[str, Any]:
+    courier = Courier.get_or_none((Courier.company == membership.company_id) & (Courier.user == user.id))
+    return {
+        "userId": str(user.id),
+        "name": user.display_name,
+        "role": membership.role,
+        "status": membership.status,
+        "email": user.email,
+        "phone": user.phone,
+        "courierId": str(courier.id) if courier else None,
+        "vehicle": membership.vehicle or (courier.vehicle_label if courier else None),
+        "joinedAt": clock.iso(membership.joined_at),
+    }
+
+
+def invite_body(row: LinkToken) -> dict[str, Any]:
+    inviter = User.get_or_none(User.id == row.invited_by_id) if row.invited_by_id else None
+    return {
+        "id": str(row.id),
+        "role": row.role,
+        "name": row.name,
+        "expiresAt": clock.iso(row.expires_at),
+        "phone": row.phone,
+        "email": row.email,
+        "vehicle": row.vehicle,
+        "invitedBy": {"userId": str(inviter.id), "name": inviter.display_name} if inviter else None,
+        "createdAt": clock.iso(row.created_at),
+    }
+
+
+def _pending_invites(company_id: int):
+    return LinkToken.select().where(
+        (LinkToken.company == company_id)
+        & (LinkToken.kind == "invite")
+        & LinkToken.used_at.is_null()
+        & LinkToken.revoked_at.is_null()
+        & (LinkToken.expires_at > clock.now())
+    )
+
+
+def team(company_id: int) -> dict[str, Any]:
+    memberships = (
+        Membership.select(Membership, User)
+        .join(User)
+        .where(Membership.company == company_id)
+        .order_by(Membership.joined_at, Membership.id)
+    )
+    return {
+        "members": [member_body(m, m.user) for m in memberships],
+        "invites": [invite_body(row) for row in _pending_invites(company_id).order_by(LinkToken.id)],
+    }
+
+
+def _membership(company_id: int, user_id: int) -> Membership:
+    membership = Membership.get_or_none((Membership.company == company_id) & (Membership.user == user_id))
+    if membership is None:
+        raise NotFound("No such member.")
+    return membership
+
+
+def invite(rt: Runtime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+    if caller.role != "owner" and fields["role"] != "courier":
+        raise Forbidden("Only an owner can invite dispatchers and owners.")
+    mailer = rt.engines["mailer"]
+    email = normalise_email(fields["email"]) if fields.get("email") else None
+    with write_transaction(database):
+        token, row = links.issue(
+            "invite",
+            links.INVITE_LIFETIME,
+            company=caller.company_id,
+            role=fields["role"],
+            name=fields["name"],
+            email=email,
+            phone=fields.get("phone"),
+            vehicle=fields.get("vehicle"),
+            invited_by=caller.user.id,
+        )
+        link = invite_link_url(rt, token)
+        mail_id = None
+        if email:
+            mail_id = mailer.enqueue(
+                email,
+                f"{caller.company.name} invites you",
+                f"Hello {fields['name']},\n\n{caller.user.display_name} invites you to {caller.company.name} as "
+                f"{fields['role']}. Accept within 7 days:\n\n{link}\n",
+            )
+    emailed = mailer.deliver(mail_id) if mail_id is not None else False
+    return {"invite": invite_body(row), "link": link, "emailed": emailed}
+
+
+def revoke_invite(caller: Caller, invite_id: int) -> None:
+    with write_transaction(database):
+        row = _pending_invites(caller.company_id).where(LinkToken.id == invite_id).first()
+        if row is None or (caller.role != "owner" and row.role != "courier"):
+            raise NotFound("No such invite.")
+        LinkToken.update(revoked_at=clock.now()).where(LinkToken.id == row.id).execute()
+
+
+def _end_sessions(membership: Membership) -> None:
+    AuthSession.update(revoked_at=clock.now(), revoked_reason="membership_changed").where(
+        (AuthSession.user == membership.user_id)
+        & (AuthSession.company == membership.company_id)
+        & AuthSession.revoked_at.is_null()
+    ).execute()
+
+
+def change_member(caller: Caller, user_id: int, role: str | None, status: str | None) -> dict[str, Any]:
+    with write_transaction(database):
+        membership = locked(
+            Membership.select().where(
+                (Membership.company == caller.company_id) & (Membership.user == user_id)
+            )
+        ).first()
+        if membership is None:
+            raise NotFound("No such member.")
+        if caller.role != "owner":
+            # A dispatcher may only switch a courier on or off.
+            if membership.role != "courier" or (role is not None and role != "courier"):
+                raise Forbidden("A dispatcher can only enable or disable couriers.")
+        new_role = role if role is not None else membership.role
+        new_status = status if status is not None else membership.status
+        changed = new_role != membership.role or new_status != membership.status
+        if (
+            membership.role == "owner"
+            and membership.status == "active"
+            and (new_role != "owner" or new_status != "active")
+        ):
+            others = (
+                Membership.select()
+                .where(
+                    (Membership.company == caller.company_id)
+                    & (Membership.role == "owner")
+                    & (Membership.status == "active")
+                    & (Membership.id != membership.id)
+                )
+                .count()
+            )
+            if others == 0:
+                raise Conflict("The company must keep one active owner.")
+        if changed:
+            membership.role = new_role
+            membership.status = new_status
+            membership.session_epoch += 1
+            membership.save()
+            _end_sessions(membership)
+            if (
+                new_role == "courier"
+                and Courier.get_or_none((Courier.company == caller.company_id) & (Courier.user == user_id))
+                is None
+            ):
+                user = User.get_by_id(user_id)
+                Courier.create(
+                    company=caller.company_id,
+                    user=user_id,
+                    display_name=user.display_name,
+                    phone=user.phone,
+                    created_at=clock.now(),
+                )
+        return member_body(membership, User.get_by_id(user_id))
+
+
+def login_link(rt: Runtime, caller: Caller, user_id: int) -> dict[str, Any]:
+    with write_transaction(database):
+        membership = _membership(caller.company_id, user_id)
+        if membership.role == "owner":
+            raise Forbidden("Sign-in links are never issued for owners.")
+        if membership.role == "dispatcher" and caller.role != "owner":
+            raise Forbidden("Only an owner can issue a sign-in link for a dispatcher.")
+        user = User.get_by_id(user_id)
+        if user.password_hash or user.email_confirmed:
+            raise Conflict("This member can sign in already.", code="has_sign_in")
+        if (
+            Membership.select()
+            .where((Membership.user == user_id) & (Membership.company != caller.company_id))
+            .exists()
+        ):
+            raise Conflict("This member also belongs to another company.", code="other_company")
+        if membership.status != "active":
+            raise Conflict("This member is disabled.", code="disabled")
+        # A new link replaces the member's older unused ones.
+        LinkToken.update(revoked_at=clock.now()).where(
+            (LinkToken.kind == "sign_in")
+            & (LinkToken.user == user_id)
+            & (LinkToken.company == caller.company_id)
+            & LinkToken.used_at.is_null()
+            & LinkToken.revoked_at.is_null()
+        ).execute()
+        token, row = links.issue(
+            "sign_in",
+            links.LOGIN_LINK_LIFETIME,
+            company=caller.company_id,
+            user=user_id,
+            role=membership.role,
+            name=user.display_name,
+            invited_by=caller.user.id,
+        )
+    return {"link": invite_link_url(rt, token), "expiresAt": clock.iso(row.expires_at)}
