@@ -6,10 +6,12 @@ APPLIANCE_TEST_POSTGRES=postgresql://… to run the tests marked ``postgres`` ag
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +128,20 @@ def routed_data_dir(data_dir: Path, road_data: Path) -> Path:
     """The per-test data directory with the session's road data in place."""
     (data_dir / "routing").symlink_to(road_data, target_is_directory=True)
     return data_dir
+
+
+@contextlib.contextmanager
+def serving(wsgi_app, threads: int = 8) -> Iterator[str]:
+    """Serve ``wsgi_app`` with waitress on a free loopback port in a thread; stop it cleanly."""
+    from waitress import wasyncore
+    from waitress.server import create_server
+
+    server = create_server(wsgi_app, host="127.0.0.1", port=0, threads=threads)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=2)
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        thread.join(5)

@@ -15,6 +15,7 @@ from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from appliance.common.problems import TooManyRequests
+from appliance.common.webapp import ProblemRenderer, problem_response
 
 
 def public_limit[F: Callable[..., Any]](view: F) -> F:
@@ -22,7 +23,9 @@ def public_limit[F: Callable[..., Any]](view: F) -> F:
     return view
 
 
-def install(app: Flask, *, enabled: bool, limit: str, storage_uri: str) -> Limiter:
+def install(
+    app: Flask, *, enabled: bool, limit: str, storage_uri: str, render_problem: ProblemRenderer
+) -> Limiter:
     limiter = Limiter(
         get_remote_address,
         app=app,
@@ -37,8 +40,12 @@ def install(app: Flask, *, enabled: bool, limit: str, storage_uri: str) -> Limit
         ):
             app.view_functions[endpoint] = limiter.limit(limit)(view)  # type: ignore[assignment]
 
+    # flask-limiter keeps only a weak reference to its limiter: the app must hold it.
+    app.extensions["appliance_limiter"] = limiter
+
     @app.errorhandler(RateLimitExceeded)
     def _limited(error: RateLimitExceeded) -> Any:
-        raise TooManyRequests("Too many requests from this address; try again in a minute.")
+        problem = TooManyRequests("Too many requests from this address; try again in a minute.")
+        return problem_response(problem, render_problem)
 
     return limiter

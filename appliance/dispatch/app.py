@@ -89,6 +89,7 @@ def create_app(settings: Settings) -> Flask:
         enabled=settings.rate_limits_enabled,
         limit=settings.rate_limit_public,
         storage_uri=settings.rate_limit_storage,
+        render_problem=problems.render,
     )
 
     serve_openapi(

@@ -16,8 +16,13 @@ PASSWORD = "correct-horse-battery"
 
 @pytest.fixture
 def owner(dispatch_app):
-    return make_member(dispatch_app, make_company("Arev"), "owner", email="ani@example.am",
-                       password_hash=hash_password(PASSWORD))
+    return make_member(
+        dispatch_app,
+        make_company("Arev"),
+        "owner",
+        email="ani@example.am",
+        password_hash=hash_password(PASSWORD),
+    )
 
 
 def login(client, email="ani@example.am", password=PASSWORD):
@@ -35,7 +40,12 @@ def test_password_sign_in_returns_a_session_with_tokens(dispatch_client, owner) 
     assert body["user"]["courierId"] is None
     assert body["company"]["name"] == "Arev" and body["role"] == "owner"
     assert body["memberships"] == [
-        {"companyId": str(owner.membership.company_id), "companyName": "Arev", "role": "owner", "status": "active"}
+        {
+            "companyId": str(owner.membership.company_id),
+            "companyName": "Arev",
+            "role": "owner",
+            "status": "active",
+        }
     ]
 
 
@@ -43,12 +53,17 @@ def test_email_is_case_insensitive(dispatch_client, owner) -> None:
     assert login(dispatch_client, email="ANI@Example.am").status_code == 200
 
 
-@pytest.mark.parametrize(("email", "password"), [("ani@example.am", "wrong-password"), ("nobody@example.am", PASSWORD)])
+@pytest.mark.parametrize(
+    ("email", "password"), [("ani@example.am", "wrong-password"), ("nobody@example.am", PASSWORD)]
+)
 def test_wrong_credentials_are_401(dispatch_client, owner, email, password) -> None:
     assert login(dispatch_client, email, password).status_code == 401
 
 
-@pytest.mark.parametrize("body", [{"email": "ani@example.am", "password": "short"}, {"email": "not-an-email", "password": PASSWORD}, {}])
+@pytest.mark.parametrize(
+    "body",
+    [{"email": "ani@example.am", "password": "short"}, {"email": "not-an-email", "password": PASSWORD}, {}],
+)
 def test_malformed_sign_in_bodies_are_400(dispatch_client, body) -> None:
     assert dispatch_client.post("/auth/login", json=body).status_code == 400
 
@@ -75,21 +90,33 @@ def test_refresh_rotates_the_token_and_the_old_one_then_ends_the_family(dispatch
     reuse = dispatch_client.post("/auth/refresh", json={"refreshToken": first["refreshToken"]})
     assert reuse.status_code == 401
     # The whole family is revoked: the newest refresh and access tokens stop too.
-    assert dispatch_client.post("/auth/refresh", json={"refreshToken": rotated["refreshToken"]}).status_code == 401
-    assert dispatch_client.get("/me", headers={"Authorization": f"Bearer {rotated['accessToken']}"}).status_code == 401
+    assert (
+        dispatch_client.post("/auth/refresh", json={"refreshToken": rotated["refreshToken"]}).status_code
+        == 401
+    )
+    assert (
+        dispatch_client.get("/me", headers={"Authorization": f"Bearer {rotated['accessToken']}"}).status_code
+        == 401
+    )
 
 
 def test_an_unknown_or_expired_refresh_token_is_401(dispatch_app, dispatch_client, owner) -> None:
     assert dispatch_client.post("/auth/refresh", json={"refreshToken": "nope"}).status_code == 401
     tokens = login(dispatch_client).json
     clock.advance(timedelta(days=31))
-    assert dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code == 401
+    assert (
+        dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code
+        == 401
+    )
 
 
 def test_access_tokens_expire(dispatch_client, owner) -> None:
     tokens = login(dispatch_client).json
     clock.advance(timedelta(seconds=901))
-    assert dispatch_client.get("/me", headers={"Authorization": f"Bearer {tokens['accessToken']}"}).status_code == 401
+    assert (
+        dispatch_client.get("/me", headers={"Authorization": f"Bearer {tokens['accessToken']}"}).status_code
+        == 401
+    )
 
 
 def test_logout_revokes_the_session(dispatch_client, owner) -> None:
@@ -97,39 +124,57 @@ def test_logout_revokes_the_session(dispatch_client, owner) -> None:
     headers = {"Authorization": f"Bearer {tokens['accessToken']}"}
     assert dispatch_client.post("/auth/logout", headers=headers).status_code == 204
     assert dispatch_client.get("/me", headers=headers).status_code == 401
-    assert dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code == 401
+    assert (
+        dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code
+        == 401
+    )
     assert dispatch_client.post("/auth/logout").status_code == 401
 
 
-def test_switch_company_acts_in_the_other_company_and_sign_in_lands_there_next_time(dispatch_app, dispatch_client, owner) -> None:
+def test_switch_company_acts_in_the_other_company_and_sign_in_lands_there_next_time(
+    dispatch_app, dispatch_client, owner
+) -> None:
     other = make_company("Second")
     make_member(dispatch_app, other, "dispatcher", user=owner.user)
     tokens = login(dispatch_client).json
     response = dispatch_client.post(
-        "/auth/switch-company", json={"companyId": str(other.id), "refreshToken": tokens["refreshToken"]},
+        "/auth/switch-company",
+        json={"companyId": str(other.id), "refreshToken": tokens["refreshToken"]},
         headers={"Authorization": f"Bearer {tokens['accessToken']}"},
     )
     assert response.status_code == 200
     assert response.json["company"]["id"] == str(other.id) and response.json["role"] == "dispatcher"
-    assert dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code == 401
+    assert (
+        dispatch_client.post("/auth/refresh", json={"refreshToken": tokens["refreshToken"]}).status_code
+        == 401
+    )
     assert login(dispatch_client).json["company"]["id"] == str(other.id)
 
 
-def test_switching_into_a_company_without_an_active_membership_is_403(dispatch_app, dispatch_client, owner) -> None:
+def test_switching_into_a_company_without_an_active_membership_is_403(
+    dispatch_app, dispatch_client, owner
+) -> None:
     other = make_company("Second")
     disabled = make_member(dispatch_app, other, "dispatcher", user=owner.user)
     Membership.update(status="disabled").where(Membership.id == disabled.membership.id).execute()
     stranger = make_company("Third")
     for company in (other, stranger):
-        response = dispatch_client.post("/auth/switch-company", json={"companyId": str(company.id)}, headers=owner.headers)
+        response = dispatch_client.post(
+            "/auth/switch-company", json={"companyId": str(company.id)}, headers=owner.headers
+        )
         assert response.status_code == 403
 
 
-def test_signup_creates_company_owner_and_depot_and_emails_a_sign_in_link(dispatch_app, dispatch_client, data_dir) -> None:
+def test_signup_creates_company_owner_and_depot_and_emails_a_sign_in_link(
+    dispatch_app, dispatch_client, data_dir
+) -> None:
     response = dispatch_client.post(
         "/auth/signup",
-        json={"company": {"name": "Gazelle"}, "owner": {"name": "Aram", "email": "aram@example.am"},
-              "depot": {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}}},
+        json={
+            "company": {"name": "Gazelle"},
+            "owner": {"name": "Aram", "email": "aram@example.am"},
+            "depot": {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}},
+        },
     )
     assert response.status_code == 202
     assert response.json["company"]["name"] == "Gazelle" and response.json["emailSent"] is True
@@ -142,18 +187,27 @@ def test_signup_creates_company_owner_and_depot_and_emails_a_sign_in_link(dispat
     assert session.status_code == 200
     assert session.json["company"]["name"] == "Gazelle" and session.json["role"] == "owner"
     assert session.json["company"]["city"] == "Yerevan"
-    depots = dispatch_client.get("/company/depots", headers={"Authorization": f"Bearer {session.json['accessToken']}"}).json
+    depots = dispatch_client.get(
+        "/company/depots", headers={"Authorization": f"Bearer {session.json['accessToken']}"}
+    ).json
     assert depots["depots"][0]["isDefault"] is True
 
 
 @pytest.mark.parametrize(
     ("patch", "status"),
-    [({"depot": {"name": "Main", "address": "x", "point": {"lat": 48.85, "lon": 2.35}}}, 422),
-     ({"company": {"name": "G"}}, 400), ({"company": {"name": "G" * 121}}, 400), ({"owner": {"name": "A", "email": "bad"}}, 400)],
+    [
+        ({"depot": {"name": "Main", "address": "x", "point": {"lat": 48.85, "lon": 2.35}}}, 422),
+        ({"company": {"name": "G"}}, 400),
+        ({"company": {"name": "G" * 121}}, 400),
+        ({"owner": {"name": "A", "email": "bad"}}, 400),
+    ],
 )
 def test_bad_signups_are_refused(dispatch_client, patch, status) -> None:
-    body = {"company": {"name": "Gazelle"}, "owner": {"name": "Aram", "email": "aram@example.am"},
-            "depot": {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}}}
+    body = {
+        "company": {"name": "Gazelle"},
+        "owner": {"name": "Aram", "email": "aram@example.am"},
+        "depot": {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}},
+    }
     body.update(patch)
     assert dispatch_client.post("/auth/signup", json=body).status_code == status
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 
 import pytest
-from waitress.server import create_server
 
 from appliance.engine.client import EngineClient, EngineError
 from appliance.engine.models import Payout
-from tests.conftest import free_port
+from tests.conftest import free_port, serving
 from tests.engine.helpers import make_operator
 
 pytestmark = pytest.mark.server
@@ -40,18 +40,8 @@ class FailingFront:
 
 @pytest.fixture
 def served(engine_app) -> Iterator:
-    servers = []
-
-    def serve(front) -> str:
-        server = create_server(front, host="127.0.0.1", port=free_port(), threads=4)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.effective_port}"
-
-    yield serve
-    for server in servers:
-        server.close()
+    with contextlib.ExitStack() as stack:
+        yield lambda front: stack.enter_context(serving(front))
 
 
 def _client(engine_app, url: str) -> EngineClient:

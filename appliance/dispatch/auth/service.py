@@ -233,8 +233,8 @@ def signup(
         mail_id = mailer.enqueue(
             email,
             f"Welcome to {new_company.name}: sign in",
-            f"Hello {owner['name']},\n\n{new_company.name} is ready. Sign in within 15 minutes with this link:\n\n"
-            f"{login_link_url(rt, token)}\n\nThe link works once.\n",
+            f"Hello {owner['name']},\n\n{new_company.name} is ready. "
+            f"Sign in within 15 minutes with this link:\n\n{login_link_url(rt, token)}\n\nThe link works once.\n",
         )
     sent = mailer.deliver(mail_id)
     return {"company": {"id": str(new_company.id), "name": new_company.name}, "emailSent": sent}
@@ -251,8 +251,8 @@ def request_magic_link(rt: Runtime, email: str) -> None:
         mail_id = mailer.enqueue(
             user.email,
             "Your sign-in link",
-            f"Sign in within 15 minutes with this link:\n\n{login_link_url(rt, token)}\n\nThe link works once. "
-            "If you did not ask for it, ignore this email.\n",
+            f"Sign in within 15 minutes with this link:\n\n{login_link_url(rt, token)}\n\n"
+            "The link works once. If you did not ask for it, ignore this email.\n",
         )
     mailer.deliver(mail_id)
 

@@ -131,10 +131,11 @@ def change_member(caller: Caller, user_id: int, role: str | None, status: str | 
         ).first()
         if membership is None:
             raise NotFound("No such member.")
-        if caller.role != "owner":
-            # A dispatcher may only switch a courier on or off.
-            if membership.role != "courier" or (role is not None and role != "courier"):
-                raise Forbidden("A dispatcher can only enable or disable couriers.")
+        # A dispatcher may only switch a courier on or off.
+        if caller.role != "owner" and (
+            membership.role != "courier" or (role is not None and role != "courier")
+        ):
+            raise Forbidden("A dispatcher can only enable or disable couriers.")
         new_role = role if role is not None else membership.role
         new_status = status if status is not None else membership.status
         changed = new_role != membership.role or new_status != membership.status
