@@ -1,0 +1,1 @@
+"""The pages a person opens from an email: /login?token= and /invite/<token>."""

@@ -1,0 +1,117 @@
+"""company and operator commands, and the demo seed, through the real CLI."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from appliance.cli import cli
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_company_create_and_list_print_the_contracts_json(tmp_path: Path) -> None:
+    created = run(
+        "company",
+        "create",
+        "--data-dir",
+        str(tmp_path),
+        "--json",
+        "--name",
+        "Arev",
+        "--owner-email",
+        "Ani@Example.am",
+        "--owner-name",
+        "Ani",
+        "--depot-name",
+        "Main",
+        "--depot-address",
+        "Abovyan 1",
+        "--depot-lat",
+        "40.18",
+        "--depot-lon",
+        "44.51",
+    )
+    assert created.exit_code == 0, created.output
+    body = json.loads(created.stdout)
+    assert body == {
+        "company": {"id": "1", "name": "Arev"},
+        "owner": {"userId": "1", "email": "ani@example.am"},
+    }
+    listed = json.loads(run("company", "list", "--data-dir", str(tmp_path), "--json").stdout)
+    assert listed == {"companies": [{"id": "1", "name": "Arev", "plan": "start", "members": 1}]}
+
+
+def test_company_create_refuses_a_depot_outside_the_service_area(tmp_path: Path) -> None:
+    result = run(
+        "company",
+        "create",
+        "--data-dir",
+        str(tmp_path),
+        "--name",
+        "Far",
+        "--owner-email",
+        "b@x.am",
+        "--owner-name",
+        "B",
+        "--depot-name",
+        "M",
+        "--depot-address",
+        "A",
+        "--depot-lat",
+        "48",
+        "--depot-lon",
+        "2",
+    )
+    assert result.exit_code == 1
+    assert "service area" in result.output
+
+
+def test_operator_commands_show_a_secret_once_and_never_list_it(tmp_path: Path) -> None:
+    created = json.loads(
+        run("operator", "create", "op_alpha0001", "--data-dir", str(tmp_path), "--json").stdout
+    )
+    assert set(created) == {"operatorId", "secretId", "secret"} and len(created["secret"]) == 64
+    added = json.loads(
+        run("operator", "add-secret", "op_alpha0001", "--data-dir", str(tmp_path), "--json").stdout
+    )
+    listed = run("operator", "list", "--data-dir", str(tmp_path), "--json").stdout
+    assert created["secret"] not in listed and added["secret"] not in listed
+    assert json.loads(listed) == {
+        "operators": [{"operatorId": "op_alpha0001", "secretIds": [created["secretId"], added["secretId"]]}]
+    }
+    removed = json.loads(
+        run(
+            "operator",
+            "remove-secret",
+            "op_alpha0001",
+            created["secretId"],
+            "--data-dir",
+            str(tmp_path),
+            "--json",
+        ).stdout
+    )
+    assert removed == {"operatorId": "op_alpha0001", "secretIds": [added["secretId"]]}
+    assert (
+        run("operator", "remove-secret", "op_alpha0001", "sec_nope", "--data-dir", str(tmp_path)).exit_code
+        == 1
+    )
+    assert run("operator", "create", "op_alpha0001", "--data-dir", str(tmp_path)).exit_code == 1
+
+
+def test_the_demo_seed_is_idempotent(tmp_path: Path) -> None:
+    from appliance.cli.admin import migrate_all
+    from appliance.demo import prepare_demo
+    from appliance.settings import load_settings
+
+    settings = load_settings({"data_dir": str(tmp_path)}, environ={})
+    migrate_all(settings)
+    first = prepare_demo(settings)
+    second = prepare_demo(settings)
+    assert any("owner@demo.am" in line for line in first)
+    assert any("secret" in line for line in first)
+    assert any("exists" in line for line in second)
+    listed = json.loads(run("company", "list", "--data-dir", str(tmp_path), "--json").stdout)
+    assert [c["members"] for c in listed["companies"]] == [3]
