@@ -70,13 +70,15 @@ def logout():
 @endpoint(bp, "GET", "/me", guard=B, response=schemas.Session, tags=TAGS)
 def me():
     """The session of the caller (no tokens)."""
-    return service.session_body(current_caller().membership)
+    caller = current_caller()
+    return service.session_body(caller.membership, user=caller.user, company=caller.company)
 
 
 @endpoint(bp, "GET", "/auth/me", guard=B, response=schemas.Session, tags=TAGS)
 def auth_me():
     """Same as GET /me."""
-    return service.session_body(current_caller().membership)
+    caller = current_caller()
+    return service.session_body(caller.membership, user=caller.user, company=caller.company)
 
 
 @endpoint(

@@ -43,9 +43,15 @@ def normalise_email(email: str) -> str:
 # -- the Session body ----------------------------------------------------------------------------
 
 
-def session_body(membership: Membership, tokens: IssuedTokens | None = None) -> dict[str, Any]:
-    user: User = User.get_by_id(membership.user_id)
-    company: Company = Company.get_by_id(membership.company_id)
+def session_body(
+    membership: Membership,
+    tokens: IssuedTokens | None = None,
+    *,
+    user: User | None = None,
+    company: Company | None = None,
+) -> dict[str, Any]:
+    user = user or User.get_by_id(membership.user_id)
+    company = company or Company.get_by_id(membership.company_id)
     courier = Courier.get_or_none((Courier.company == company.id) & (Courier.user == user.id))
     memberships = (
         Membership.select(Membership, Company)
