@@ -192,14 +192,12 @@ def _month_start() -> datetime:
 
 
 def deliveries_since(company_id: int, since: datetime) -> int:
-    """Delivered orders since ``since`` (0 until the orders area exists)."""
-    try:
-        from appliance.dispatch.models import Order  # type: ignore[attr-defined]
-    except ImportError:
-        return 0
+    """Delivered orders since ``since``."""
+    from appliance.dispatch.models import Order
+
     return (
         Order.select()
-        .where((Order.company == company_id) & (Order.status == "delivered") & (Order.delivered_at >= since))
+        .where((Order.company == company_id) & (Order.status == "delivered") & (Order.finished_at >= since))
         .count()
     )
 

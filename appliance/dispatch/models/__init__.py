@@ -15,16 +15,36 @@ from appliance.dispatch.models.identity import (
     User,
 )
 from appliance.dispatch.models.links import LinkToken, OutgoingMail
+from appliance.dispatch.models.orders import (
+    Assignment,
+    Collection,
+    CourierLocation,
+    Order,
+    OrderEvent,
+    RealtimeEvent,
+    Settlement,
+    Shift,
+    StatusRequest,
+)
 
 __all__ = [
+    "Assignment",
     "AuthSession",
     "BaseModel",
+    "Collection",
     "Company",
     "Courier",
+    "CourierLocation",
     "Depot",
     "LinkToken",
     "Membership",
+    "Order",
+    "OrderEvent",
     "OutgoingMail",
+    "RealtimeEvent",
     "RefreshToken",
+    "Settlement",
+    "Shift",
+    "StatusRequest",
     "User",
 ]

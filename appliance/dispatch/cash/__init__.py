@@ -1,0 +1,1 @@
+"""Cash handover: settlements confirmed by dispatchers."""

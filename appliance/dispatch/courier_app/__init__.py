@@ -1,0 +1,1 @@
+"""The courier's app: GPS, shifts, own orders and their status, cash, earnings, history."""

@@ -1,0 +1,184 @@
+"""The courier app's endpoints (couriers only)."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from appliance.common.api import endpoint
+from appliance.common.problems import BadRequest, Forbidden
+from appliance.dispatch.auth.guards import C, current_caller
+from appliance.dispatch.courier_app import schemas, service
+from appliance.dispatch.couriers import schemas as courier_schemas
+from appliance.dispatch.couriers.service import courier_body, earnings, end_shift, start_shift, toggle_break
+from appliance.dispatch.db import database
+from appliance.dispatch.models import Courier
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("courier_app", __name__)
+TAGS = ["Courier app"]
+
+
+def me() -> Courier:
+    courier = current_caller().courier()
+    if courier is None:
+        raise Forbidden("No courier profile in this company.")
+    return courier
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/location",
+    guard=C,
+    body=schemas.LocationBatch,
+    status=202,
+    response=schemas.LocationAccepted,
+    validation_status=422,
+    tags=TAGS,
+)
+def post_location(body: schemas.LocationBatch):
+    """1..50 GPS points; resending a batch is safe (deduplicated by capturedAt)."""
+    return service.record_locations(me(), [p.model_dump() for p in body.points])
+
+
+@endpoint(bp, "GET", "/courier/location/current", guard=C, tags=TAGS)
+def current_location():
+    """The newest location received."""
+    from appliance.dispatch.couriers.service import latest_location, location_body
+
+    return {"location": location_body(latest_location(me().id))}
+
+
+@endpoint(bp, "GET", "/courier/me", guard=C, response=courier_schemas.CourierEnvelope, tags=TAGS)
+def get_me():
+    """Profile, current shift and latest location."""
+    return {"courier": courier_body(me())}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/courier/me",
+    guard=C,
+    body=schemas.SelfProfilePatch,
+    response=courier_schemas.CourierEnvelope,
+    tags=TAGS,
+)
+def patch_me(body: schemas.SelfProfilePatch):
+    """Edit the own profile (400 for no changes or an unknown language)."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    if not changes:
+        raise BadRequest("No changes.")
+    if "preferredLanguage" in changes and changes["preferredLanguage"] not in ("hy", "ru", "en"):
+        raise BadRequest(
+            "preferredLanguage must be hy, ru or en.",
+            errors=[{"field": "preferredLanguage", "message": "hy, ru or en"}],
+        )
+    for required in ("displayName", "preferredLanguage", "onboardingCompleted"):
+        if required in changes and changes[required] is None:
+            raise BadRequest(f"{required} cannot be null.")
+    columns = {
+        "displayName": "display_name",
+        "phone": "phone",
+        "vehicleLabel": "vehicle_label",
+        "photoUrl": "photo_url",
+        "preferredLanguage": "preferred_language",
+        "onboardingCompleted": "onboarding_completed",
+    }
+    courier = me()
+    with database.atomic():
+        for field, value in changes.items():
+            setattr(courier, columns[field], value)
+        courier.save()
+    return {"courier": courier_body(courier)}
+
+
+@endpoint(bp, "POST", "/courier/shift/start", guard=C, status=201, errors=(409,), tags=TAGS)
+def shift_start():
+    """Open a shift (409 when one is open); the courier goes online."""
+    return {"shift": start_shift(me())}
+
+
+@endpoint(bp, "POST", "/courier/shift/break", guard=C, errors=(409,), tags=TAGS)
+def shift_break():
+    """Toggle a break (409 when no shift is open)."""
+    return {"shift": toggle_break(me())}
+
+
+@endpoint(bp, "POST", "/courier/shift/end", guard=C, errors=(409,), tags=TAGS)
+def shift_end():
+    """End the open shift (409 when none); the courier goes offline."""
+    return {"shift": end_shift(me(), None)}
+
+
+@endpoint(bp, "GET", "/courier/orders", guard=C, tags=TAGS)
+def my_orders():
+    """The courier's orders in assigned, picked_up or arrived, in run order."""
+    return {"orders": service.my_orders(me())}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/orders/<int:order_id>/status",
+    guard=C,
+    body=schemas.CourierStatusChange,
+    errors=(404, 409, 422, 423),
+    tags=TAGS,
+)
+def change_status(order_id: int, body: schemas.CourierStatusChange):
+    """picked_up, arrived, delivered (with the code when required) or failed (with a reason)."""
+    return service.change_status(runtime(), me(), order_id, body.model_dump(exclude_none=True))
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/orders/<int:order_id>/otp/verify",
+    guard=C,
+    body=schemas.OtpVerify,
+    response=schemas.OtpResult,
+    errors=(404, 422, 423),
+    tags=TAGS,
+)
+def verify_otp(order_id: int, body: schemas.OtpVerify):
+    """Check a delivery code (shares the attempt budget with the delivered transition)."""
+    return service.verify_code(runtime(), me(), order_id, body.code)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/orders/<int:order_id>/proof/upload-url",
+    guard=C,
+    body=schemas.ProofUploadRequest,
+    errors=(404, 415, 503),
+    tags=TAGS,
+)
+def proof_upload_url(order_id: int, body: schemas.ProofUploadRequest):
+    """A presigned PUT for a proof photo; pass the key back as photoKey."""
+    return service.proof_upload_url(runtime(), me(), order_id, body.contentType)
+
+
+@endpoint(bp, "GET", "/courier/cash", guard=C, tags=TAGS)
+def cash():
+    """Outstanding amount, any open settlement and recent collections."""
+    return service.cash_summary(me())
+
+
+@endpoint(bp, "POST", "/courier/cash/settle", guard=C, status=201, errors=(400, 409), tags=TAGS)
+def settle():
+    """Hand over the outstanding cash (400 nothing outstanding, 409 one already awaits)."""
+    return {"settlement": service.settle(me())}
+
+
+@endpoint(bp, "GET", "/courier/earnings", guard=C, response=courier_schemas.EarningsOut, tags=TAGS)
+def my_earnings():
+    """Delivered counts and amounts today, this week and all time (Asia/Yerevan)."""
+    return earnings(me().id)
+
+
+@endpoint(bp, "GET", "/courier/history", guard=C, query=schemas.HistoryQuery, tags=TAGS)
+def my_history(query: schemas.HistoryQuery):
+    """Every delivered or failed attempt, newest first."""
+    return {"history": service.history(me(), query.limit)}

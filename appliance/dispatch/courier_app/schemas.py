@@ -1,0 +1,69 @@
+"""Courier app request shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from appliance.common.api import QuerySchema, Schema
+from appliance.dispatch.geo_types import Latitude, Longitude
+
+
+class LocationPoint(Schema):
+    lat: Latitude
+    lon: Longitude
+    capturedAt: datetime
+    accuracyM: Annotated[int, Field(ge=0, le=100000)] | None = None
+    source: Annotated[str, StringConstraints(max_length=40)] | None = None
+
+
+class LocationBatch(Schema):
+    points: Annotated[list[LocationPoint], Field(min_length=1, max_length=50)]
+
+
+class LocationAccepted(BaseModel):
+    accepted: int = Field(description="points stored (duplicates of (courier, capturedAt) are skipped)")
+    duplicates: int
+    current: dict | None
+
+
+class SelfProfilePatch(Schema):
+    displayName: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None
+    ) = None
+    phone: Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)] | None = None
+    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+    photoUrl: Annotated[str, StringConstraints(pattern=r"^https?://\S{1,1990}$")] | None = None
+    preferredLanguage: str | None = None
+    onboardingCompleted: bool | None = None
+
+
+class CourierStatusChange(Schema):
+    status: Literal["picked_up", "arrived", "delivered", "failed"]
+    failureReason: Literal["recipient_absent", "refused", "wrong_address", "other"] | None = None
+    recipientName: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    photoKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    otpCode: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None
+    otpVerified: bool | None = Field(default=None, description="deprecated and ignored")
+    collectedAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = None
+    notes: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=128)] | None = None
+
+
+class OtpVerify(Schema):
+    code: Annotated[str, StringConstraints(min_length=1, max_length=32)]
+
+
+class OtpResult(BaseModel):
+    required: bool
+    valid: bool
+
+
+class ProofUploadRequest(Schema):
+    contentType: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+class HistoryQuery(QuerySchema):
+    limit: Annotated[int, Field(ge=1, le=200)] = 50

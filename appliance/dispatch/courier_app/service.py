@@ -1,0 +1,389 @@
+"""Courier app rules: GPS batches, the courier's own orders and their status moves (with
+idempotency keys, delivery codes, proof and cash collection), cash handover and history."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import locked, write_transaction
+from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
+from appliance.common.problems import (
+    BadRequest,
+    Conflict,
+    Invalid,
+    Locked,
+    NotFound,
+    Unavailable,
+    UnsupportedMediaType,
+)
+from appliance.dispatch.couriers.service import latest_location, location_body, outstanding
+from appliance.dispatch.db import database
+from appliance.dispatch.events.store import record_event
+from appliance.dispatch.models import Collection, Courier, CourierLocation, Order, Settlement, StatusRequest
+from appliance.dispatch.orders import codes
+from appliance.dispatch.orders.service import order_body
+from appliance.dispatch.orders.state import transition
+from appliance.dispatch.runtime import Runtime
+
+ACTIVE = ("assigned", "picked_up", "arrived")
+
+
+def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Store a batch; a point already stored for (courier, capturedAt) is skipped, so resending a
+    batch is safe. The current location is the newest capturedAt ever received."""
+    received = clock.now()
+    rows = [
+        {
+            "courier": courier.id,
+            "lat": p["lat"],
+            "lon": p["lon"],
+            "captured_at": p["capturedAt"],
+            "accuracy_m": p.get("accuracyM"),
+            "source": p.get("source"),
+            "received_at": received,
+        }
+        for p in points
+    ]
+    with write_transaction(database):
+        before = CourierLocation.select().where(CourierLocation.courier == courier.id).count()
+        CourierLocation.insert_many(rows).on_conflict_ignore().execute()
+        after = CourierLocation.select().where(CourierLocation.courier == courier.id).count()
+        current = location_body(latest_location(courier.id))
+        stored = after - before
+        if stored:
+            record_event(
+                courier.company_id, "courier.location", {"courierId": str(courier.id), **(current or {})}
+            )
+    return {"accepted": stored, "duplicates": len(rows) - stored, "current": current}
+
+
+def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> Order:
+    query = Order.select().where(
+        (Order.id == order_id) & (Order.company == courier.company_id) & (Order.courier == courier.id)
+    )
+    order = (locked(query) if lock else query).first()
+    if order is None:
+        raise NotFound("No such order.")
+    return order
+
+
+def my_orders(courier: Courier) -> list[dict[str, Any]]:
+    rows = Order.select().where((Order.courier == courier.id) & Order.status.in_(ACTIVE))
+    return [order_body(o) for o in rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)]
+
+
+def _check_code(rt: Runtime, order: Order, code: str | None) -> bool:
+    """Spend one attempt of the shared budget; True when the code is right."""
+    if order.otp_attempts >= codes.MAX_ATTEMPTS:
+        raise Locked("Too many wrong delivery codes; the dispatcher must help.")
+    if code is not None and codes.matches(rt.master_key, order.public_id, order.otp_hash, code):
+        return True
+    Order.update(otp_attempts=Order.otp_attempts + 1).where(Order.id == order.id).execute()
+    return False
+
+
+def verify_code(rt: Runtime, courier: Courier, order_id: int, code: str) -> dict[str, Any]:
+    with write_transaction(database):
+        order = own_active_order(courier, order_id, lock=True)
+        if not order.otp_required:
+            return {"required": False, "valid": True}
+        valid = _check_code(rt, order, code)
+    if not valid:
+        raise Invalid("The delivery code is wrong.", errors=[{"field": "code", "message": "wrong code"}])
+    return {"required": True, "valid": True}
+
+
+def _request_hash(body: dict[str, Any], order_id: int) -> str:
+    canonical = json.dumps(
+        {"orderId": order_id, **{k: v for k, v in body.items() if k != "otpVerified"}},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, Any]) -> dict[str, Any]:
+    key = body.get("idempotencyKey")
+    digest = _request_hash(body, order_id)
+    if key:
+        settled = StatusRequest.get_or_none(
+            (StatusRequest.courier == courier.id) & (StatusRequest.key == key)
+        )
+        if settled is not None:
+            if settled.request_hash != digest:
+                raise Conflict("This idempotency key was used for another status change.")
+            return {**json.loads(settled.response), "replayed": True}
+    status = body["status"]
+    if status == "failed" and not body.get("failureReason"):
+        raise Invalid(
+            "failureReason is required to fail an order.",
+            errors=[{"field": "failureReason", "message": "required"}],
+        )
+    wrong_code = False
+    with write_transaction(database):
+        order = own_active_order(courier, order_id, lock=True)
+        if status == "delivered" and order.status in ("picked_up", "arrived") and order.otp_required:
+            if not body.get("otpCode"):
+                raise Invalid(
+                    "This order needs the delivery code.",
+                    errors=[{"field": "otpCode", "message": "required"}],
+                )
+            wrong_code = not _check_code(rt, order, body["otpCode"])
+        if not wrong_code:
+            response = _apply_status(rt, courier, order, body)
+            if key:
+                try:
+                    with database.atomic():
+                        StatusRequest.create(
+                            courier=courier.id,
+                            key=key,
+                            request_hash=digest,
+                            response=json.dumps(response),
+                            created_at=clock.now(),
+                        )
+                except peewee.IntegrityError:
+                    raise Conflict("This idempotency key is being used by another request.") from None
+    if wrong_code:
+        raise Invalid("The delivery code is wrong.", errors=[{"field": "otpCode", "message": "wrong code"}])
+    return response
+
+
+def _apply_status(rt: Runtime, courier: Courier, order: Order, body: dict[str, Any]) -> dict[str, Any]:
+    status = body["status"]
+    if status in ("delivered", "failed"):
+        photo_key = body.get("photoKey")
+        if photo_key is not None and not photo_key.startswith(f"{courier.company_id}/proofs/{order.id}/"):
+            raise Invalid(
+                "photoKey was not issued for this order.",
+                errors=[{"field": "photoKey", "message": "unknown"}],
+            )
+        order.proof_recipient_name = body.get("recipientName")
+        order.proof_photo_key = photo_key
+        order.proof_notes = body.get("notes")
+        order.proof_method = (
+            "code"
+            if order.otp_required and status == "delivered"
+            else ("photo" if photo_key else ("name" if body.get("recipientName") else None))
+        )
+    if status == "failed":
+        order.failure_reason = body["failureReason"]
+    collected = None
+    if status == "delivered" and order.is_cod:
+        collected = body.get("collectedAmountAmd")
+        if collected is None:
+            collected = order.cod_amount_amd
+        order.collected_amount_amd = collected
+    transition(
+        order,
+        status,
+        courier.user_id,
+        by="courier",
+        reason=body.get("failureReason"),
+        courierId=str(courier.id),
+        collectedAmountAmd=collected,
+    )
+    if collected:
+        Collection.create(
+            company=courier.company_id,
+            courier=courier.id,
+            order=order.id,
+            amount_amd=collected,
+            collected_at=clock.now(),
+        )
+    return {"order": order_body(order), "replayed": False}
+
+
+def proof_upload_url(rt: Runtime, courier: Courier, order_id: int, content_type: str) -> dict[str, Any]:
+    own_active_order(courier, order_id)
+    if content_type not in IMAGE_TYPES:
+        raise UnsupportedMediaType("Proof photos must be image/jpeg, image/png or image/webp.")
+    try:
+        upload = rt.engines["objects"].presign_put(
+            new_key(f"{courier.company_id}/proofs/{order_id}", content_type), content_type
+        )
+    except StorageUnavailable:
+        raise Unavailable("Object storage is unavailable.") from None
+    return {"key": upload.key, "url": upload.url, "expiresIn": upload.expires_in}
+
+
+# -- cash ----------------------------------------------------------------------------------------
+
+
+def settlement_body(row: Settlement) -> dict[str, Any]:
+    from appliance.dispatch.models import User
+
+    accepted = User.get_or_none(User.id == row.accepted_by_id) if row.accepted_by_id else None
+    collections = (
+        Collection.select(Collection, Order)
+        .join(Order)
+        .where(Collection.settlement == row.id)
+        .order_by(Collection.id)
+    )
+    return {
+        "id": str(row.id),
+        "courierId": str(row.courier_id),
+        "status": row.status,
+        "expectedAmd": row.expected_amd,
+        "receivedAmd": row.received_amd,
+        "shortfallAmd": row.shortfall_amd,
+        "note": row.note,
+        "acceptedByName": accepted.display_name if accepted else None,
+        "submittedAt": clock.iso(row.submitted_at),
+        "confirmedAt": clock.iso(row.confirmed_at),
+        "orders": [
+            {
+                "orderId": str(c.order.id),
+                "publicId": c.order.public_id,
+                "amountAmd": c.amount_amd,
+                "collectedAt": clock.iso(c.collected_at),
+            }
+            for c in collections
+        ],
+    }
+
+
+def cash_summary(courier: Courier) -> dict[str, Any]:
+    awaiting = Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted"))
+    recent = (
+        Collection.select(Collection, Order)
+        .join(Order)
+        .where(Collection.courier == courier.id)
+        .order_by(Collection.id.desc())
+        .limit(50)
+    )
+    return {
+        "outstandingAmd": outstanding(courier.id),
+        "openSettlement": settlement_body(awaiting) if awaiting else None,
+        "recentCollections": [
+            {
+                "orderId": str(c.order.id),
+                "publicId": c.order.public_id,
+                "amountAmd": c.amount_amd,
+                "collectedAt": clock.iso(c.collected_at),
+                "settled": c.settlement_id is not None,
+            }
+            for c in recent
+        ],
+    }
+
+
+def settle(courier: Courier) -> dict[str, Any]:
+    with write_transaction(database):
+        if Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted")):
+            raise Conflict("A handover already awaits confirmation.")
+        amount = outstanding(courier.id)
+        if amount <= 0:
+            raise BadRequest("Nothing to settle.")
+        try:
+            with database.atomic():
+                row = Settlement.create(
+                    company=courier.company_id,
+                    courier=courier.id,
+                    status="submitted",
+                    expected_amd=amount,
+                    submitted_at=clock.now(),
+                    awaiting=1,
+                )
+        except peewee.IntegrityError:
+            raise Conflict("A handover already awaits confirmation.") from None
+        Collection.update(settlement=row.id).where(
+            (Collection.courier == courier.id) & Collection.settlement.is_null()
+        ).execute()
+        record_event(
+            courier.company_id,
+            "cash.settlement_submitted",
+            {"settlementId": str(row.id), "courierId": str(courier.id), "expectedAmd": amount},
+        )
+        return settlement_body(row)
+
+
+def confirm(
+    company_id: int, settlement_id: int, actor_id: int, received: int | None, note: str | None
+) -> dict[str, Any]:
+    with write_transaction(database):
+        row = locked(
+            Settlement.select().where((Settlement.id == settlement_id) & (Settlement.company == company_id))
+        ).first()
+        if row is None:
+            raise NotFound("No such settlement.")
+        if row.status != "submitted":
+            raise Conflict("This settlement is not awaiting confirmation.")
+        received = row.expected_amd if received is None else received
+        if received > row.expected_amd:
+            raise Invalid(
+                "receivedAmd is more than the submitted amount.",
+                errors=[{"field": "receivedAmd", "message": "above the submitted amount"}],
+            )
+        if received < row.expected_amd and not (note or "").strip():
+            raise Invalid(
+                "A note is required when the handover is short.",
+                errors=[{"field": "note", "message": "required"}],
+            )
+        updated = (
+            Settlement.update(
+                status="confirmed",
+                received_amd=received,
+                shortfall_amd=row.expected_amd - received,
+                note=note,
+                confirmed_at=clock.now(),
+                accepted_by=actor_id,
+                awaiting=None,
+            )
+            .where((Settlement.id == row.id) & (Settlement.status == "submitted"))
+            .execute()
+        )
+        if updated != 1:
+            raise Conflict("This settlement is not awaiting confirmation.")
+        row = Settlement.get_by_id(row.id)
+        record_event(
+            company_id,
+            "cash.settlement_confirmed",
+            {
+                "settlementId": str(row.id),
+                "courierId": str(row.courier_id),
+                "receivedAmd": received,
+                "shortfallAmd": row.shortfall_amd,
+            },
+        )
+        return {"settlement": settlement_body(row), "courierOutstandingAmd": outstanding(row.courier_id)}
+
+
+def history(courier: Courier, limit: int) -> list[dict[str, Any]]:
+    """Every delivered or failed attempt of this courier, newest first, from the audit trail (so a
+    failed attempt stays in the history after the order is retried)."""
+    from appliance.dispatch.models import OrderEvent
+
+    rows = (
+        OrderEvent.select(OrderEvent, Order)
+        .join(Order)
+        .where(
+            (OrderEvent.company == courier.company_id)
+            & (OrderEvent.actor == courier.user_id)
+            & (OrderEvent.kind == "status_changed")
+            & OrderEvent.to_status.in_(("delivered", "failed"))
+        )
+        .order_by(OrderEvent.id.desc())
+        .limit(limit)
+    )
+    items = []
+    for event in rows:
+        data = json.loads(event.data)
+        items.append(
+            {
+                "orderId": str(event.order.id),
+                "publicId": event.order.public_id,
+                "status": event.to_status,
+                "at": clock.iso(event.created_at),
+                "attempt": data.get("attempt"),
+                "failureReason": data.get("reason"),
+                "amountAmd": event.order.amount_amd,
+                "collectedAmountAmd": data.get("collectedAmountAmd"),
+                "addressLabelHy": event.order.address_hy,
+            }
+        )
+    return items

@@ -1,0 +1,1 @@
+"""Couriers: profiles, shifts, locations, earnings (dispatcher side and shared helpers)."""

@@ -1,0 +1,103 @@
+"""Couriers (dispatcher side)."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from appliance.common.api import endpoint
+from appliance.common.problems import BadRequest
+from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.couriers import schemas, service
+
+bp = Blueprint("couriers", __name__)
+TAGS = ["Couriers"]
+
+
+@endpoint(bp, "GET", "/couriers", guard=D, response=schemas.CourierList, tags=TAGS)
+def list_couriers():
+    """Couriers with latest location, open shift, last shift and outstanding cash."""
+    return {"couriers": service.list_couriers(current_caller().company_id)}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/couriers",
+    guard=D,
+    body=schemas.CourierCreate,
+    status=201,
+    response=schemas.CourierEnvelope,
+    errors=(409,),
+    tags=TAGS,
+)
+def create_courier(body: schemas.CourierCreate):
+    """Create a courier account (409 when the email already has an account: invite it instead)."""
+    return {"courier": service.create_courier(current_caller().company_id, body.model_dump())}
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/couriers/<int:courier_id>",
+    guard=D,
+    response=schemas.CourierEnvelope,
+    errors=(404,),
+    tags=TAGS,
+)
+def get_courier(courier_id: int):
+    """Profile and latest location."""
+    courier = service.own_courier(current_caller().company_id, courier_id)
+    return {"courier": service.courier_body(courier, detailed=True)}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/couriers/<int:courier_id>",
+    guard=D,
+    body=schemas.CourierPatch,
+    response=schemas.CourierEnvelope,
+    errors=(404,),
+    tags=TAGS,
+)
+def patch_courier(courier_id: int, body: schemas.CourierPatch):
+    """Edit displayName, phone, vehicleLabel or active."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    for required in ("displayName", "active"):
+        if required in changes and changes[required] is None:
+            raise BadRequest(
+                f"{required} cannot be null.", errors=[{"field": required, "message": "must not be null"}]
+            )
+    return {"courier": service.update_courier(current_caller().company_id, courier_id, changes)}
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/couriers/<int:courier_id>/earnings",
+    guard=D,
+    response=schemas.EarningsOut,
+    errors=(404,),
+    tags=TAGS,
+)
+def courier_earnings(courier_id: int):
+    """Delivered counts and amounts today, this week and all time (Asia/Yerevan)."""
+    courier = service.own_courier(current_caller().company_id, courier_id)
+    return service.earnings(courier.id)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/couriers/<int:courier_id>/shift/end",
+    guard=D,
+    response=schemas.CourierEnvelope,
+    errors=(404, 409),
+    tags=TAGS,
+)
+def end_courier_shift(courier_id: int):
+    """End a courier's open shift, recording who ended it."""
+    caller = current_caller()
+    courier = service.own_courier(caller.company_id, courier_id)
+    service.end_shift(courier, caller.user.id)
+    return {"courier": service.courier_body(courier)}

@@ -1,0 +1,86 @@
+"""Courier shapes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, EmailStr, StringConstraints
+
+from appliance.common.api import Schema
+
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+
+
+class LocationOut(BaseModel):
+    lat: float
+    lon: float
+    capturedAt: str
+    accuracyM: int | None
+    source: str | None
+
+
+class ShiftOut(BaseModel):
+    id: str
+    status: Literal["active", "on_break", "ended"]
+    startedAt: str
+    endedAt: str | None
+    endedByName: str | None
+
+
+class CourierOut(BaseModel):
+    id: str
+    userId: str | None
+    displayName: str
+    email: str | None
+    phone: str | None
+    vehicleLabel: str | None
+    photoUrl: str | None
+    preferredLanguage: Literal["hy", "ru", "en"]
+    onboardingCompleted: bool
+    active: bool
+    online: bool
+    location: LocationOut | None
+    shift: ShiftOut | None
+    lastShift: ShiftOut | None
+    outstandingCashAmd: int
+    createdAt: str
+    openOrders: int | None = None
+
+
+class CourierEnvelope(BaseModel):
+    courier: CourierOut
+
+
+class CourierList(BaseModel):
+    couriers: list[CourierOut]
+
+
+class CourierCreate(Schema):
+    email: EmailStr
+    password: Annotated[str, StringConstraints(min_length=8, max_length=200)]
+    displayName: Text200
+    phone: Phone | None = None
+    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+
+
+class CourierPatch(Schema):
+    displayName: Text200 | None = None
+    phone: Phone | None = None
+    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+    active: bool | None = None
+
+
+class EarningsWindow(BaseModel):
+    delivered: int
+    amountAmd: int
+    collectedAmd: int
+
+
+class EarningsOut(BaseModel):
+    today: EarningsWindow
+    week: EarningsWindow
+    allTime: EarningsWindow
+    dayStart: str
+    weekStart: str
+    timeZone: Literal["Asia/Yerevan"]

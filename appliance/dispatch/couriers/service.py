@@ -1,0 +1,286 @@
+"""Courier rules shared by the dispatcher's and the courier's endpoints."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.passwords import hash_password
+from appliance.common.problems import Conflict, NotFound
+from appliance.dispatch.db import database
+from appliance.dispatch.events.store import record_event
+from appliance.dispatch.models import (
+    Collection,
+    Courier,
+    CourierLocation,
+    Membership,
+    Order,
+    Settlement,
+    Shift,
+    User,
+)
+
+
+def own_courier(company_id: int, courier_id: int) -> Courier:
+    courier = Courier.get_or_none((Courier.id == courier_id) & (Courier.company == company_id))
+    if courier is None:
+        raise NotFound("No such courier.")
+    return courier
+
+
+# -- locations and shifts --------------------------------------------------------------------------
+
+
+def latest_location(courier_id: int) -> CourierLocation | None:
+    return (
+        CourierLocation.select()
+        .where(CourierLocation.courier == courier_id)
+        .order_by(CourierLocation.captured_at.desc())
+        .first()
+    )
+
+
+def location_body(row: CourierLocation | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "lat": row.lat,
+        "lon": row.lon,
+        "capturedAt": clock.iso(row.captured_at),
+        "accuracyM": row.accuracy_m,
+        "source": row.source,
+    }
+
+
+def open_shift(courier_id: int) -> Shift | None:
+    return Shift.get_or_none((Shift.courier == courier_id) & (Shift.open_flag == 1))
+
+
+def shift_body(shift: Shift | None) -> dict[str, Any] | None:
+    if shift is None:
+        return None
+    ended_by = User.get_or_none(User.id == shift.ended_by_id) if shift.ended_by_id else None
+    return {
+        "id": str(shift.id),
+        "status": "ended" if shift.ended_at else ("on_break" if shift.on_break else "active"),
+        "startedAt": clock.iso(shift.started_at),
+        "endedAt": clock.iso(shift.ended_at),
+        "endedByName": ended_by.display_name if ended_by else None,
+    }
+
+
+def last_shift(courier_id: int) -> Shift | None:
+    return (
+        Shift.select()
+        .where((Shift.courier == courier_id) & Shift.ended_at.is_null(False))
+        .order_by(Shift.ended_at.desc())
+        .first()
+    )
+
+
+def start_shift(courier: Courier) -> dict[str, Any]:
+    with write_transaction(database):
+        if open_shift(courier.id) is not None:
+            raise Conflict("A shift is already open.")
+        try:
+            with database.atomic():
+                shift = Shift.create(courier=courier.id, started_at=clock.now(), open_flag=1)
+        except peewee.IntegrityError:
+            raise Conflict("A shift is already open.") from None
+        Courier.update(online=True).where(Courier.id == courier.id).execute()
+        record_event(
+            courier.company_id,
+            "courier.shift_started",
+            {"courierId": str(courier.id), "shiftId": str(shift.id)},
+        )
+        return shift_body(shift) or {}
+
+
+def toggle_break(courier: Courier) -> dict[str, Any]:
+    with write_transaction(database):
+        shift = open_shift(courier.id)
+        if shift is None:
+            raise Conflict("No shift is open.")
+        shift.on_break = not shift.on_break
+        shift.save()
+        kind = "courier.break_started" if shift.on_break else "courier.break_ended"
+        record_event(courier.company_id, kind, {"courierId": str(courier.id), "shiftId": str(shift.id)})
+        return shift_body(shift) or {}
+
+
+def end_shift(courier: Courier, ended_by: int | None) -> dict[str, Any]:
+    with write_transaction(database):
+        shift = open_shift(courier.id)
+        if shift is None:
+            raise Conflict("No shift is open.")
+        shift.ended_at = clock.now()  # type: ignore[assignment]
+        shift.on_break = False
+        shift.open_flag = None
+        shift.ended_by = ended_by
+        shift.save()
+        Courier.update(online=False).where(Courier.id == courier.id).execute()
+        record_event(
+            courier.company_id,
+            "courier.shift_ended",
+            {
+                "courierId": str(courier.id),
+                "shiftId": str(shift.id),
+                "endedBy": str(ended_by) if ended_by else None,
+            },
+        )
+        return shift_body(shift) or {}
+
+
+# -- cash ----------------------------------------------------------------------------------------
+
+
+def carried_shortfall(courier_id: int) -> int:
+    latest = (
+        Settlement.select()
+        .where((Settlement.courier == courier_id) & (Settlement.status == "confirmed"))
+        .order_by(Settlement.confirmed_at.desc(), Settlement.id.desc())
+        .first()
+    )
+    return latest.shortfall_amd or 0 if latest else 0
+
+
+def unsettled_total(courier_id: int) -> int:
+    total = (
+        Collection.select(peewee.fn.COALESCE(peewee.fn.SUM(Collection.amount_amd), 0))
+        .where((Collection.courier == courier_id) & Collection.settlement.is_null())
+        .scalar()
+    )
+    return int(total or 0)
+
+
+def outstanding(courier_id: int) -> int:
+    """Cash the courier holds for the company: unsettled collections plus a carried shortfall.
+    While a settlement awaits confirmation, its amount is still outstanding."""
+    awaiting = Settlement.get_or_none((Settlement.courier == courier_id) & (Settlement.status == "submitted"))
+    if awaiting is not None:
+        return awaiting.expected_amd + unsettled_total(courier_id)
+    return unsettled_total(courier_id) + carried_shortfall(courier_id)
+
+
+# -- earnings and history --------------------------------------------------------------------------
+
+
+def _day_start(moment: datetime) -> datetime:
+    local = moment.astimezone(clock.YEREVAN)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def earnings(courier_id: int) -> dict[str, Any]:
+    today = _day_start(clock.now())
+    week = today - timedelta(days=today.weekday())  # Monday, Asia/Yerevan
+
+    def window(since: datetime | None) -> dict[str, int]:
+        query = Order.select().where((Order.last_courier == courier_id) & (Order.status == "delivered"))
+        if since is not None:
+            query = query.where(Order.finished_at >= since)
+        rows = list(query.select(Order.amount_amd, Order.collected_amount_amd))
+        return {
+            "delivered": len(rows),
+            "amountAmd": sum(r.amount_amd for r in rows),
+            "collectedAmd": sum(r.collected_amount_amd or 0 for r in rows),
+        }
+
+    return {
+        "today": window(today),
+        "week": window(week),
+        "allTime": window(None),
+        "dayStart": clock.iso(today),
+        "weekStart": clock.iso(week),
+        "timeZone": "Asia/Yerevan",
+    }
+
+
+# -- profiles ------------------------------------------------------------------------------------
+
+
+def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
+    user = User.get_or_none(User.id == courier.user_id) if courier.user_id else None
+    body: dict[str, Any] = {
+        "id": str(courier.id),
+        "userId": str(courier.user_id) if courier.user_id else None,
+        "displayName": courier.display_name,
+        "email": user.email if user else None,
+        "phone": courier.phone,
+        "vehicleLabel": courier.vehicle_label,
+        "photoUrl": courier.photo_url,
+        "preferredLanguage": courier.preferred_language,
+        "onboardingCompleted": courier.onboarding_completed,
+        "active": courier.active,
+        "online": courier.online,
+        "location": location_body(latest_location(courier.id)),
+        "shift": shift_body(open_shift(courier.id)),
+        "lastShift": shift_body(last_shift(courier.id)),
+        "outstandingCashAmd": outstanding(courier.id),
+        "createdAt": clock.iso(courier.created_at),
+    }
+    if detailed:
+        body["openOrders"] = (
+            Order.select()
+            .where((Order.courier == courier.id) & Order.status.in_(("assigned", "picked_up", "arrived")))
+            .count()
+        )
+    return body
+
+
+def list_couriers(company_id: int) -> list[dict[str, Any]]:
+    return [
+        courier_body(c) for c in Courier.select().where(Courier.company == company_id).order_by(Courier.id)
+    ]
+
+
+def create_courier(company_id: int, fields: dict[str, Any]) -> dict[str, Any]:
+    email = fields["email"].strip().lower()
+    with write_transaction(database):
+        if User.get_or_none(User.email == email) is not None:
+            raise Conflict("An account with this email exists already; invite it instead.")
+        moment = clock.now()
+        user = User.create(
+            email=email,
+            display_name=fields["displayName"],
+            phone=fields.get("phone"),
+            password_hash=hash_password(fields["password"]),
+            created_at=moment,
+            last_company=company_id,
+        )
+        Membership.create(
+            user=user,
+            company=company_id,
+            role="courier",
+            vehicle=fields.get("vehicleLabel"),
+            joined_at=moment,
+        )
+        courier = Courier.create(
+            company=company_id,
+            user=user,
+            display_name=fields["displayName"],
+            phone=fields.get("phone"),
+            vehicle_label=fields.get("vehicleLabel"),
+            created_at=moment,
+        )
+        return courier_body(courier)
+
+
+def update_courier(company_id: int, courier_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    columns = {
+        "displayName": "display_name",
+        "phone": "phone",
+        "vehicleLabel": "vehicle_label",
+        "active": "active",
+    }
+    with write_transaction(database):
+        courier = own_courier(company_id, courier_id)
+        for field, column in columns.items():
+            if field in changes:
+                setattr(courier, column, changes[field])
+        courier.save()
+        record_event(company_id, "courier.updated", {"courierId": str(courier.id), "active": courier.active})
+        return courier_body(courier)

@@ -1,0 +1,171 @@
+"""Orders and the daily work around them: audit trail, assignments, realtime events, shifts,
+locations, courier status idempotency, cash collections and settlements.
+
+Tables are created by migrations/dispatch/0003_orders.py; order_event and realtime_event are
+append-only in the database itself.
+"""
+
+from __future__ import annotations
+
+import peewee
+
+from appliance.common.clock import now
+from appliance.common.db import UTCDateTimeField
+from appliance.dispatch.models.base import BaseModel
+from appliance.dispatch.models.identity import Company, Courier, User
+
+
+class Settlement(BaseModel):
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    status = peewee.CharField(max_length=16)
+    expected_amd = peewee.BigIntegerField()
+    received_amd = peewee.BigIntegerField(null=True)
+    shortfall_amd = peewee.BigIntegerField(null=True)
+    note = peewee.CharField(max_length=1000, null=True)
+    submitted_at = UTCDateTimeField()
+    confirmed_at = UTCDateTimeField(null=True)
+    accepted_by = peewee.ForeignKeyField(User, null=True, on_delete="SET NULL")
+    # One awaiting settlement per courier: the column is 1 while submitted, NULL after.
+    awaiting = peewee.IntegerField(null=True)
+
+    class Meta:
+        table_name = "settlement"
+        indexes = ((("courier", "awaiting"), True),)
+
+
+class Order(BaseModel):
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    public_id = peewee.CharField(max_length=16, unique=True)
+    status = peewee.CharField(max_length=16)
+    recipient_name = peewee.CharField(max_length=200)
+    recipient_phone = peewee.CharField(max_length=40)
+    amount_amd = peewee.BigIntegerField(default=0)
+    otp_required = peewee.BooleanField(default=False)
+    otp_hash = peewee.CharField(max_length=64, null=True)
+    otp_cipher = peewee.BlobField(null=True)
+    otp_attempts = peewee.IntegerField(default=0)
+    is_cod = peewee.BooleanField(default=False)
+    cod_amount_amd = peewee.BigIntegerField(default=0)
+    weight_kg = peewee.DoubleField(null=True)
+    window_start = UTCDateTimeField(null=True)
+    window_end = UTCDateTimeField(null=True)
+    address_hy = peewee.CharField(max_length=500)
+    address_en = peewee.CharField(max_length=500, null=True)
+    address_ru = peewee.CharField(max_length=500, null=True)
+    lat = peewee.DoubleField()
+    lon = peewee.DoubleField()
+    courier = peewee.ForeignKeyField(Courier, null=True, on_delete="SET NULL")
+    sequence = peewee.IntegerField(null=True)
+    attempt = peewee.IntegerField(default=1)
+    failure_reason = peewee.CharField(max_length=32, null=True)
+    proof_recipient_name = peewee.CharField(max_length=200, null=True)
+    proof_photo_key = peewee.CharField(max_length=500, null=True)
+    proof_notes = peewee.CharField(max_length=1000, null=True)
+    proof_method = peewee.CharField(max_length=8, null=True)
+    collected_amount_amd = peewee.BigIntegerField(null=True)
+    last_courier = peewee.ForeignKeyField(Courier, null=True, on_delete="SET NULL", backref="+")
+    created_at = UTCDateTimeField(default=now)
+    updated_at = UTCDateTimeField()
+    finished_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "order"
+        indexes = (
+            (("company", "created_at"), False),
+            (("company", "status"), False),
+            (("company", "finished_at"), False),
+            (("company", "window_start"), False),
+            (("courier", "status"), False),
+        )
+
+
+class OrderEvent(BaseModel):
+    order = peewee.ForeignKeyField(Order, on_delete="RESTRICT")
+    company = peewee.ForeignKeyField(Company, on_delete="RESTRICT")
+    kind = peewee.CharField(max_length=32)
+    from_status = peewee.CharField(max_length=16, null=True)
+    to_status = peewee.CharField(max_length=16, null=True)
+    actor = peewee.ForeignKeyField(User, null=True, on_delete="RESTRICT")
+    data = peewee.TextField(default="{}")
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "order_event"
+
+
+class Assignment(BaseModel):
+    order = peewee.ForeignKeyField(Order, on_delete="CASCADE")
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    sequence = peewee.IntegerField(null=True)
+    status = peewee.CharField(max_length=16)
+    created_at = UTCDateTimeField(default=now)
+    cancelled_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "assignment"
+        indexes = ((("order", "status"), False), (("courier", "status"), False))
+
+
+class RealtimeEvent(BaseModel):
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    kind = peewee.CharField(max_length=48)
+    payload = peewee.TextField()
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "realtime_event"
+        indexes = ((("company", "id"), False),)
+
+
+class Shift(BaseModel):
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    started_at = UTCDateTimeField()
+    ended_at = UTCDateTimeField(null=True)
+    on_break = peewee.BooleanField(default=False)
+    ended_by = peewee.ForeignKeyField(User, null=True, on_delete="SET NULL")
+    # 1 while the shift is open, NULL once ended: one open shift per courier.
+    open_flag = peewee.IntegerField(null=True)
+
+    class Meta:
+        table_name = "shift"
+        indexes = ((("courier", "open_flag"), True), (("courier", "started_at"), False))
+
+
+class CourierLocation(BaseModel):
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    lat = peewee.DoubleField()
+    lon = peewee.DoubleField()
+    captured_at = UTCDateTimeField()
+    accuracy_m = peewee.IntegerField(null=True)
+    source = peewee.CharField(max_length=40, null=True)
+    received_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "courier_location"
+        indexes = ((("courier", "captured_at"), True),)
+
+
+class StatusRequest(BaseModel):
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    key = peewee.CharField(max_length=128)
+    request_hash = peewee.CharField(max_length=64)
+    response = peewee.TextField()
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "status_request"
+        indexes = ((("courier", "key"), True),)
+
+
+class Collection(BaseModel):
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    courier = peewee.ForeignKeyField(Courier, on_delete="CASCADE")
+    order = peewee.ForeignKeyField(Order, on_delete="CASCADE")
+    amount_amd = peewee.BigIntegerField()
+    collected_at = UTCDateTimeField()
+    settlement = peewee.ForeignKeyField(Settlement, null=True, on_delete="SET NULL")
+
+    class Meta:
+        table_name = "collection"
+        indexes = ((("courier", "settlement"), False),)

@@ -1,0 +1,1 @@
+"""Orders: creation, editing, listing by working day, assignment and the state machine."""

@@ -1,0 +1,366 @@
+"""Order rules: pin-first drafts, edits while draft or ready, listing by Asia/Yerevan working day,
+assignment (one order or a whole plan, atomically) and dispatcher status moves."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import locked, write_transaction
+from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
+from appliance.dispatch.db import database
+from appliance.dispatch.events.store import record_event
+from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
+from appliance.dispatch.orders import codes
+from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
+
+PUBLIC_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
+DEFAULT_LIMIT_WITHOUT_DATE = 200
+DEFAULT_LIMIT_WITH_DATE = 1000
+
+
+def new_public_id() -> str:
+    return "".join(secrets.choice(PUBLIC_ALPHABET) for _ in range(10))
+
+
+def order_body(order: Order, courier_names: dict[int, str] | None = None) -> dict[str, Any]:
+    proof = None
+    if order.status in {"delivered", "failed"}:
+        proof = {
+            "recipientName": order.proof_recipient_name,
+            "hasPhoto": bool(order.proof_photo_key),
+            "notes": order.proof_notes,
+            "method": order.proof_method,
+        }
+    body: dict[str, Any] = {
+        "id": str(order.id),
+        "publicId": order.public_id,
+        "status": order.status,
+        "recipientName": order.recipient_name,
+        "recipientPhone": order.recipient_phone,
+        "amountAmd": order.amount_amd,
+        "otpRequired": order.otp_required,
+        "isCod": order.is_cod,
+        "codAmountAmd": order.cod_amount_amd,
+        "weightKg": order.weight_kg,
+        "deliveryWindowStart": clock.iso(order.window_start),
+        "deliveryWindowEnd": clock.iso(order.window_end),
+        "addressLabelHy": order.address_hy,
+        "addressLabelEn": order.address_en,
+        "addressLabelRu": order.address_ru,
+        "pin": {"lat": order.lat, "lon": order.lon},
+        "courierId": str(order.courier_id) if order.courier_id else None,
+        "sequence": order.sequence,
+        "attempt": order.attempt,
+        "failureReason": order.failure_reason,
+        "proof": proof,
+        "collectedAmountAmd": order.collected_amount_amd,
+        "createdAt": clock.iso(order.created_at),
+        "updatedAt": clock.iso(order.updated_at),
+        "finishedAt": clock.iso(order.finished_at),
+    }
+    if order.status in {"delivered", "failed"} and order.last_courier_id:
+        names = courier_names or {}
+        name = names.get(order.last_courier_id)
+        if name is None:
+            courier = Courier.get_or_none(Courier.id == order.last_courier_id)
+            name = courier.display_name if courier else ""
+        body["lastAttempt"] = {
+            "courierId": str(order.last_courier_id),
+            "courierName": name,
+            "collectedAmountAmd": order.collected_amount_amd,
+        }
+    return body
+
+
+def own_order(company_id: int, order_id: int, *, lock: bool = False) -> Order:
+    query = Order.select().where((Order.id == order_id) & (Order.company == company_id))
+    order = (locked(query) if lock else query).first()
+    if order is None:
+        raise NotFound("No such order.")
+    return order
+
+
+def _check_window(start: datetime | None, end: datetime | None) -> None:
+    if start is not None and end is not None and end <= start:
+        raise Invalid(
+            "deliveryWindowEnd must be after deliveryWindowStart.",
+            errors=[{"field": "deliveryWindowEnd", "message": "must be after the start"}],
+        )
+
+
+def _set_code(order: Order, master_key: bytes) -> None:
+    code = codes.new_code()
+    order.otp_hash = codes.code_hash(master_key, order.public_id, code)
+    order.otp_cipher = codes.encrypt_code(master_key, order.public_id, code)
+    order.otp_attempts = 0
+
+
+def create_order(company_id: int, actor_id: int, fields: dict[str, Any], master_key: bytes) -> dict[str, Any]:
+    _check_window(fields.get("deliveryWindowStart"), fields.get("deliveryWindowEnd"))
+    cod_amount = fields.get("codAmountAmd")
+    if cod_amount is None:
+        cod_amount = fields.get("amountAmd", 0) if fields.get("isCod") else 0
+    with write_transaction(database):
+        moment = clock.now()
+        order = Order(
+            company=company_id,
+            public_id=new_public_id(),
+            status="draft",
+            recipient_name=fields["recipientName"],
+            recipient_phone=fields["recipientPhone"],
+            amount_amd=fields.get("amountAmd", 0),
+            otp_required=fields.get("otpRequired", False),
+            is_cod=fields.get("isCod", False),
+            cod_amount_amd=cod_amount,
+            weight_kg=fields.get("weightKg"),
+            window_start=fields.get("deliveryWindowStart"),
+            window_end=fields.get("deliveryWindowEnd"),
+            address_hy=fields["addressLabelHy"],
+            address_en=fields.get("addressLabelEn"),
+            address_ru=fields.get("addressLabelRu"),
+            lat=fields["pin"]["lat"],
+            lon=fields["pin"]["lon"],
+            created_at=moment,
+            updated_at=moment,
+        )
+        if order.otp_required:
+            _set_code(order, master_key)
+        order.save()
+        audit(order, "created", actor_id, to_status="draft")
+        record_event(company_id, "order.created", order_payload(order))
+        return order_body(order)
+
+
+_EDITABLE = {
+    "recipientName": "recipient_name",
+    "recipientPhone": "recipient_phone",
+    "amountAmd": "amount_amd",
+    "isCod": "is_cod",
+    "codAmountAmd": "cod_amount_amd",
+    "weightKg": "weight_kg",
+    "deliveryWindowStart": "window_start",
+    "deliveryWindowEnd": "window_end",
+    "addressLabelHy": "address_hy",
+    "addressLabelEn": "address_en",
+    "addressLabelRu": "address_ru",
+}
+_REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
+
+
+def update_order(
+    company_id: int, order_id: int, actor_id: int, changes: dict[str, Any], master_key: bytes
+) -> dict[str, Any]:
+    for field in _REQUIRED:
+        if field in changes and changes[field] is None:
+            raise BadRequest(
+                f"{field} cannot be null.", errors=[{"field": field, "message": "must not be null"}]
+            )
+    with write_transaction(database):
+        order = own_order(company_id, order_id, lock=True)
+        if order.status not in {"draft", "ready"}:
+            raise Conflict("Only draft and ready orders can be edited.")
+        for field, column in _EDITABLE.items():
+            if field in changes:
+                setattr(order, column, changes[field])
+        if "pin" in changes:
+            order.lat, order.lon = changes["pin"]["lat"], changes["pin"]["lon"]
+        if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
+            order.cod_amount_amd = order.amount_amd
+        if "otpRequired" in changes:
+            if changes["otpRequired"] and not order.otp_required:
+                _set_code(order, master_key)
+            order.otp_required = changes["otpRequired"]
+        _check_window(order.window_start, order.window_end)
+        order.updated_at = clock.now()  # type: ignore[assignment]
+        order.save()
+        audit(order, "updated", actor_id, fields=sorted(changes))
+        record_event(company_id, "order.updated", order_payload(order))
+        return order_body(order)
+
+
+def order_detail(company_id: int, order_id: int) -> dict[str, Any]:
+    return order_body(own_order(company_id, order_id))
+
+
+def order_events(company_id: int, order_id: int) -> list[dict[str, Any]]:
+    own_order(company_id, order_id)
+    rows = OrderEvent.select().where((OrderEvent.order == order_id) & (OrderEvent.company == company_id))
+    return [
+        {
+            "id": str(e.id),
+            "kind": e.kind,
+            "fromStatus": e.from_status,
+            "toStatus": e.to_status,
+            "actorUserId": str(e.actor_id) if e.actor_id else None,
+            "data": json.loads(e.data),
+            "createdAt": clock.iso(e.created_at),
+        }
+        for e in rows.order_by(OrderEvent.id)
+    ]
+
+
+def parse_day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise BadRequest(
+            "date must be a calendar date YYYY-MM-DD.", errors=[{"field": "date", "message": "invalid date"}]
+        ) from None
+
+
+def yerevan_day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime(day.year, day.month, day.day, tzinfo=clock.YEREVAN)
+    return start, start + timedelta(days=1)
+
+
+def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dict[str, Any]:
+    query = Order.select().where(Order.company == company_id)
+    if day_text is not None:
+        start, end = yerevan_day_bounds(parse_day(day_text))
+        created = (Order.created_at >= start) & (Order.created_at < end)
+        due = (Order.window_start < end) & (Order.window_end >= start)
+        finished = (Order.finished_at >= start) & (Order.finished_at < end)
+        carried = (Order.created_at < start) & Order.status.not_in(tuple(FINAL))
+        query = query.where(created | due | finished | carried)
+        limit = limit or DEFAULT_LIMIT_WITH_DATE
+    else:
+        limit = limit or DEFAULT_LIMIT_WITHOUT_DATE
+    rows = list(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1))
+    names = {
+        c.id: c.display_name
+        for c in Courier.select(Courier.id, Courier.display_name).where(Courier.company == company_id)
+    }
+    return {"orders": [order_body(o, names) for o in rows[:limit]], "hasMore": len(rows) > limit}
+
+
+# -- assignment -------------------------------------------------------------------------------------
+
+
+def assignment_body(row: Assignment) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "orderId": str(row.order_id),
+        "courierId": str(row.courier_id),
+        "sequence": row.sequence,
+        "status": row.status,
+        "createdAt": clock.iso(row.created_at),
+    }
+
+
+def _assign_one(order: Order, courier_id: int, sequence: int | None, actor_id: int | None) -> Assignment:
+    if order.status == "assigned":
+        cancel_assignment(order, actor_id)
+    transition(order, "assigned", actor_id, by="assignment", courierId=str(courier_id))
+    order.courier = courier_id
+    order.sequence = sequence
+    order.save()
+    row = Assignment.create(
+        order=order.id, courier=courier_id, sequence=sequence, status="active", created_at=clock.now()
+    )
+    audit(order, "assigned", actor_id, courierId=str(courier_id), sequence=sequence)
+    record_event(
+        order.company_id,
+        "assignment.created",
+        {
+            "orderId": str(order.id),
+            "courierId": str(courier_id),
+            "sequence": sequence,
+            "assignmentId": str(row.id),
+        },
+    )
+    return row
+
+
+def _active_courier(company_id: int, courier_id: int) -> Courier:
+    courier = Courier.get_or_none((Courier.id == courier_id) & (Courier.company == company_id))
+    if courier is None:
+        raise NotFound("No such courier.")
+    return courier
+
+
+def assign(company_id: int, order_id: int, courier_id: int, actor_id: int) -> dict[str, Any]:
+    with write_transaction(database):
+        order = own_order(company_id, order_id, lock=True)
+        courier = _active_courier(company_id, courier_id)
+        if not courier.active:
+            raise Conflict("The courier is not active.")
+        if order.status not in {"ready", "assigned"}:
+            raise Conflict(f"An order in status {order.status} cannot be assigned.")
+        if order.status == "assigned" and order.courier_id == courier_id:
+            raise Conflict("The order is already assigned to this courier.")
+        row = _assign_one(order, courier_id, None, actor_id)
+        return {"assignment": assignment_body(row), "order": order_body(order)}
+
+
+def assign_orders(
+    company_id: int, stops: Sequence[tuple[int, int, int]], actor_id: int | None
+) -> list[dict[str, Any]]:
+    """Assign every (order_id, courier_id, sequence) at once or nothing (plan application).
+
+    404 for an order or courier this company does not have, or an inactive courier; 409 when any
+    order is no longer ready or assigned (a stale plan). Orders already assigned to the same
+    courier are re-sequenced without a new assignment."""
+    with write_transaction(database):
+        order_ids = [o for o, _, _ in stops]
+        orders = {
+            o.id: o
+            for o in locked(Order.select().where((Order.company == company_id) & Order.id.in_(order_ids)))
+        }
+        if len(orders) != len(set(order_ids)):
+            raise NotFound("Some orders of the plan do not exist.")
+        couriers = {
+            c.id: c
+            for c in Courier.select().where(
+                (Courier.company == company_id) & Courier.id.in_({c for _, c, _ in stops})
+            )
+        }
+        if any(c not in couriers or not couriers[c].active for _, c, _ in stops):
+            raise NotFound("A courier of the plan is unknown or inactive.")
+        stale = [str(orders[o].id) for o, _, _ in stops if orders[o].status not in {"ready", "assigned"}]
+        if stale:
+            raise Conflict(
+                "The plan is stale: some orders are no longer assignable.",
+                errors=[{"field": "orderId", "message": f"order {o} is not assignable"} for o in stale],
+            )
+        results = []
+        for order_id, courier_id, sequence in stops:
+            order = orders[order_id]
+            if order.status == "assigned" and order.courier_id == courier_id:
+                order.sequence = sequence
+                order.save()
+                Assignment.update(sequence=sequence).where(
+                    (Assignment.order == order.id) & (Assignment.status == "active")
+                ).execute()
+                audit(order, "resequenced", actor_id, courierId=str(courier_id), sequence=sequence)
+            else:
+                _assign_one(order, courier_id, sequence, actor_id)
+            results.append({"orderId": str(order_id), "courierId": str(courier_id), "sequence": sequence})
+        return results
+
+
+def change_status(
+    company_id: int, order_id: int, actor_id: int, status: str, reason: str | None
+) -> dict[str, Any]:
+    with write_transaction(database):
+        order = own_order(company_id, order_id, lock=True)
+        if status == "failed" and not reason:
+            raise Invalid(
+                "A reason is required to fail an order.", errors=[{"field": "reason", "message": "required"}]
+            )
+        if status == "failed":
+            order.failure_reason = "other"
+        transition(order, status, actor_id, by="dispatcher", reason=reason)
+        return order_body(order)
+
+
+def open_orders_of(courier_ids: Iterable[int]) -> peewee.SelectQuery:
+    return Order.select().where(
+        Order.courier.in_(list(courier_ids)) & Order.status.in_(("assigned", "picked_up", "arrived"))
+    )

@@ -1,0 +1,132 @@
+"""The order state machine. Every status change of every order, by a dispatcher or a courier,
+goes through ``transition``: it checks the table of legal moves and writes the immutable audit
+event and the realtime event in the caller's transaction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.problems import Conflict
+from appliance.dispatch.events.store import record_event
+from appliance.dispatch.models import Assignment, Order, OrderEvent
+
+FINAL = frozenset({"delivered", "failed", "cancelled"})
+ACTIVE = frozenset({"assigned", "picked_up", "arrived"})
+
+# Moves a dispatcher may make with POST /orders/{id}/status.
+DISPATCHER_MOVES: dict[str, frozenset[str]] = {
+    "draft": frozenset({"ready", "cancelled"}),
+    "ready": frozenset({"draft", "cancelled"}),
+    "assigned": frozenset({"ready", "cancelled"}),  # ready = unassign
+    "picked_up": frozenset({"failed"}),
+    "arrived": frozenset({"failed"}),
+    "failed": frozenset({"ready"}),  # a retry: a new attempt starts
+    "delivered": frozenset(),
+    "cancelled": frozenset(),
+}
+# Moves a courier makes with POST /courier/orders/{id}/status on an order assigned to them.
+COURIER_MOVES: dict[str, frozenset[str]] = {
+    "assigned": frozenset({"picked_up", "failed"}),
+    "picked_up": frozenset({"arrived", "delivered", "failed"}),
+    "arrived": frozenset({"delivered", "failed"}),
+}
+# Assignment (POST /orders/{id}/assign and /plans/apply) moves ready or assigned to assigned.
+ASSIGNABLE = frozenset({"ready", "assigned"})
+
+
+def audit(
+    order: Order,
+    kind: str,
+    actor_id: int | None,
+    *,
+    from_status: str | None = None,
+    to_status: str | None = None,
+    **data: Any,
+) -> None:
+    OrderEvent.create(
+        order=order.id,
+        company=order.company_id,
+        kind=kind,
+        from_status=from_status,
+        to_status=to_status,
+        actor=actor_id,
+        data=json.dumps(data, separators=(",", ":"), default=str),
+        created_at=clock.now(),
+    )
+
+
+def order_payload(order: Order) -> dict[str, Any]:
+    return {
+        "orderId": str(order.id),
+        "publicId": order.public_id,
+        "status": order.status,
+        "courierId": str(order.courier_id) if order.courier_id else None,
+        "sequence": order.sequence,
+    }
+
+
+def cancel_assignment(order: Order, actor_id: int | None) -> None:
+    active = Assignment.get_or_none((Assignment.order == order.id) & (Assignment.status == "active"))
+    if active is None:
+        return
+    Assignment.update(status="cancelled", cancelled_at=clock.now()).where(
+        Assignment.id == active.id
+    ).execute()
+    audit(order, "unassigned", actor_id, courierId=str(active.courier_id))
+    record_event(
+        order.company_id,
+        "assignment.cancelled",
+        {"orderId": str(order.id), "courierId": str(active.courier_id), "assignmentId": str(active.id)},
+    )
+
+
+def transition(
+    order: Order, to: str, actor_id: int | None, *, by: str, reason: str | None = None, **data: Any
+) -> None:
+    """Move ``order`` to ``to`` as ``by`` (dispatcher, courier or assignment); 409 when illegal."""
+    table = {"dispatcher": DISPATCHER_MOVES, "courier": COURIER_MOVES}.get(by)
+    if by == "assignment":
+        allowed = to == "assigned" and order.status in ASSIGNABLE
+    else:
+        allowed = table is not None and to in table.get(order.status, frozenset())
+    if not allowed:
+        raise Conflict(f"An order cannot move from {order.status} to {to}.")
+    previous = order.status
+    moment = clock.now()
+    if (previous == "assigned" and to == "ready") or to == "cancelled":
+        cancel_assignment(order, actor_id)
+        order.courier = None
+        order.sequence = None
+    if previous == "failed" and to == "ready":
+        order.attempt += 1
+        order.failure_reason = None
+        order.finished_at = None  # type: ignore[assignment]
+        order.proof_recipient_name = order.proof_photo_key = order.proof_notes = order.proof_method = None
+        order.collected_amount_amd = None
+        order.courier = None
+        order.sequence = None
+    order.status = to
+    order.updated_at = moment  # type: ignore[assignment]
+    if to in FINAL:
+        order.finished_at = moment  # type: ignore[assignment]
+        if order.courier_id:
+            order.last_courier = order.courier_id
+    order.save()
+    if to in FINAL and to != "cancelled":
+        Assignment.update(status="done").where(
+            (Assignment.order == order.id) & (Assignment.status == "active")
+        ).execute()
+    if previous != to:
+        audit(
+            order,
+            "status_changed",
+            actor_id,
+            from_status=previous,
+            to_status=to,
+            reason=reason,
+            attempt=order.attempt,
+            **data,
+        )
+        record_event(order.company_id, "order.status_changed", {**order_payload(order), "from": previous})
