@@ -1,0 +1,1 @@
+"""Arrival estimates of a courier's run."""

@@ -1,0 +1,61 @@
+"""GET /couriers/{id}/eta (dispatchers) and GET /courier/eta (the courier)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from flask import Blueprint
+from pydantic import BaseModel
+
+from appliance.common.api import endpoint
+from appliance.common.problems import Forbidden
+from appliance.dispatch.auth.guards import C, D, current_caller
+from appliance.dispatch.couriers.service import own_courier
+from appliance.dispatch.eta.service import courier_eta
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("eta", __name__)
+TAGS = ["Estimates"]
+
+
+class Origin(BaseModel):
+    lat: float
+    lon: float
+    source: Literal["gps", "depot"]
+    capturedAt: str | None
+
+
+class EtaStop(BaseModel):
+    orderId: str
+    publicId: str
+    sequence: int | None
+    status: str
+    etaSeconds: int | None
+    eta: str | None
+
+
+class Eta(BaseModel):
+    courierId: str
+    origin: Origin | None
+    method: Literal["road", "straight_line"]
+    computedAt: str
+    stops: list[EtaStop]
+
+
+def _eta(courier) -> dict[str, Any]:
+    return courier_eta(runtime().engines["router"], courier)
+
+
+@endpoint(bp, "GET", "/couriers/<int:courier_id>/eta", guard=D, response=Eta, errors=(404,), tags=TAGS)
+def courier_eta_for_dispatcher(courier_id: int):
+    """Arrival estimates of a courier's open stops in run order."""
+    return _eta(own_courier(current_caller().company_id, courier_id))
+
+
+@endpoint(bp, "GET", "/courier/eta", guard=C, response=Eta, tags=TAGS)
+def my_eta():
+    """Arrival estimates of the calling courier's open stops."""
+    courier = current_caller().courier()
+    if courier is None:
+        raise Forbidden("No courier profile in this company.")
+    return _eta(courier)

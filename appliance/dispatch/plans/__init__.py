@@ -1,0 +1,1 @@
+"""Route plans: suggestions by the solver, re-timing, moving stops and atomic application."""

@@ -1,0 +1,103 @@
+"""POST /plans/suggest, /plans/recompute, /plans/move-stop, /plans/apply."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from appliance.common.api import endpoint
+from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.plans import schemas, service
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("plans", __name__)
+TAGS = ["Plans"]
+
+
+def _router():
+    return runtime().engines["router"]
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/plans/suggest",
+    guard=D,
+    body=schemas.SuggestRequest,
+    body_required=False,
+    response=schemas.Suggestion,
+    errors=(404, 422, 502),
+    validation_status=422,
+    tags=TAGS,
+)
+def suggest(body: schemas.SuggestRequest):
+    """Routes for ready orders and active couriers from the solver; writes nothing."""
+    rt = runtime()
+    return service.suggest(
+        rt.engines["router"],
+        rt.settings,
+        current_caller().company_id,
+        body.orderIds,
+        body.courierIds,
+        body.capacity,
+        body.serviceMinutes,
+        body.shiftHours,
+    )
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/plans/recompute",
+    guard=D,
+    body=schemas.RecomputeRequest,
+    response=schemas.TimedPlan,
+    errors=(404, 422),
+    validation_status=422,
+    tags=TAGS,
+)
+def recompute(body: schemas.RecomputeRequest):
+    """Re-time every lane along its given sequence; writes nothing."""
+    routes = [route.model_dump() for route in body.routes]
+    return service.time_plan(_router(), current_caller().company_id, routes, body.serviceMinutes)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/plans/move-stop",
+    guard=D,
+    body=schemas.MoveStopRequest,
+    response=schemas.TimedPlan,
+    errors=(404, 422),
+    validation_status=422,
+    tags=TAGS,
+)
+def move_stop(body: schemas.MoveStopRequest):
+    """Move one stop to a courier's lane at an index (last when omitted) and re-time; writes nothing."""
+    routes = [route.model_dump() for route in body.plan.routes]
+    return service.move_stop(
+        _router(),
+        current_caller().company_id,
+        routes,
+        body.orderId,
+        body.toCourierId,
+        body.toIndex,
+        body.serviceMinutes,
+    )
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/plans/apply",
+    guard=D,
+    body=schemas.ApplyRequest,
+    response=schemas.Applied,
+    errors=(404, 409, 422),
+    validation_status=422,
+    tags=TAGS,
+)
+def apply(body: schemas.ApplyRequest):
+    """Assign every stop in the accepted sequence, atomically; a stale plan changes nothing (409)."""
+    caller = current_caller()
+    return service.apply(caller.company_id, [route.model_dump() for route in body.routes], caller.user.id)

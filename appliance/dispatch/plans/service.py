@@ -1,0 +1,219 @@
+"""Plan rules: the solver's suggestion over ready orders and active couriers, re-timing a given
+sequence without reordering it, moving one stop, and applying a plan atomically."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.problems import BadGateway, Invalid, NotFound
+from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
+from appliance.dispatch.models import Courier, Depot, Order
+from appliance.dispatch.orders.service import assign_orders
+from appliance.dispatch.planning.solver import HORIZON_MAX, Problem, SolverFailed, Stop, Vehicle, solve
+from appliance.dispatch.routing.engines import Router
+from appliance.settings import Settings
+
+
+def _start(courier: Courier, depot: Depot | None) -> dict[str, Any]:
+    from appliance.dispatch.couriers.service import latest_location
+
+    fix = latest_location(courier.id)
+    if fix is not None:
+        return {"lat": fix.lat, "lon": fix.lon, "source": "gps"}
+    if depot is not None:
+        return {"lat": depot.lat, "lon": depot.lon, "source": "depot"}
+    return {"lat": YEREVAN_CENTRE[0], "lon": YEREVAN_CENTRE[1], "source": "city_centre"}
+
+
+def _default_depot(company_id: int) -> Depot | None:
+    return Depot.get_or_none((Depot.company == company_id) & Depot.is_default)
+
+
+def _seconds_from(now: datetime, moment: datetime | None, default: int) -> int:
+    if moment is None:
+        return default
+    return max(0, min(HORIZON_MAX, int((moment - now).total_seconds())))
+
+
+def suggest(
+    router: Router,
+    settings: Settings,
+    company_id: int,
+    order_ids: list[int] | None,
+    courier_ids: list[int] | None,
+    capacity: int,
+    service_minutes: float,
+    shift_hours: float,
+) -> dict[str, Any]:
+    orders_query = Order.select().where(Order.company == company_id)
+    if order_ids is not None:
+        wanted = set(order_ids)
+        orders = list(orders_query.where(Order.id.in_(wanted)))
+        if len(orders) != len(wanted):
+            raise NotFound("Some orders do not exist.")
+    else:
+        orders = list(orders_query.where(Order.status == "ready").order_by(Order.id))
+    couriers_query = Courier.select().where(Courier.company == company_id)
+    if courier_ids is not None:
+        wanted_couriers = set(courier_ids)
+        couriers = list(couriers_query.where(Courier.id.in_(wanted_couriers)).order_by(Courier.id))
+        if len(couriers) != len(wanted_couriers):
+            raise NotFound("Some couriers do not exist.")
+        couriers = [c for c in couriers if c.active]
+    else:
+        couriers = list(couriers_query.where(Courier.active).order_by(Courier.id))
+    plannable = [o for o in orders if o.status == "ready"]
+    skipped = [str(o.id) for o in orders if o.status != "ready"]
+    if not plannable or not couriers:
+        raise Invalid("Nothing to plan: no ready orders or no active couriers.")
+    depot = _default_depot(company_id)
+    starts = [_start(c, depot) for c in couriers]
+    points = [(s["lat"], s["lon"]) for s in starts] + [(o.lat, o.lon) for o in plannable]
+    table = router.table(points, points)
+    durations = [[round(v or 0) for v in row] for row in table.durations]
+    now = clock.now()
+    shift = int(shift_hours * 3600)
+    service = int(service_minutes * 60)
+    stops = [
+        Stop(
+            node=len(couriers) + i,
+            service=service,
+            early=_seconds_from(now, o.window_start, 0),
+            late=_seconds_from(now, o.window_end, shift),
+        )
+        for i, o in enumerate(plannable)
+    ]
+    vehicles = [Vehicle(start=i, capacity=capacity, available_until=shift) for i in range(len(couriers))]
+    try:
+        solution = solve(
+            Problem(durations, vehicles, stops),
+            time_limit=settings.solver_time_limit_seconds,
+            first_strategy=settings.solver_first_strategy,
+        )
+    except SolverFailed as exc:
+        raise BadGateway(f"The route solver failed: {exc}") from None
+    routes = []
+    for v, courier in enumerate(couriers):
+        routes.append(
+            {
+                "courierId": str(courier.id),
+                "start": starts[v],
+                "stops": [
+                    {"orderId": str(plannable[s].id), "etaSeconds": solution.arrivals[v][k]}
+                    for k, s in enumerate(solution.routes[v])
+                ],
+            }
+        )
+    unassigned = [str(plannable[i].id) for i in solution.unassigned] + skipped
+    return {"suggested": True, "routes": routes, "unassigned": unassigned}
+
+
+def _parse_id(text: str, what: str) -> int:
+    if not text.isdigit():
+        raise NotFound(f"No such {what}.")
+    return int(text)
+
+
+def time_plan(
+    router: Router, company_id: int, routes: list[dict[str, Any]], service_minutes: float
+) -> dict[str, Any]:
+    """Re-time each lane along its given sequence (never reordered)."""
+    seen: set[int] = set()
+    for route in routes:
+        for stop in route["stops"]:
+            order_id = _parse_id(stop["orderId"], "order")
+            if order_id in seen:
+                raise Invalid(
+                    f"Order {order_id} appears twice in the plan.",
+                    errors=[{"field": "orderId", "message": f"duplicate order {order_id}"}],
+                )
+            seen.add(order_id)
+    courier_ids = [_parse_id(r["courierId"], "courier") for r in routes]
+    couriers = {
+        c.id: c for c in Courier.select().where((Courier.company == company_id) & Courier.id.in_(courier_ids))
+    }
+    orders = (
+        {o.id: o for o in Order.select().where((Order.company == company_id) & Order.id.in_(seen))}
+        if seen
+        else {}
+    )
+    if len(couriers) != len(set(courier_ids)):
+        raise NotFound("Some couriers of the plan do not exist.")
+    if len(orders) != len(seen):
+        raise NotFound("Some orders of the plan do not exist.")
+    depot = _default_depot(company_id)
+    service = int(service_minutes * 60)
+    timed = []
+    methods = set()
+    for route, courier_id in zip(routes, courier_ids, strict=True):
+        start = _start(couriers[courier_id], depot)
+        stop_orders = [orders[int(s["orderId"])] for s in route["stops"]]
+        arrivals, total, method = time_sequence(
+            router, (start["lat"], start["lon"]), [(o.lat, o.lon) for o in stop_orders], service
+        )
+        if stop_orders:
+            methods.add(method)
+        timed.append(
+            {
+                "courierId": str(courier_id),
+                "start": start,
+                "stops": [
+                    {"orderId": str(o.id), "etaSeconds": eta}
+                    for o, eta in zip(stop_orders, arrivals, strict=True)
+                ],
+                "durationSeconds": total,
+            }
+        )
+    method = "straight_line" if "straight_line" in methods else "road"
+    return {"routes": timed, "method": method}
+
+
+def move_stop(
+    router: Router,
+    company_id: int,
+    routes: list[dict[str, Any]],
+    order_id: str,
+    to_courier: str,
+    to_index: int | None,
+    service_minutes: float,
+) -> dict[str, Any]:
+    lanes = [{"courierId": r["courierId"], "stops": [dict(s) for s in r["stops"]]} for r in routes]
+    source = next((lane for lane in lanes if any(s["orderId"] == order_id for s in lane["stops"])), None)
+    if source is None:
+        raise Invalid(
+            "The order is not in the plan.", errors=[{"field": "orderId", "message": "not in plan"}]
+        )
+    source["stops"] = [s for s in source["stops"] if s["orderId"] != order_id]
+    target = next((lane for lane in lanes if lane["courierId"] == to_courier), None)
+    if target is None:
+        if len(lanes) >= 20:
+            raise Invalid("A plan has at most 20 routes.")
+        target = {"courierId": to_courier, "stops": []}
+        lanes.append(target)
+    index = len(target["stops"]) if to_index is None else min(to_index, len(target["stops"]))
+    target["stops"].insert(index, {"orderId": order_id})
+    if len(target["stops"]) > 200:
+        raise Invalid("A route has at most 200 stops.")
+    return time_plan(router, company_id, lanes, service_minutes)
+
+
+def apply(company_id: int, routes: list[dict[str, Any]], actor_id: int) -> dict[str, Any]:
+    stops: list[tuple[int, int, int]] = []
+    seen: set[int] = set()
+    for route in routes:
+        sequences = sorted(s["sequence"] for s in route["stops"])
+        if sequences != list(range(1, len(sequences) + 1)):
+            raise Invalid(
+                "Each route's sequences must be 1..n.", errors=[{"field": "sequence", "message": "not 1..n"}]
+            )
+        for stop in route["stops"]:
+            if stop["orderId"] in seen:
+                raise Invalid(
+                    f"Order {stop['orderId']} appears twice in the plan.",
+                    errors=[{"field": "orderId", "message": "duplicate order"}],
+                )
+            seen.add(stop["orderId"])
+            stops.append((stop["orderId"], route["courierId"], stop["sequence"]))
+    return {"applied": assign_orders(company_id, stops, actor_id)}

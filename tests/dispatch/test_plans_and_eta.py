@@ -1,0 +1,276 @@
+"""Plans and arrival estimates over real roads (Monaco's network moved onto Yerevan)."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.dispatch.app import create_app
+from appliance.dispatch.models import Assignment, Order
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import courier_status, ready_order
+from tests.geo_fixtures import OFFSET_LAT, OFFSET_LON, ROAD_A, ROAD_B, ROAD_C
+
+MONACO_POINTS = [
+    (43.7311, 7.4197),
+    (43.7384, 7.4246),
+    (43.7247, 7.4148),
+    (43.7402, 7.4270),
+    (43.7336, 7.4165),
+]
+PINS = [(lat + OFFSET_LAT, lon + OFFSET_LON) for lat, lon in MONACO_POINTS] + [ROAD_B, ROAD_C]
+
+
+@pytest.fixture
+def app(routed_data_dir, settings):
+    return create_app(settings.replace(solver_time_limit_seconds=0.5))
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def company():
+    return make_company("Arev", depot=ROAD_A)
+
+
+@pytest.fixture
+def dispatcher(app, company):
+    return make_member(app, company, "dispatcher")
+
+
+@pytest.fixture
+def couriers(app, company):
+    return [make_member(app, company, "courier") for _ in range(2)]
+
+
+def _orders(client, dispatcher, count: int) -> list[dict]:
+    return [ready_order(client, dispatcher, pin={"lat": lat, "lon": lon}) for lat, lon in PINS[:count]]
+
+
+def test_suggest_plans_every_ready_order_on_roads_and_writes_nothing(client, dispatcher, couriers) -> None:
+    orders = _orders(client, dispatcher, 6)
+    response = client.post("/plans/suggest", json={"capacity": 4}, headers=dispatcher.headers)
+    assert response.status_code == 200
+    body = response.json
+    assert body["suggested"] is True and body["unassigned"] == []
+    planned = [s["orderId"] for r in body["routes"] for s in r["stops"]]
+    assert sorted(planned) == sorted(o["id"] for o in orders)
+    assert all(len(r["stops"]) <= 4 for r in body["routes"])
+    assert all(r["start"]["source"] == "depot" for r in body["routes"])
+    for route in body["routes"]:
+        etas = [s["etaSeconds"] for s in route["stops"]]
+        assert etas == sorted(etas)
+    assert Assignment.select().count() == 0
+    assert {o.status for o in Order.select()} == {"ready"}
+
+
+def test_orders_that_do_not_fit_are_listed_unassigned(client, dispatcher, couriers) -> None:
+    _orders(client, dispatcher, 5)
+    body = client.post(
+        "/plans/suggest",
+        json={"capacity": 1, "courierIds": [couriers[0].courier.id]},
+        headers=dispatcher.headers,
+    ).json
+    assert sum(len(r["stops"]) for r in body["routes"]) == 1
+    assert len(body["unassigned"]) == 4
+
+
+def test_suggest_errors(app, client, dispatcher, couriers) -> None:
+    assert client.post("/plans/suggest", json={}, headers=dispatcher.headers).status_code == 422
+    _orders(client, dispatcher, 1)
+    assert (
+        client.post("/plans/suggest", json={"orderIds": [999999]}, headers=dispatcher.headers).status_code
+        == 404
+    )
+    stranger = make_member(app, make_company("Other"), "courier")
+    assert (
+        client.post(
+            "/plans/suggest", json={"courierIds": [stranger.courier.id]}, headers=dispatcher.headers
+        ).status_code
+        == 404
+    )
+    assert client.post("/plans/suggest", json={"capacity": 0}, headers=dispatcher.headers).status_code == 422
+
+
+def test_recompute_keeps_the_given_sequence_and_times_it_on_roads(client, dispatcher, couriers) -> None:
+    orders = _orders(client, dispatcher, 3)
+    plan = {
+        "routes": [
+            {"courierId": str(couriers[0].courier.id), "stops": [{"orderId": o["id"]} for o in orders]}
+        ]
+    }
+    body = client.post("/plans/recompute", json=plan, headers=dispatcher.headers).json
+    assert body["method"] == "road"
+    route = body["routes"][0]
+    assert [s["orderId"] for s in route["stops"]] == [o["id"] for o in orders]
+    etas = [s["etaSeconds"] for s in route["stops"]]
+    assert etas == sorted(etas) and route["durationSeconds"] >= etas[-1]
+    reversed_plan = {
+        "routes": [{"courierId": plan["routes"][0]["courierId"], "stops": plan["routes"][0]["stops"][::-1]}]
+    }
+    assert [
+        s["orderId"]
+        for s in client.post("/plans/recompute", json=reversed_plan, headers=dispatcher.headers).json[
+            "routes"
+        ][0]["stops"]
+    ] == [o["id"] for o in orders[::-1]]
+
+
+def test_recompute_falls_back_to_straight_lines_when_the_engine_stops(
+    app, client, dispatcher, couriers
+) -> None:
+    orders = _orders(client, dispatcher, 2)
+    app.extensions["dispatch"].engines["router"].engine.stop()
+    plan = {
+        "routes": [
+            {"courierId": str(couriers[0].courier.id), "stops": [{"orderId": o["id"]} for o in orders]}
+        ]
+    }
+    assert (
+        client.post("/plans/recompute", json=plan, headers=dispatcher.headers).json["method"]
+        == "straight_line"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "status"),
+    [
+        (lambda p: p["routes"][0]["stops"].append(p["routes"][0]["stops"][0]), 422),
+        (lambda p: p["routes"][0]["stops"].append({"orderId": "999999"}), 404),
+        (lambda p: p["routes"][0].update(courierId="999999"), 404),
+        (lambda p: p["routes"].extend([{"courierId": p["routes"][0]["courierId"], "stops": []}] * 20), 422),
+        (lambda p: p["routes"][0].update(stops=[{"orderId": "1"}] * 201), 422),
+    ],
+)
+def test_recompute_refuses_bad_plans(client, dispatcher, couriers, mutate, status) -> None:
+    orders = _orders(client, dispatcher, 2)
+    plan = {
+        "routes": [
+            {"courierId": str(couriers[0].courier.id), "stops": [{"orderId": o["id"]} for o in orders]}
+        ]
+    }
+    mutate(plan)
+    assert client.post("/plans/recompute", json=plan, headers=dispatcher.headers).status_code == status
+
+
+def test_move_stop_moves_one_order_and_retimes_every_lane(client, dispatcher, couriers) -> None:
+    orders = _orders(client, dispatcher, 3)
+    first, second = (str(c.courier.id) for c in couriers)
+    plan = {
+        "routes": [
+            {"courierId": first, "stops": [{"orderId": o["id"]} for o in orders]},
+            {"courierId": second, "stops": []},
+        ]
+    }
+    body = client.post(
+        "/plans/move-stop",
+        json={"plan": plan, "orderId": orders[1]["id"], "toCourierId": second},
+        headers=dispatcher.headers,
+    ).json
+    lanes = {r["courierId"]: [s["orderId"] for s in r["stops"]] for r in body["routes"]}
+    assert lanes == {first: [orders[0]["id"], orders[2]["id"]], second: [orders[1]["id"]]}
+    front = client.post(
+        "/plans/move-stop",
+        json={"plan": plan, "orderId": orders[2]["id"], "toCourierId": first, "toIndex": 0},
+        headers=dispatcher.headers,
+    ).json
+    assert [s["orderId"] for s in front["routes"][0]["stops"]][0] == orders[2]["id"]
+    missing = client.post(
+        "/plans/move-stop",
+        json={"plan": plan, "orderId": "424242", "toCourierId": first},
+        headers=dispatcher.headers,
+    )
+    assert missing.status_code == 422
+
+
+def test_apply_assigns_every_stop_in_sequence_or_nothing(client, dispatcher, couriers) -> None:
+    orders = _orders(client, dispatcher, 3)
+    courier = couriers[0].courier.id
+    plan = {
+        "routes": [
+            {
+                "courierId": courier,
+                "stops": [{"orderId": int(o["id"]), "sequence": i + 1} for i, o in enumerate(orders)],
+            }
+        ]
+    }
+    stale = client.post(
+        f"/orders/{orders[2]['id']}/status", json={"status": "draft"}, headers=dispatcher.headers
+    )
+    assert stale.status_code == 200
+    assert client.post("/plans/apply", json=plan, headers=dispatcher.headers).status_code == 409
+    assert Assignment.select().count() == 0
+    client.post(f"/orders/{orders[2]['id']}/status", json={"status": "ready"}, headers=dispatcher.headers)
+    applied = client.post("/plans/apply", json=plan, headers=dispatcher.headers)
+    assert applied.status_code == 200 and len(applied.json["applied"]) == 3
+    run = client.get("/courier/orders", headers=couriers[0].headers).json["orders"]
+    assert [o["id"] for o in run] == [o["id"] for o in orders] and [o["sequence"] for o in run] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("routes", "status"),
+    [
+        ([{"courierId": 1, "stops": [{"orderId": 1, "sequence": 1}, {"orderId": 1, "sequence": 2}]}], 422),
+        ([{"courierId": 1, "stops": [{"orderId": 1, "sequence": 2}]}], 422),
+        ([{"courierId": 1, "stops": []}], 422),
+        ([], 422),
+    ],
+)
+def test_apply_refuses_malformed_plans(client, dispatcher, routes, status) -> None:
+    assert (
+        client.post("/plans/apply", json={"routes": routes}, headers=dispatcher.headers).status_code == status
+    )
+
+
+def test_apply_with_an_unknown_order_or_an_inactive_courier_is_404(client, dispatcher, couriers) -> None:
+    order = _orders(client, dispatcher, 1)[0]
+    plan = {"routes": [{"courierId": couriers[0].courier.id, "stops": [{"orderId": 999999, "sequence": 1}]}]}
+    assert client.post("/plans/apply", json=plan, headers=dispatcher.headers).status_code == 404
+    client.patch(f"/couriers/{couriers[0].courier.id}", json={"active": False}, headers=dispatcher.headers)
+    plan["routes"][0]["stops"][0]["orderId"] = int(order["id"])
+    assert client.post("/plans/apply", json=plan, headers=dispatcher.headers).status_code == 404
+
+
+def test_eta_runs_from_the_last_gps_fix_else_the_depot(client, dispatcher, couriers) -> None:
+    courier = couriers[0]
+    orders = _orders(client, dispatcher, 2)
+    plan = {
+        "routes": [
+            {
+                "courierId": courier.courier.id,
+                "stops": [{"orderId": int(o["id"]), "sequence": i + 1} for i, o in enumerate(orders)],
+            }
+        ]
+    }
+    client.post("/plans/apply", json=plan, headers=dispatcher.headers)
+    from_depot = client.get(f"/couriers/{courier.courier.id}/eta", headers=dispatcher.headers).json
+    assert from_depot["origin"]["source"] == "depot" and from_depot["method"] == "road"
+    assert [s["orderId"] for s in from_depot["stops"]] == [o["id"] for o in orders]
+    first, second = (s["etaSeconds"] for s in from_depot["stops"])
+    assert 0 < first < second and second - first >= 300  # five minutes of service at the first stop
+    client.post(
+        "/courier/location",
+        json={"points": [{"lat": PINS[0][0], "lon": PINS[0][1], "capturedAt": "2026-11-22T10:00:00Z"}]},
+        headers=courier.headers,
+    )
+    from_gps = client.get("/courier/eta", headers=courier.headers).json
+    assert from_gps["origin"]["source"] == "gps"
+    assert from_gps["stops"][0]["etaSeconds"] < first
+
+
+def test_eta_without_origin_or_stops(app, client) -> None:
+    company = make_company("Nowhere", depot=None)
+    dispatcher = make_member(app, company, "dispatcher")
+    courier = make_member(app, company, "courier")
+    order = ready_order(client, dispatcher)
+    client.post(
+        f"/orders/{order['id']}/assign", json={"courierId": courier.courier.id}, headers=dispatcher.headers
+    )
+    body = client.get(f"/couriers/{courier.courier.id}/eta", headers=dispatcher.headers).json
+    assert (
+        body["origin"] is None and body["stops"][0]["etaSeconds"] is None and body["stops"][0]["eta"] is None
+    )
+    assert client.get("/couriers/999999/eta", headers=dispatcher.headers).status_code == 404
+    courier_status(client, courier, order["id"], status="picked_up")
