@@ -118,7 +118,13 @@ class UTCDateTimeField(peewee.DateTimeField):
         return value
 
     def python_value(self, value: Any) -> Any:
-        value = super().python_value(value)
+        if isinstance(value, str):
+            # Fast path (listing thousands of rows): SQLite stores the text this field wrote.
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                parsed = super().python_value(value)
+            value = parsed
         if isinstance(value, datetime) and value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         return value

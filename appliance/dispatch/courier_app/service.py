@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
 import peewee
@@ -50,11 +51,21 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
         for p in points
     ]
     with write_transaction(database):
-        before = CourierLocation.select().where(CourierLocation.courier == courier.id).count()
-        CourierLocation.insert_many(rows).on_conflict_ignore().execute()
-        after = CourierLocation.select().where(CourierLocation.courier == courier.id).count()
+        stamps = [row["captured_at"] for row in rows]
+        known = {
+            r.captured_at
+            for r in CourierLocation.select(CourierLocation.captured_at).where(
+                (CourierLocation.courier == courier.id) & CourierLocation.captured_at.in_(stamps)
+            )
+        }
+        fresh: dict[datetime, dict[str, Any]] = {}
+        for row in rows:
+            if row["captured_at"] not in known:
+                fresh.setdefault(row["captured_at"], row)
+        if fresh:
+            CourierLocation.insert_many(list(fresh.values())).on_conflict_ignore().execute()
         current = location_body(latest_location(courier.id))
-        stored = after - before
+        stored = len(fresh)
         if stored:
             record_event(
                 courier.company_id, "courier.location", {"courierId": str(courier.id), **(current or {})}

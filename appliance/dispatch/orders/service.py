@@ -29,52 +29,59 @@ def new_public_id() -> str:
     return "".join(secrets.choice(PUBLIC_ALPHABET) for _ in range(10))
 
 
-def order_body(order: Order, courier_names: dict[int, str] | None = None) -> dict[str, Any]:
+def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | None = None) -> dict[str, Any]:
+    """The order record a client needs; takes a model or a row from ``.dicts()`` (listing)."""
+    d: dict[str, Any] = order.__data__ if isinstance(order, Order) else order
+    status = d["status"]
+    finished = status in ("delivered", "failed")
     proof = None
-    if order.status in {"delivered", "failed"}:
+    if finished:
         proof = {
-            "recipientName": order.proof_recipient_name,
-            "hasPhoto": bool(order.proof_photo_key),
-            "notes": order.proof_notes,
-            "method": order.proof_method,
+            "recipientName": d.get("proof_recipient_name"),
+            "hasPhoto": bool(d.get("proof_photo_key")),
+            "notes": d.get("proof_notes"),
+            "method": d.get("proof_method"),
         }
+    courier_id = d.get("courier")
+    iso = clock.iso
     body: dict[str, Any] = {
-        "id": str(order.id),
-        "publicId": order.public_id,
-        "status": order.status,
-        "recipientName": order.recipient_name,
-        "recipientPhone": order.recipient_phone,
-        "amountAmd": order.amount_amd,
-        "otpRequired": order.otp_required,
-        "isCod": order.is_cod,
-        "codAmountAmd": order.cod_amount_amd,
-        "weightKg": order.weight_kg,
-        "deliveryWindowStart": clock.iso(order.window_start),
-        "deliveryWindowEnd": clock.iso(order.window_end),
-        "addressLabelHy": order.address_hy,
-        "addressLabelEn": order.address_en,
-        "addressLabelRu": order.address_ru,
-        "pin": {"lat": order.lat, "lon": order.lon},
-        "courierId": str(order.courier_id) if order.courier_id else None,
-        "sequence": order.sequence,
-        "attempt": order.attempt,
-        "failureReason": order.failure_reason,
+        "id": str(d["id"]),
+        "publicId": d["public_id"],
+        "status": status,
+        "recipientName": d["recipient_name"],
+        "recipientPhone": d["recipient_phone"],
+        "amountAmd": d.get("amount_amd", 0),
+        "otpRequired": bool(d.get("otp_required")),
+        "isCod": bool(d.get("is_cod")),
+        "codAmountAmd": d.get("cod_amount_amd", 0),
+        "weightKg": d.get("weight_kg"),
+        "deliveryWindowStart": iso(d.get("window_start")),
+        "deliveryWindowEnd": iso(d.get("window_end")),
+        "addressLabelHy": d["address_hy"],
+        "addressLabelEn": d.get("address_en"),
+        "addressLabelRu": d.get("address_ru"),
+        "pin": {"lat": d["lat"], "lon": d["lon"]},
+        "courierId": str(courier_id) if courier_id else None,
+        "sequence": d.get("sequence"),
+        "attempt": d.get("attempt", 1),
+        "failureReason": d.get("failure_reason"),
         "proof": proof,
-        "collectedAmountAmd": order.collected_amount_amd,
-        "createdAt": clock.iso(order.created_at),
-        "updatedAt": clock.iso(order.updated_at),
-        "finishedAt": clock.iso(order.finished_at),
+        "collectedAmountAmd": d.get("collected_amount_amd"),
+        "createdAt": iso(d["created_at"]),
+        "updatedAt": iso(d["updated_at"]),
+        "finishedAt": iso(d.get("finished_at")),
     }
-    if order.status in {"delivered", "failed"} and order.last_courier_id:
+    last_courier = d.get("last_courier")
+    if finished and last_courier:
         names = courier_names or {}
-        name = names.get(order.last_courier_id)
+        name = names.get(last_courier)
         if name is None:
-            courier = Courier.get_or_none(Courier.id == order.last_courier_id)
+            courier = Courier.get_or_none(Courier.id == last_courier)
             name = courier.display_name if courier else ""
         body["lastAttempt"] = {
-            "courierId": str(order.last_courier_id),
+            "courierId": str(last_courier),
             "courierName": name,
-            "collectedAmountAmd": order.collected_amount_amd,
+            "collectedAmountAmd": d.get("collected_amount_amd"),
         }
     return body
 
@@ -232,7 +239,7 @@ def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dic
         limit = limit or DEFAULT_LIMIT_WITH_DATE
     else:
         limit = limit or DEFAULT_LIMIT_WITHOUT_DATE
-    rows = list(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1))
+    rows = list(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1).dicts())
     names = {
         c.id: c.display_name
         for c in Courier.select(Courier.id, Courier.display_name).where(Courier.company == company_id)

@@ -1,0 +1,187 @@
+"""Orders benchmark on SQLite: GPS points ingested per second (batches of 50, 8 couriers sending
+at once) and GET /orders?date= latency for a day of 2,000 orders. Starts the real dispatch app
+with waitress on a free port.
+
+    python bench/orders/run.py [--seconds 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import requests  # noqa: E402
+
+from appliance.cli.admin import migrate_all  # noqa: E402
+from appliance.common import clock  # noqa: E402
+from appliance.common.db import connection, write_transaction  # noqa: E402
+from appliance.dispatch.app import create_app  # noqa: E402
+from appliance.dispatch.auth.sessions import start_session  # noqa: E402
+from appliance.dispatch.db import database  # noqa: E402
+from appliance.dispatch.models import Company, Courier, Depot, Membership, Order, User  # noqa: E402
+from appliance.settings import load_settings  # noqa: E402
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--couriers", type=int, default=8)
+    args = parser.parse_args()
+    data = Path(tempfile.mkdtemp(prefix="bench-orders-"))
+    settings = load_settings(
+        {"data_dir": str(data), "rate_limits": "off", "log_level": "WARNING"}, environ={}
+    )
+    migrate_all(settings)
+    app = create_app(settings)  # binds the database and loads the keys the tokens are signed with
+    rt = app.extensions["dispatch"]
+    tokens: list[str] = []
+    with connection(database), write_transaction(database):
+        now = clock.now()
+        company = Company.create(name="Bench", created_at=now)
+        Depot.create(
+            company=company, name="D", address="A", lat=40.18, lon=44.51, is_default=True, created_at=now
+        )
+        owner = User.create(email="owner@bench.am", display_name="Owner", created_at=now)
+        dispatcher = start_session(
+            Membership.create(user=owner, company=company, role="dispatcher", joined_at=now),
+            rt.settings,
+            rt.master_key,
+        ).access_token
+        for n in range(args.couriers):
+            user = User.create(email=f"c{n}@bench.am", display_name=f"Courier {n}", created_at=now)
+            membership = Membership.create(user=user, company=company, role="courier", joined_at=now)
+            Courier.create(company=company, user=user, display_name=user.display_name, created_at=now)
+            tokens.append(start_session(membership, rt.settings, rt.master_key).access_token)
+        day = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)  # 08:00 in Yerevan
+        rows = [
+            {
+                "company": company.id,
+                "public_id": f"B{i:09d}",
+                "status": "ready" if i % 3 else "delivered",
+                "recipient_name": "R",
+                "recipient_phone": "+37400000000",
+                "address_hy": "Address",
+                "lat": 40.18,
+                "lon": 44.51,
+                "created_at": day + timedelta(seconds=i * 20),
+                "updated_at": day,
+                "finished_at": None if i % 3 else day + timedelta(hours=1),
+            }
+            for i in range(2000)
+        ]
+        for start in range(0, len(rows), 500):
+            Order.insert_many(rows[start : start + 500]).execute()
+    # The server runs in its own process, as in production, so the clients here do not share its GIL.
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "appliance",
+            "serve",
+            "--only",
+            "dispatch",
+            "--data-dir",
+            str(data),
+            "--dispatch-port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "APPLIANCE_RATE_LIMITS": "off", "APPLIANCE_LOG_LEVEL": "WARNING"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until_up(url)
+
+    points = 0
+    lock = threading.Lock()
+
+    def courier(token: str, n: int) -> None:
+        nonlocal points
+        session = requests.Session()
+        headers = {"Authorization": f"Bearer {token}"}
+        base = datetime(2026, 11, 22, 6, 0, tzinfo=UTC) + timedelta(days=n)
+        deadline = time.monotonic() + args.seconds
+        batch = 0
+        while time.monotonic() < deadline:
+            batch_points = [
+                {
+                    "lat": 40.18 + i * 1e-5,
+                    "lon": 44.51,
+                    "accuracyM": 5,
+                    "capturedAt": (base + timedelta(seconds=batch * 50 + i))
+                    .isoformat()
+                    .replace("+00:00", "Z"),
+                }
+                for i in range(50)
+            ]
+            response = session.post(
+                f"{url}/courier/location", json={"points": batch_points}, headers=headers, timeout=30
+            )
+            if response.status_code != 202:
+                raise SystemExit(f"location: {response.status_code} {response.text[:200]}")
+            batch += 1
+            with lock:
+                points += response.json()["accepted"]
+
+    threads = [threading.Thread(target=courier, args=(token, n)) for n, token in enumerate(tokens)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - began
+    print(
+        f"GPS ingest: {points} points in {wall:.1f} s from {len(tokens)} couriers = {points / wall:.0f} points/s"
+    )
+
+    session = requests.Session()
+    headers = {"Authorization": f"Bearer {dispatcher}"}
+    latencies = []
+    for _ in range(60):
+        started = time.perf_counter()
+        response = session.get(f"{url}/orders?date=2026-11-20&limit=2000", headers=headers, timeout=30)
+        latencies.append(time.perf_counter() - started)
+        assert response.status_code == 200 and len(response.json()["orders"]) == 2000
+    print(
+        f"GET /orders?date= (2,000 orders): p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
+        f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
+    )
+    server.terminate()
+    server.wait(20)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_up(url: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            requests.get(f"{url}/openapi.json", timeout=2)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    raise SystemExit("the server did not start")
+
+
+if __name__ == "__main__":
+    main()
