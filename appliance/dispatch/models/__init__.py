@@ -26,6 +26,7 @@ from appliance.dispatch.models.orders import (
     Shift,
     StatusRequest,
 )
+from appliance.dispatch.models.tracking import Rating, TrackingLink
 
 __all__ = [
     "Assignment",
@@ -41,10 +42,12 @@ __all__ = [
     "Order",
     "OrderEvent",
     "OutgoingMail",
+    "Rating",
     "RealtimeEvent",
     "RefreshToken",
     "Settlement",
     "Shift",
     "StatusRequest",
+    "TrackingLink",
     "User",
 ]

@@ -1,0 +1,1 @@
+"""Recipient tracking: links, the public view, ratings and late notices."""

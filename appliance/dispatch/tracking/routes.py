@@ -1,0 +1,175 @@
+"""Public tracking (/track/{token}, rating, the page at /t/{token}) and the dispatcher's tracking
+links and late notices."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from flask import Blueprint, Response
+from pydantic import BaseModel, Field, StringConstraints
+
+from appliance.common.api import Schema, endpoint
+from appliance.common.problems import NotFound
+from appliance.common.ratelimit import public_limit
+from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.runtime import runtime
+from appliance.dispatch.tracking import service
+
+bp = Blueprint("tracking", __name__)
+
+# Unknown, expired and revoked tokens answer these exact bytes (no request id in the body).
+NOT_FOUND_BODY = json.dumps(
+    {
+        "type": "about:blank#not-found",
+        "title": "Not Found",
+        "status": 404,
+        "detail": service.NOT_FOUND_DETAIL,
+    },
+    separators=(",", ":"),
+)
+
+
+def _not_found() -> Response:
+    return Response(NOT_FOUND_BODY, status=404, mimetype="application/problem+json")
+
+
+def _valid_token(token: str) -> bool:
+    return 20 <= len(token) <= 200
+
+
+class TrackingRequest(Schema):
+    ttlHours: Annotated[int, Field(ge=1, le=720)] = 72
+
+
+class TrackingLinkOut(BaseModel):
+    token: str = Field(description="shown once")
+    path: str
+    expiresAt: str
+
+
+class NotifyLateRequest(Schema):
+    delayMinutes: Annotated[int, Field(ge=1, le=600)] | None = None
+    language: Literal["hy", "ru", "en"] = "hy"
+    ttlHours: Annotated[int, Field(ge=1, le=720)] = 72
+
+
+class RatingRequest(Schema):
+    ok: bool
+    comment: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+
+class LatLonOut(BaseModel):
+    lat: float
+    lon: float
+
+
+class TrackingView(BaseModel):
+    company: dict[str, Any]
+    state: Literal["preparing", "on_the_way", "delivered", "failed", "cancelled"]
+    stage: Literal["created", "assigned", "picked_up", "arrived", "delivered", "failed", "cancelled"]
+    timeline: list[dict[str, str]]
+    proof: dict[str, Any] | None
+    receipt: dict[str, Any] | None
+    rating: dict[str, Any] | None
+    failureReason: Literal["recipient_absent", "refused", "wrong_address", "other"] | None
+    stopsAhead: int | None
+    otpCode: str | None
+    courierName: str | None
+    courierLine: Annotated[int, Field(ge=0, le=7)] | None
+    courierPhone: str | None
+    courier: LatLonOut | None = Field(description="coarsened to a 0.001° grid (about 110 m)")
+    courierUpdatedAt: str | None
+    destination: LatLonOut
+    etaSeconds: int | None
+    route: str | None = Field(
+        description="polyline, precision 6, from the coarsened courier point to the pin"
+    )
+    expiresAt: str
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/tracking",
+    guard=D,
+    body=TrackingRequest,
+    body_required=False,
+    status=201,
+    response=TrackingLinkOut,
+    errors=(404,),
+    tags=["Tracking"],
+)
+def create_tracking_link(order_id: int, body: TrackingRequest):
+    """Issue a tracking link (revokes the previous one); the token is returned once."""
+    caller = current_caller()
+    return service.create_link(runtime(), caller.company_id, order_id, body.ttlHours, caller.user.id)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/notify-late",
+    guard=D,
+    body=NotifyLateRequest,
+    body_required=False,
+    status=201,
+    errors=(404, 409),
+    tags=["Tracking"],
+)
+def notify_late(order_id: int, body: NotifyLateRequest):
+    """The late-delivery text with a fresh tracking link; nothing is sent."""
+    caller = current_caller()
+    return service.notify_late(
+        runtime(),
+        caller.company_id,
+        order_id,
+        caller.user.id,
+        body.delayMinutes,
+        body.language,
+        body.ttlHours,
+    )
+
+
+@endpoint(bp, "GET", "/track/<token>", response=TrackingView, errors=(404, 429), tags=["Tracking"])
+@public_limit
+def track(token: str):
+    """The recipient's view of a delivery."""
+    if not _valid_token(token):
+        service.token_hash_for_timing(token)
+        return _not_found()
+    try:
+        return service.view(runtime(), token)
+    except NotFound:
+        return _not_found()
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/track/<token>/rating",
+    body=RatingRequest,
+    status=201,
+    errors=(404, 409, 429),
+    tags=["Tracking"],
+)
+@public_limit
+def rate(token: str, body: RatingRequest):
+    """Rate a delivered order once."""
+    if not _valid_token(token):
+        return _not_found()
+    try:
+        return service.rate(token, body.ok, body.comment)
+    except NotFound:
+        return _not_found()
+
+
+@bp.route("/t/<token>", methods=["GET"])
+def tracking_page(token: str) -> Response:
+    from flask import send_from_directory
+
+    from appliance.common.assets import static_dir
+
+    response = send_from_directory(static_dir(), "track.html", mimetype="text/html", max_age=0)
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response

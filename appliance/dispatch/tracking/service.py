@@ -1,0 +1,278 @@
+"""Tracking rules. The public view never shows the recipient's name, phone or address while the
+parcel is moving; the courier's position is snapped to a ~110 m grid (so repeated reads cannot be
+averaged back to the true point) and shown only while on the way."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from datetime import timedelta
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.problems import Conflict, NotFound
+from appliance.dispatch.auth.sessions import token_hash
+from appliance.dispatch.company.service import logo_url
+from appliance.dispatch.couriers.service import latest_location
+from appliance.dispatch.db import database
+from appliance.dispatch.eta.service import courier_eta
+from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Rating, TrackingLink
+from appliance.dispatch.orders import codes
+from appliance.dispatch.orders.state import audit
+from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.tracking.texts import LATE_TEXTS, render
+
+GRID_DEGREES = 0.001  # about 111 m of latitude; the grid cell is the disclosed precision
+STAGE_OF = {
+    "draft": "created",
+    "ready": "created",
+    "assigned": "assigned",
+    "picked_up": "picked_up",
+    "arrived": "arrived",
+    "delivered": "delivered",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+STATE_OF = {
+    "created": "preparing",
+    "assigned": "preparing",
+    "picked_up": "on_the_way",
+    "arrived": "on_the_way",
+    "delivered": "delivered",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+STAGE_ORDER = ["created", "assigned", "picked_up", "arrived", "delivered", "failed", "cancelled"]
+NOT_FOUND_DETAIL = "No such tracking link."
+
+
+def coarsen(lat: float, lon: float) -> tuple[float, float]:
+    """Snap to the centre of a fixed 0.001° grid cell."""
+    return (
+        round((math.floor(lat / GRID_DEGREES) + 0.5) * GRID_DEGREES, 6),
+        round((math.floor(lon / GRID_DEGREES) + 0.5) * GRID_DEGREES, 6),
+    )
+
+
+def line_index(company_id: int, courier_id: int) -> int:
+    """A stable colour index 0..7 that does not reveal the courier id."""
+    digest = hashlib.sha256(f"line:{company_id}:{courier_id}".encode()).digest()
+    return digest[0] % 8
+
+
+def issue_link(rt: Runtime, order: Order, ttl_hours: int) -> dict[str, Any]:
+    """A new link for the order, revoking the previous ones (call inside a transaction)."""
+    TrackingLink.update(revoked_at=clock.now()).where(
+        (TrackingLink.order == order.id) & TrackingLink.revoked_at.is_null()
+    ).execute()
+    token = secrets.token_urlsafe(24)  # 192 bits
+    moment = clock.now()
+    link = TrackingLink.create(
+        company=order.company_id,
+        order=order.id,
+        token_hash=token_hash(token),
+        created_at=moment,
+        expires_at=moment + timedelta(hours=ttl_hours),
+    )
+    path = f"/t/{token}"
+    return {
+        "token": token,
+        "path": path,
+        "url": rt.settings.dispatch_public_url + path,
+        "expiresAt": clock.iso(link.expires_at),
+    }
+
+
+def create_link(rt: Runtime, company_id: int, order_id: int, ttl_hours: int, actor_id: int) -> dict[str, Any]:
+    with write_transaction(database):
+        order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
+        if order is None:
+            raise NotFound("No such order.")
+        link = issue_link(rt, order, ttl_hours)
+        audit(order, "tracking_link_issued", actor_id, expiresAt=link["expiresAt"])
+    return {"token": link["token"], "path": link["path"], "expiresAt": link["expiresAt"]}
+
+
+def notify_late(
+    rt: Runtime,
+    company_id: int,
+    order_id: int,
+    actor_id: int,
+    delay_minutes: int | None,
+    language: str,
+    ttl_hours: int,
+) -> dict[str, Any]:
+    with write_transaction(database):
+        order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
+        if order is None:
+            raise NotFound("No such order.")
+        if STATE_OF[STAGE_OF[order.status]] != "on_the_way":
+            raise Conflict("The order is not on its way.")
+        company = Company.get_by_id(company_id)
+        minutes = delay_minutes or _estimated_minutes(rt, order) or 15
+        link = issue_link(rt, order, ttl_hours)
+        template = company.sms_template or LATE_TEXTS[language]
+        message = render(template, company=company.name, minutes=minutes, link=link["url"])
+        audit(order, "late_notified", actor_id, delayMinutes=minutes, language=language)
+    return {"message": message, "recipientPhone": order.recipient_phone, "trackingLink": link}
+
+
+def _estimated_minutes(rt: Runtime, order: Order) -> int | None:
+    if not order.courier_id:
+        return None
+    eta = courier_eta(rt.engines["router"], Courier.get_by_id(order.courier_id))
+    seconds = next((s["etaSeconds"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
+    return max(1, math.ceil(seconds / 60)) if seconds else None
+
+
+def find_link(token: str) -> TrackingLink:
+    """The live link of a token; unknown, expired and revoked all raise the same NotFound."""
+    digest = token_hash(token)  # always hashed, so every miss costs the same
+    link = TrackingLink.get_or_none(TrackingLink.token_hash == digest)
+    if link is None or link.revoked_at is not None or link.expires_at <= clock.now():
+        raise NotFound(NOT_FOUND_DETAIL)
+    return link
+
+
+def _timeline(order: Order) -> list[dict[str, Any]]:
+    import json
+
+    reached: dict[str, str] = {}
+    if order.attempt == 1:
+        reached["created"] = clock.iso(order.created_at) or ""
+    events = OrderEvent.select().where((OrderEvent.order == order.id) & (OrderEvent.kind == "status_changed"))
+    for event in events.order_by(OrderEvent.id):
+        data = json.loads(event.data)
+        if (
+            event.from_status == "failed"
+            and event.to_status == "ready"
+            and data.get("attempt") == order.attempt
+        ):
+            reached = {"created": clock.iso(event.created_at) or ""}
+            continue
+        if data.get("attempt") != order.attempt:
+            continue
+        stage = STAGE_OF.get(event.to_status or "")
+        if stage and stage not in reached:
+            reached[stage] = clock.iso(event.created_at) or ""
+    current = STAGE_ORDER.index(STAGE_OF[order.status])
+    return [
+        {"stage": s, "at": at}
+        for s, at in reached.items()
+        if STAGE_ORDER.index(s) <= current or s == STAGE_OF[order.status]
+    ]
+
+
+def view(rt: Runtime, token: str) -> dict[str, Any]:
+    link = find_link(token)
+    order = Order.get_by_id(link.order_id)
+    company = Company.get_by_id(order.company_id)
+    stage = STAGE_OF[order.status]
+    state = STATE_OF[stage]
+    moving = state == "on_the_way"
+    courier_id = order.courier_id or (order.last_courier_id if state in ("delivered", "failed") else None)
+    courier = Courier.get_or_none(Courier.id == courier_id) if courier_id else None
+    rating = Rating.get_or_none(Rating.order == order.id)
+
+    courier_point = None
+    courier_updated = None
+    route = None
+    eta_seconds = None
+    stops_ahead = None
+    if courier is not None and order.courier_id and state in ("preparing", "on_the_way"):
+        eta = courier_eta(rt.engines["router"], courier)
+        stops = eta["stops"]
+        mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
+        if mine is not None:
+            eta_seconds = stops[mine]["etaSeconds"]
+            if any(s["sequence"] is not None for s in stops):
+                stops_ahead = mine
+        if moving:
+            fix = latest_location(courier.id)
+            if fix is not None:
+                lat, lon = coarsen(fix.lat, fix.lon)
+                courier_point = {"lat": lat, "lon": lon}
+                courier_updated = clock.iso(fix.captured_at)
+                route = rt.engines["router"].route([(lat, lon), (order.lat, order.lon)]).geometry
+    delivered = state == "delivered"
+    proof = None
+    receipt = None
+    if delivered:
+        photo = None
+        if order.proof_photo_key and rt.engines["objects"].exists(order.proof_photo_key):
+            photo = rt.engines["objects"].presign_get(order.proof_photo_key)
+        proof = {
+            "photoUrl": photo,
+            "receivedBy": (order.proof_recipient_name or "").split()[0]
+            if order.proof_recipient_name
+            else None,
+            "method": order.proof_method or ("photo" if photo else "name"),
+            "deliveredAt": clock.iso(order.finished_at),
+        }
+        receipt = {
+            "orderNumber": order.public_id,
+            "address": {"hy": order.address_hy, "en": order.address_en, "ru": order.address_ru},
+            "payment": {
+                "method": "cash" if order.is_cod else "prepaid",
+                "amountAmd": (
+                    order.collected_amount_amd
+                    if order.is_cod and order.collected_amount_amd is not None
+                    else (order.cod_amount_amd if order.is_cod else order.amount_amd)
+                ),
+            },
+        }
+    otp = None
+    if moving and order.otp_required and order.otp_cipher:
+        otp = codes.decrypt_code(rt.master_key, order.public_id, order.otp_cipher)
+    return {
+        "company": {
+            "name": company.name,
+            "brandColor": company.brand_color,
+            "logoUrl": logo_url(rt, company),
+            "supportPhone": company.support_phone,
+        },
+        "state": state,
+        "stage": stage,
+        "timeline": _timeline(order),
+        "proof": proof,
+        "receipt": receipt,
+        "rating": {"ok": rating.ok, "createdAt": clock.iso(rating.created_at)} if rating else None,
+        "failureReason": order.failure_reason if state == "failed" else None,
+        "stopsAhead": stops_ahead,
+        "otpCode": otp,
+        "courierName": courier.display_name.split()[0] if courier and courier.display_name else None,
+        "courierLine": line_index(company.id, courier.id) if courier else None,
+        "courierPhone": courier.phone if courier and moving and company.show_courier_phone else None,
+        "courier": courier_point,
+        "courierUpdatedAt": courier_updated,
+        "destination": {"lat": order.lat, "lon": order.lon},
+        "etaSeconds": eta_seconds,
+        "route": route,
+        "expiresAt": clock.iso(link.expires_at),
+    }
+
+
+def rate(token: str, ok: bool, comment: str | None) -> dict[str, Any]:
+    with write_transaction(database):
+        link = find_link(token)
+        order = Order.get_by_id(link.order_id)
+        if order.status != "delivered":
+            raise Conflict("The order is not delivered yet.")
+        try:
+            with database.atomic():
+                rating = Rating.create(
+                    order=order.id, company=order.company_id, ok=ok, comment=comment, created_at=clock.now()
+                )
+        except peewee.IntegrityError:
+            raise Conflict("This delivery was already rated.") from None
+        audit(order, "rated", None, ok=ok)
+    return {"rating": {"ok": rating.ok, "comment": rating.comment, "createdAt": clock.iso(rating.created_at)}}
+
+
+def token_hash_for_timing(token: str) -> None:
+    """Hash a token that cannot exist, so that a malformed one costs what a lookup costs."""
+    TrackingLink.get_or_none(TrackingLink.token_hash == token_hash(token))
