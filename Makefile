@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-postgres lint format binary bench clean
+.PHONY: setup run test test-postgres lint format binary bench clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -46,3 +46,12 @@ bench: setup
 
 clean:
 	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache
+
+# MapLibre GL JS for the tracking page, vendored (committed) so that no npm is needed at run time.
+MAPLIBRE_VERSION := 5.9.0
+vendor-maplibre:
+	rm -rf build/maplibre && mkdir -p build/maplibre static/vendor/maplibre-gl
+	cd build/maplibre && npm pack --silent maplibre-gl@$(MAPLIBRE_VERSION) && tar xzf maplibre-gl-$(MAPLIBRE_VERSION).tgz
+	cp build/maplibre/package/dist/maplibre-gl.js build/maplibre/package/dist/maplibre-gl.css \
+	   build/maplibre/package/LICENSE.txt static/vendor/maplibre-gl/
+	echo "maplibre-gl $(MAPLIBRE_VERSION) from the npm registry; BSD-3-Clause, see LICENSE.txt" > static/vendor/maplibre-gl/VERSION

@@ -35,7 +35,7 @@ class Settings:
     dispatch_port: int = 8080
     engine_port: int = 8081
     public_url: str = ""
-    threads: int = 48
+    threads: int = 100
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
 

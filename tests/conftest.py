@@ -145,3 +145,26 @@ def serving(wsgi_app, threads: int = 8) -> Iterator[str]:
         server.task_dispatcher.shutdown(cancel_pending=True, timeout=2)
         server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
         thread.join(5)
+
+
+@pytest.fixture(scope="session")
+def map_tiles(tmp_path_factory: pytest.TempPathFactory, yerevan_pbf: Path) -> Path:
+    """tiles.mbtiles built once per session with the real tilemaker."""
+    import shutil as _shutil
+
+    from appliance.dispatch.tiles.build import build, tiles_path
+
+    if _shutil.which("tilemaker") is None:
+        pytest.skip(
+            "tilemaker is not installed (Debian package tilemaker; .ci/system-packages.sh installs it)"
+        )
+    directory = tmp_path_factory.mktemp("tiles")
+    build(yerevan_pbf, directory, progress=lambda _line: None)
+    return tiles_path(directory)
+
+
+@pytest.fixture
+def mapped_data_dir(routed_data_dir: Path, map_tiles: Path) -> Path:
+    """The per-test data directory with the session's roads and map tiles in place."""
+    (routed_data_dir / "tiles.mbtiles").symlink_to(map_tiles)
+    return routed_data_dir

@@ -52,6 +52,7 @@ AREAS = (
     "eta",
     "tracking",
     "events",
+    "tiles",
     "pages",
 )
 

@@ -32,6 +32,7 @@ def solver_probe() -> Check:
 def tiles_probe(data_dir: Path, tiles_url: str) -> Probe:
     def probe() -> Check:
         if tiles_url:
+            # Zoom 0 covers the whole world: every tile server has it.
             url = tiles_url.replace("{z}", "0").replace("{x}", "0").replace("{y}", "0")
             response = requests.get(url, timeout=5)
             if response.status_code != 200 or not response.content:

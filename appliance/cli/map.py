@@ -1,0 +1,35 @@
+"""`appliance map build`: vector map tiles for the tracking page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from appliance.cli._options import command_options, emit
+from appliance.settings import Settings
+
+
+@click.group("map")
+def map_group() -> None:
+    """Map tiles."""
+
+
+@map_group.command("build")
+@click.option(
+    "--pbf", "pbf", required=True, type=click.Path(dir_okay=False), help="OpenStreetMap extract (.osm.pbf)."
+)
+@command_options
+def build_command(pbf: str, settings: Settings, as_json: bool) -> None:
+    """Build the vector map tiles (MBTiles) from an OpenStreetMap extract into the data directory."""
+    from appliance.dispatch.tiles.build import TilesBuildError, build
+
+    try:
+        info = build(Path(pbf), settings.data_dir, progress=lambda line: click.echo(line, err=True))
+    except TilesBuildError as exc:
+        raise click.ClickException(str(exc)) from None
+    emit(as_json, {"tiles": info}, f"map tiles built from {info['source']} in {info['seconds']} s")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(map_group)

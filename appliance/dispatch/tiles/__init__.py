@@ -1,0 +1,1 @@
+"""Vector map tiles for the tracking page: built with tilemaker into an MBTiles file and served."""
