@@ -75,7 +75,8 @@ def engine_step(settings: Settings) -> list[str]:
             ]
         created = create_operator(load_or_create_master_key(settings.data_dir), OPERATOR)
     return [
-        f"Engine: operator {OPERATOR} secret {created['secret']} (shown once; sign requests as docs/engine-auth.md says)"
+        f"Engine: operator {OPERATOR} secret {created['secret']} "
+        "(shown once; sign requests as docs/engine-auth.md says)"
     ]
 
 
@@ -88,6 +89,7 @@ def prepare_demo(settings: Settings) -> list[str]:
     for step in _steps():
         lines.extend(step(settings))
     lines.append(
-        "Road routing and map tiles: `appliance routing build --pbf FILE` and `appliance map build --pbf FILE`"
+        "Road routing and map tiles: `appliance routing build --pbf FILE` and "
+        "`appliance map build --pbf FILE`"
     )
     return lines

@@ -15,6 +15,7 @@ known; at the end the mean and median gap per solver and budget. Never part of `
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import random
@@ -67,7 +68,7 @@ def route_distance(routes: list[list[int]], dist: list[list[float]], depot_retur
         if not route:
             continue
         path = [0, *route, 0] if depot_return else [0, *route]
-        total += sum(dist[a][b] for a, b in zip(path, path[1:], strict=False))
+        total += sum(dist[a][b] for a, b in itertools.pairwise(path))
     return total
 
 

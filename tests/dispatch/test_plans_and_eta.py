@@ -176,7 +176,7 @@ def test_move_stop_moves_one_order_and_retimes_every_lane(client, dispatcher, co
         json={"plan": plan, "orderId": orders[2]["id"], "toCourierId": first, "toIndex": 0},
         headers=dispatcher.headers,
     ).json
-    assert [s["orderId"] for s in front["routes"][0]["stops"]][0] == orders[2]["id"]
+    assert front["routes"][0]["stops"][0]["orderId"] == orders[2]["id"]
     missing = client.post(
         "/plans/move-stop",
         json={"plan": plan, "orderId": "424242", "toCourierId": first},

@@ -240,7 +240,8 @@ def signup(
             email,
             f"Welcome to {new_company.name}: sign in",
             f"Hello {owner['name']},\n\n{new_company.name} is ready. "
-            f"Sign in within 15 minutes with this link:\n\n{login_link_url(rt, token)}\n\nThe link works once.\n",
+            "Sign in within 15 minutes with this link:\n\n"
+            f"{login_link_url(rt, token)}\n\nThe link works once.\n",
         )
     sent = mailer.deliver(mail_id)
     return {"company": {"id": str(new_company.id), "name": new_company.name}, "emailSent": sent}

@@ -99,7 +99,8 @@ def invite(rt: Runtime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any
             mail_id = mailer.enqueue(
                 email,
                 f"{caller.company.name} invites you",
-                f"Hello {fields['name']},\n\n{caller.user.display_name} invites you to {caller.company.name} as "
+                f"Hello {fields['name']},\n\n{caller.user.display_name} invites you to "
+                f"{caller.company.name} as "
                 f"{fields['role']}. Accept within 7 days:\n\n{link}\n",
             )
     emailed = mailer.deliver(mail_id) if mail_id is not None else False

@@ -48,7 +48,8 @@ def _fix_bounds(path: Path) -> None:
         if zoom is None:
             raise TilesBuildError("tilemaker wrote no tiles")
         xmin, xmax, ymin, ymax = conn.execute(
-            "SELECT MIN(tile_column), MAX(tile_column), MIN(tile_row), MAX(tile_row) FROM tiles WHERE zoom_level = ?",
+            "SELECT MIN(tile_column), MAX(tile_column), MIN(tile_row), MAX(tile_row) FROM tiles"
+            " WHERE zoom_level = ?",
             (zoom,),
         ).fetchone()
         # MBTiles rows are TMS (y from the south); convert to XYZ before computing latitudes.
