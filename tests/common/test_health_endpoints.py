@@ -61,3 +61,26 @@ def test_both_services_serve_their_openapi_document(dispatch_client, engine_clie
     assert "/healthz" in dispatch_doc["paths"]
     engine_doc = engine_client.get("/openapi.json").json
     assert "/health/ready" in engine_doc["paths"]
+
+
+def test_the_dispatch_openapi_document_covers_every_endpoint_of_the_specification(dispatch_client) -> None:
+    paths = dispatch_client.get("/openapi.json").json["paths"]
+    expected = [
+        "/auth/login", "/auth/refresh", "/auth/logout", "/me", "/auth/me", "/auth/switch-company", "/auth/signup",
+        "/auth/magic-link", "/auth/magic-link/verify", "/auth/invite/{token}", "/auth/invite/accept", "/company",
+        "/company/logo/upload-url", "/company/depots", "/company/depots/{depot_id}", "/company/billing",
+        "/company/plan", "/company/members", "/company/members/{user_id}/login-link", "/company/members/{user_id}",
+        "/company/invites", "/company/invites/{invite_id}", "/orders", "/orders/{order_id}",
+        "/orders/{order_id}/events", "/orders/{order_id}/proof/photo-url", "/orders/{order_id}/tracking",
+        "/orders/{order_id}/status", "/orders/{order_id}/assign", "/orders/{order_id}/notify-late",
+        "/track/{token}", "/track/{token}/rating", "/plans/suggest", "/plans/recompute", "/plans/move-stop",
+        "/plans/apply", "/couriers", "/couriers/{courier_id}", "/couriers/{courier_id}/earnings",
+        "/couriers/{courier_id}/shift/end", "/couriers/{courier_id}/eta", "/courier/location",
+        "/courier/location/current", "/courier/me", "/courier/shift/start", "/courier/shift/break",
+        "/courier/shift/end", "/courier/orders", "/courier/orders/{order_id}/status",
+        "/courier/orders/{order_id}/otp/verify", "/courier/orders/{order_id}/proof/upload-url", "/courier/cash",
+        "/courier/cash/settle", "/courier/earnings", "/courier/history", "/courier/eta", "/cash/settlements",
+        "/cash/settlements/{settlement_id}/confirm", "/events/latest-cursor", "/events", "/geo/route",
+        "/geo/matrix", "/geo/optimize", "/healthz",
+    ]
+    assert [p for p in expected if p not in paths] == []
