@@ -42,7 +42,7 @@ def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, package in (("dispatch.db", "migrations.dispatch"), ("engine.db", "migrations.engine")):
         db = make_database(f"sqlite:///{directory / name}")
         migrations.apply(db, package)
-        db.close()
+        db.close_all() if hasattr(db, "close_all") else db.close()
         # Fold the WAL into the main file so that copying one file copies everything.
         with sqlite3.connect(directory / name) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

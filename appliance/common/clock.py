@@ -51,3 +51,15 @@ def iso(value: datetime | None) -> str | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def wire(value: datetime | str | None) -> str | None:
+    """``iso`` for values straight from the database: SQLite text written by UTCDateTimeField
+    ("YYYY-MM-DD HH:MM:SS.ffffff", UTC) is reformatted without parsing; datetimes go through iso."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if len(value) >= 23 and value[10] == " ":
+            return f"{value[:10]}T{value[11:23]}Z"
+        return iso(datetime.fromisoformat(value))
+    return iso(value)

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import peewee
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
 
 def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
@@ -26,8 +26,11 @@ def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
     if url.startswith("sqlite:///"):
         path = Path(url[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
-        return peewee.SqliteDatabase(
+        # Pooled so that a request reuses a connection (and its pragmas) instead of opening one.
+        return PooledSqliteDatabase(
             str(path),
+            max_connections=256,
+            stale_timeout=600,
             pragmas=[
                 ("busy_timeout", busy_timeout_ms),
                 ("journal_mode", "wal"),

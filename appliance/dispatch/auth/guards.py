@@ -53,11 +53,21 @@ def authenticate() -> Caller:
     claims = decode_access_token(runtime().master_key, token.strip())
     if claims is None:
         raise Unauthorized("The access token is invalid or expired.", headers={"WWW-Authenticate": "Bearer"})
+    # One query: the membership, its user and company, and the (unrevoked) session of the token.
     row = (
         Membership.select(Membership, User, Company)
         .join(User, on=(Membership.user == User.id))
         .switch(Membership)
         .join(Company, on=(Membership.company == Company.id))
+        .switch(Membership)
+        .join(
+            AuthSession,
+            on=(
+                (AuthSession.id == claims.session_id)
+                & (AuthSession.user == Membership.user)
+                & AuthSession.revoked_at.is_null()
+            ),
+        )
         .where(
             (Membership.id == claims.membership_id)
             & (Membership.user == claims.user_id)
@@ -66,9 +76,6 @@ def authenticate() -> Caller:
         .first()
     )
     if row is None or row.status != "active" or row.session_epoch != claims.epoch or row.role != claims.role:
-        raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})
-    session = AuthSession.get_or_none(AuthSession.id == claims.session_id)
-    if session is None or session.revoked_at is not None:
         raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})
     caller = Caller(user=row.user, company=row.company, membership=row, session_id=claims.session_id)
     g.caller = caller

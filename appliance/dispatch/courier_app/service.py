@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
 from typing import Any
 
 import peewee
@@ -36,41 +35,40 @@ ACTIVE = ("assigned", "picked_up", "arrived")
 
 def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str, Any]:
     """Store a batch; a point already stored for (courier, capturedAt) is skipped, so resending a
-    batch is safe. The current location is the newest capturedAt ever received."""
-    received = clock.now()
-    rows = [
-        {
-            "courier": courier.id,
-            "lat": p["lat"],
-            "lon": p["lon"],
-            "captured_at": p["capturedAt"],
-            "accuracy_m": p.get("accuracyM"),
-            "source": p.get("source"),
-            "received_at": received,
-        }
-        for p in points
-    ]
+    batch is safe. The current location is the newest capturedAt ever received.
+
+    This is the hottest write path (every courier, every few seconds), so it uses two plain
+    parameterised statements instead of the ORM's query builder."""
+    field = CourierLocation.captured_at
+    received = field.db_value(clock.now())
+    rows: dict[Any, tuple[Any, ...]] = {}
+    for p in points:
+        stamp = field.db_value(p["capturedAt"])
+        rows.setdefault(
+            stamp, (courier.id, p["lat"], p["lon"], stamp, p.get("accuracyM"), p.get("source"), received)
+        )
+    param = database.param
     with write_transaction(database):
-        stamps = [row["captured_at"] for row in rows]
-        known = {
-            r.captured_at
-            for r in CourierLocation.select(CourierLocation.captured_at).where(
-                (CourierLocation.courier == courier.id) & CourierLocation.captured_at.in_(stamps)
-            )
-        }
-        fresh: dict[datetime, dict[str, Any]] = {}
-        for row in rows:
-            if row["captured_at"] not in known:
-                fresh.setdefault(row["captured_at"], row)
+        cursor = database.cursor()
+        marks = ", ".join([param] * len(rows))
+        cursor.execute(
+            f"SELECT captured_at FROM courier_location WHERE courier_id = {param} AND captured_at IN ({marks})",
+            (courier.id, *rows),
+        )
+        known = {field.db_value(field.python_value(r[0])) for r in cursor.fetchall()}
+        fresh = [row for stamp, row in rows.items() if stamp not in known]
         if fresh:
-            CourierLocation.insert_many(list(fresh.values())).on_conflict_ignore().execute()
+            cursor.executemany(
+                "INSERT INTO courier_location (courier_id, lat, lon, captured_at, accuracy_m, source, received_at)"
+                f" VALUES ({', '.join([param] * 7)}) ON CONFLICT DO NOTHING",
+                fresh,
+            )
         current = location_body(latest_location(courier.id))
-        stored = len(fresh)
-        if stored:
+        if fresh:
             record_event(
                 courier.company_id, "courier.location", {"courierId": str(courier.id), **(current or {})}
             )
-    return {"accepted": stored, "duplicates": len(rows) - stored, "current": current}
+    return {"accepted": len(fresh), "duplicates": len(points) - len(fresh), "current": current}
 
 
 def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> Order:

@@ -43,7 +43,7 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
             "method": d.get("proof_method"),
         }
     courier_id = d.get("courier")
-    iso = clock.iso
+    iso = clock.wire
     body: dict[str, Any] = {
         "id": str(d["id"]),
         "publicId": d["public_id"],
@@ -213,6 +213,9 @@ def order_events(company_id: int, order_id: int) -> list[dict[str, Any]]:
     ]
 
 
+_FIELD_OF_COLUMN = {"company_id": "company", "courier_id": "courier", "last_courier_id": "last_courier"}
+
+
 def parse_day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -239,7 +242,10 @@ def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dic
         limit = limit or DEFAULT_LIMIT_WITH_DATE
     else:
         limit = limit or DEFAULT_LIMIT_WITHOUT_DATE
-    rows = list(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1).dicts())
+    # The listing can be 2,000 orders: read raw rows and let order_body format them directly.
+    cursor = database.execute(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1))
+    columns = [_FIELD_OF_COLUMN.get(d[0], d[0]) for d in cursor.description]
+    rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
     names = {
         c.id: c.display_name
         for c in Courier.select(Courier.id, Courier.display_name).where(Courier.company == company_id)
