@@ -52,14 +52,16 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
         cursor = database.cursor()
         marks = ", ".join([param] * len(rows))
         cursor.execute(
-            f"SELECT captured_at FROM courier_location WHERE courier_id = {param} AND captured_at IN ({marks})",
+            f"SELECT captured_at FROM courier_location WHERE courier_id = {param}"
+            f" AND captured_at IN ({marks})",
             (courier.id, *rows),
         )
         known = {field.db_value(field.python_value(r[0])) for r in cursor.fetchall()}
         fresh = [row for stamp, row in rows.items() if stamp not in known]
         if fresh:
             cursor.executemany(
-                "INSERT INTO courier_location (courier_id, lat, lon, captured_at, accuracy_m, source, received_at)"
+                "INSERT INTO courier_location"
+                " (courier_id, lat, lon, captured_at, accuracy_m, source, received_at)"
                 f" VALUES ({', '.join([param] * 7)}) ON CONFLICT DO NOTHING",
                 fresh,
             )
