@@ -3,9 +3,13 @@
 set -euo pipefail
 BIN=$(realpath "$1")
 DATA=$(mktemp -d)
-trap 'kill $PID 2>/dev/null || true; rm -rf "$DATA"' EXIT
+PID=""
+trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$DATA"' EXIT
 "$BIN" --version
 "$BIN" init --data-dir "$DATA" --json
+# The engines' build steps work from inside the bundle (OSRM tools, tilemaker configuration).
+"$BIN" routing build --pbf tests/data/monaco.osm.pbf --data-dir "$DATA" --json
+if command -v tilemaker >/dev/null; then "$BIN" map build --pbf tests/data/monaco.osm.pbf --data-dir "$DATA" --json; fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 DP=$(free_port); EP=$(free_port)
 "$BIN" serve --data-dir "$DATA" --dispatch-port "$DP" --engine-port "$EP" > "$DATA/serve.log" 2>&1 &

@@ -46,7 +46,7 @@ def build_info(data_dir: Path) -> dict[str, Any] | None:
 
 
 def build(pbf: Path, data_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:
-    pbf = Path(pbf)
+    pbf = Path(pbf).resolve()
     if not pbf.is_file():
         raise BuildError(f"{pbf}: no such file")
     home = osrm_home()

@@ -64,7 +64,7 @@ def _fix_bounds(path: Path) -> None:
 
 
 def build(pbf: Path, data_dir: Path, progress: Callable[[str], None]) -> dict[str, Any]:
-    pbf = Path(pbf)
+    pbf = Path(pbf).resolve()
     if not pbf.is_file():
         raise TilesBuildError(f"{pbf}: no such file")
     tilemaker = shutil.which("tilemaker")
