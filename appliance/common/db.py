@@ -10,6 +10,7 @@ they write go through ``write_transaction`` so that SQLite takes the write lock 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -65,12 +66,28 @@ def is_sqlite(database: peewee.Database | peewee.DatabaseProxy) -> bool:
     return isinstance(real, peewee.SqliteDatabase)
 
 
-def write_transaction(database: peewee.Database | peewee.DatabaseProxy) -> Any:
-    """A transaction that will write: SQLite takes the write lock at BEGIN, so read-then-write
-    sequences cannot interleave (no lost updates, no upgrade deadlocks)."""
-    if is_sqlite(database):
-        return database.atomic("IMMEDIATE")
-    return database.atomic()
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(database: peewee.Database) -> threading.RLock:
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(str(database.database), threading.RLock())
+
+
+@contextlib.contextmanager
+def write_transaction(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
+    """A transaction that will write. On SQLite the write lock is taken at BEGIN (IMMEDIATE), so
+    read-then-write sequences cannot interleave (no lost updates, no upgrade deadlocks), and the
+    threads of one process queue on a lock first: a pool of one for writes, instead of spinning in
+    SQLite's busy handler. PostgreSQL uses row locks (``locked``)."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    if isinstance(real, peewee.SqliteDatabase):
+        with _write_lock(real), database.atomic("IMMEDIATE"):
+            yield
+    else:
+        with database.atomic():
+            yield
 
 
 def locked(query: peewee.SelectQuery) -> peewee.SelectQuery:

@@ -10,9 +10,11 @@ with the reference client (each request signed afresh), prints the figures and s
 from __future__ import annotations
 
 import argparse
+import os
 import secrets
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -21,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from waitress.server import create_server
+import requests
 
 from appliance.cli.admin import migrate_all
 from appliance.engine.app import create_app
@@ -53,9 +55,32 @@ def main() -> None:
     app = create_app(settings)
     with app.app_context():
         op = create_operator(app.extensions["engine"].master_key, "op_bench00001")
-    server = create_server(app, host="127.0.0.1", port=free_port(), threads=16)
-    threading.Thread(target=server.run, daemon=True).start()
-    url = f"http://127.0.0.1:{server.effective_port}"
+    # The server runs in its own process, as in production, so these clients do not share its GIL.
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "appliance",
+            "serve",
+            "--only",
+            "engine",
+            "--data-dir",
+            str(data),
+            "--engine-port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "APPLIANCE_LOG_LEVEL": "WARNING"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            requests.get(f"{url}/health/live", timeout=2)
+            break
+        except requests.ConnectionError:
+            time.sleep(0.2)
 
     submitted: list[list[str]] = [[] for _ in range(args.clients)]
     latencies: list[float] = []
@@ -127,7 +152,8 @@ def main() -> None:
         f"signature verification alone: mean {statistics.mean(costs) * 1e6:.0f} us, "
         f"p50 {percentile(costs, 0.5) * 1e6:.0f} us, p99 {percentile(costs, 0.99) * 1e6:.0f} us per request"
     )
-    server.close()
+    server.terminate()
+    server.wait(20)
 
 
 if __name__ == "__main__":

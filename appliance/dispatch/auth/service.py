@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import peewee
+
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password, verify_password
@@ -52,13 +54,20 @@ def session_body(
 ) -> dict[str, Any]:
     user = user or User.get_by_id(membership.user_id)
     company = company or Company.get_by_id(membership.company_id)
-    courier = Courier.get_or_none((Courier.company == company.id) & (Courier.user == user.id))
-    memberships = (
-        Membership.select(Membership, Company)
-        .join(Company)
+    # One query for every membership, its company and the user's courier profile there.
+    memberships = list(
+        Membership.select(Membership.role, Membership.status, Company.id, Company.name, Courier.id)
+        .join(Company, on=(Membership.company == Company.id))
+        .join(
+            Courier,
+            peewee.JOIN.LEFT_OUTER,
+            on=((Courier.company == Membership.company) & (Courier.user == Membership.user)),
+        )
         .where(Membership.user == user.id)
         .order_by(Membership.joined_at, Membership.id)
+        .tuples()
     )
+    courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
     body: dict[str, Any] = {
         "user": {
             "id": str(user.id),
@@ -68,7 +77,7 @@ def session_body(
             "role": "courier" if membership.role == "courier" else "dispatcher",
             "companyRole": membership.role,
             "companyId": str(company.id),
-            "courierId": str(courier.id) if courier else None,
+            "courierId": str(courier_id) if courier_id else None,
         },
         "company": {
             "id": str(company.id),
@@ -79,13 +88,8 @@ def session_body(
         },
         "role": membership.role,
         "memberships": [
-            {
-                "companyId": str(m.company.id),
-                "companyName": m.company.name,
-                "role": m.role,
-                "status": m.status,
-            }
-            for m in memberships
+            {"companyId": str(cid), "companyName": name, "role": role, "status": status}
+            for role, status, cid, name, _ in memberships
         ],
     }
     if tokens is not None:

@@ -19,6 +19,7 @@ import peewee
 from flask import g, request
 
 from appliance.common import clock
+from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Unauthorized
 from appliance.common.webapp import request_id
 from appliance.engine.auth.operators import OPERATOR_ID, secrets_of
@@ -112,13 +113,13 @@ def verify_request() -> str:
 def _admit_once(signature: str, expires_at: int) -> None:
     now = clock.unix()
     try:
-        with database.atomic():
+        with write_transaction(database):
             SeenSignature.create(signature=signature, expires_at=expires_at)
+            # Prune now and then (about one request in 64) so the table stays the size of the window.
+            if signature[-2:] < "04":
+                SeenSignature.delete().where(SeenSignature.expires_at < now).execute()
     except peewee.IntegrityError:
         raise _Denied("replayed signature") from None
-    # Prune now and then (about one request in 64) so the table stays the size of the window.
-    if signature[-2:] < "04":
-        SeenSignature.delete().where(SeenSignature.expires_at < now).execute()
 
 
 def current_operator() -> str:
