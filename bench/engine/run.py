@@ -10,11 +10,8 @@ with the reference client (each request signed afresh), prints the figures and s
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -22,25 +19,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import requests
+
+from support import percentile, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all
 from appliance.engine.app import create_app
 from appliance.engine.auth.operators import create_operator
 from appliance.engine.client import EngineClient
 from appliance.settings import load_settings
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def main() -> None:
@@ -55,32 +43,7 @@ def main() -> None:
     app = create_app(settings)
     with app.app_context():
         op = create_operator(app.extensions["engine"].master_key, "op_bench00001")
-    # The server runs in its own process, as in production, so these clients do not share its GIL.
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--only",
-            "engine",
-            "--data-dir",
-            str(data),
-            "--engine-port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "APPLIANCE_LOG_LEVEL": "WARNING"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            requests.get(f"{url}/health/live", timeout=2)
-            break
-        except requests.ConnectionError:
-            time.sleep(0.2)
+    server, url = start_server(data, "engine")
 
     submitted: list[list[str]] = [[] for _ in range(args.clients)]
     latencies: list[float] = []
@@ -152,8 +115,7 @@ def main() -> None:
         f"signature verification alone: mean {statistics.mean(costs) * 1e6:.0f} us, "
         f"p50 {percentile(costs, 0.5) * 1e6:.0f} us, p99 {percentile(costs, 0.99) * 1e6:.0f} us per request"
     )
-    server.terminate()
-    server.wait(20)
+    stop_server(server)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,6 @@ SQLite, with p50/p99 latency. Starts the real dispatch app with waitress on a fr
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -17,8 +14,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests  # noqa: E402
+from support import percentile, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all  # noqa: E402
 from appliance.common.db import connection  # noqa: E402
@@ -28,11 +27,6 @@ from appliance.dispatch.db import database  # noqa: E402
 from appliance.settings import load_settings  # noqa: E402
 
 PASSWORD = "bench-password-1"
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def drive(name: str, clients: int, seconds: float, call) -> None:
@@ -89,32 +83,7 @@ def main() -> None:
             depot_lon=44.51,
         )
     del app
-    # The server runs in its own process, as in production, so these clients do not share its GIL.
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--only",
-            "dispatch",
-            "--data-dir",
-            str(data),
-            "--dispatch-port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "APPLIANCE_RATE_LIMITS": "off", "APPLIANCE_LOG_LEVEL": "WARNING"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            requests.get(f"{url}/openapi.json", timeout=2)
-            break
-        except requests.ConnectionError:
-            time.sleep(0.2)
+    server, url = start_server(data, "dispatch", APPLIANCE_RATE_LIMITS="off")
     credentials = {"email": "bench@example.am", "password": PASSWORD}
     token = requests.post(f"{url}/auth/login", json=credentials, timeout=10).json()["accessToken"]
     headers = {"Authorization": f"Bearer {token}"}
@@ -126,14 +95,7 @@ def main() -> None:
     )
     drive("GET /me", args.clients, args.seconds, lambda s: s.get(f"{url}/me", headers=headers, timeout=10))
     drive("GET /me", 1, args.seconds, lambda s: s.get(f"{url}/me", headers=headers, timeout=10))
-    server.terminate()
-    server.wait(20)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    stop_server(server)
 
 
 if __name__ == "__main__":

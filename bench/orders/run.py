@@ -8,9 +8,6 @@ with waitress on a free port.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -19,8 +16,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests  # noqa: E402
+from support import percentile, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all  # noqa: E402
 from appliance.common import clock  # noqa: E402
@@ -30,11 +29,6 @@ from appliance.dispatch.auth.sessions import start_session  # noqa: E402
 from appliance.dispatch.db import database  # noqa: E402
 from appliance.dispatch.models import Company, Courier, Depot, Membership, Order, User  # noqa: E402
 from appliance.settings import load_settings  # noqa: E402
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 def main() -> None:
@@ -86,27 +80,7 @@ def main() -> None:
         ]
         for start in range(0, len(rows), 500):
             Order.insert_many(rows[start : start + 500]).execute()
-    # The server runs in its own process, as in production, so the clients here do not share its GIL.
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--only",
-            "dispatch",
-            "--data-dir",
-            str(data),
-            "--dispatch-port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "APPLIANCE_RATE_LIMITS": "off", "APPLIANCE_LOG_LEVEL": "WARNING"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until_up(url)
+    server, url = start_server(data, "dispatch", APPLIANCE_RATE_LIMITS="off")
 
     points = 0
     lock = threading.Lock()
@@ -162,25 +136,7 @@ def main() -> None:
         f"GET /orders?date= (2,000 orders): p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
         f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
     )
-    server.terminate()
-    server.wait(20)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_up(url: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            requests.get(f"{url}/openapi.json", timeout=2)
-            return
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise SystemExit("the server did not start")
+    stop_server(server)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,6 @@ an order change to its event on 50 open event streams. The server runs in its ow
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -18,8 +15,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
+from support import percentile, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all
 from appliance.common import clock
@@ -29,17 +28,6 @@ from appliance.dispatch.auth.sessions import start_session
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Company, Courier, Depot, Membership, User
 from appliance.settings import load_settings
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def main() -> None:
@@ -91,37 +79,9 @@ def main() -> None:
     )
     token = client.post(f"/orders/{order['id']}/tracking", headers=dispatcher).json["token"]
 
-    port = free_port()
-    env = {
-        **os.environ,
-        "APPLIANCE_RATE_LIMITS": "off",
-        "APPLIANCE_LOG_LEVEL": "WARNING",
-        "APPLIANCE_EVENT_STREAM_MAX": str(args.streams + 5),
-    }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--only",
-            "dispatch",
-            "--data-dir",
-            str(data),
-            "--dispatch-port",
-            str(port),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server, url = start_server(
+        data, "dispatch", APPLIANCE_RATE_LIMITS="off", APPLIANCE_EVENT_STREAM_MAX=str(args.streams + 5)
     )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            requests.get(f"{url}/openapi.json", timeout=2)
-            break
-        except requests.ConnectionError:
-            time.sleep(0.2)
     try:
         latencies: list[float] = []
         lock = threading.Lock()
@@ -186,8 +146,7 @@ def main() -> None:
             f"max {max(delays) * 1000:.0f} ms"
         )
     finally:
-        server.terminate()
-        server.wait(30)
+        stop_server(server)
 
 
 if __name__ == "__main__":
