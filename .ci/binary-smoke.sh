@@ -4,7 +4,7 @@ set -euo pipefail
 BIN=$(realpath "$1")
 DATA=$(mktemp -d)
 PID=""
-trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$DATA"' EXIT
+trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi; rm -rf "$DATA"' EXIT
 "$BIN" --version
 "$BIN" init --data-dir "$DATA" --json
 # The engines' build steps work from inside the bundle (OSRM tools, tilemaker configuration).
@@ -24,4 +24,5 @@ cat "$DATA/healthz.json"; echo
 case "$code" in 200|503) ;; *) echo "healthz answered $code"; cat "$DATA/serve.log"; exit 1;; esac
 kill -TERM $PID
 wait $PID
+PID=""
 echo "binary smoke test passed"
