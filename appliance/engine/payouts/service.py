@@ -32,8 +32,16 @@ def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination:
 
 
 def _existing(operator_id: str, key: str, payout_id: str) -> tuple[Payout | None, Payout | None]:
-    by_key = Payout.get_or_none((Payout.operator == operator_id) & (Payout.idempotency_key == key))
-    by_id = Payout.get_or_none((Payout.operator == operator_id) & (Payout.payout_id == payout_id))
+    """The payouts holding this key or this payoutId, read in one query (one snapshot, so a
+    concurrent insert is seen by both or by neither)."""
+    rows = list(
+        Payout.select().where(
+            (Payout.operator == operator_id)
+            & ((Payout.idempotency_key == key) | (Payout.payout_id == payout_id))
+        )
+    )
+    by_key = next((row for row in rows if row.idempotency_key == key), None)
+    by_id = next((row for row in rows if row.payout_id == payout_id), None)
     return by_key, by_id
 
 
