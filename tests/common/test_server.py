@@ -65,31 +65,34 @@ def test_serve_answers_on_both_ports_and_exits_0_on_sigterm(tmp_path: Path) -> N
     assert f"engine listening on http://127.0.0.1:{engine_port}" in out
 
 
-def test_a_request_in_flight_finishes_after_sigterm(tmp_path: Path) -> None:
-    process, dispatch_port, _ = _start(tmp_path, "--only", "dispatch")
+def test_a_request_in_flight_finishes_cleanly_after_sigterm(tmp_path: Path, settings) -> None:
+    """An event stream is a request in flight that would run for minutes: on SIGTERM it ends with
+    its closing line (not a reset connection) and the process exits 0."""
+    from appliance.dispatch.app import create_app
+    from tests.dispatch.factory import make_company, make_member
+
+    app = create_app(settings)
+    dispatcher = make_member(app, make_company(), "dispatcher")
+    process, dispatch_port, _ = _start(settings.data_dir, "--only", "dispatch")
     try:
         _wait(f"http://127.0.0.1:{dispatch_port}/openapi.json", process)
-        session = requests.Session()
-        # /healthz runs the solver probe (a few hundred ms): signal while it is in flight.
-        import threading
-
-        result: dict[str, int] = {}
-
-        def call() -> None:
-            result["status"] = session.get(
-                f"http://127.0.0.1:{dispatch_port}/healthz", timeout=20
-            ).status_code
-
-        thread = threading.Thread(target=call)
-        thread.start()
-        time.sleep(0.05)
-        os.kill(process.pid, signal.SIGTERM)
-        thread.join(20)
+        lines: list[bytes] = []
+        with requests.get(
+            f"http://127.0.0.1:{dispatch_port}/events?cursor=0",
+            headers=dispatcher.headers,
+            stream=True,
+            timeout=30,
+        ) as response:
+            assert response.status_code == 200
+            stream = response.iter_lines()
+            lines.append(next(stream))  # the stream is open and in flight
+            os.kill(process.pid, signal.SIGTERM)
+            lines.extend(stream)
         process.communicate(timeout=20)
     finally:
         if process.poll() is None:
             process.kill()
-    assert result.get("status") in {200, 503}
+    assert any(line.startswith(b": stream ends") for line in lines)
     assert process.returncode == 0
 
 

@@ -89,10 +89,13 @@ def test_new_events_reach_an_open_stream_on_a_real_server_and_the_cap_answers_50
             "cursor"
         ]
 
+        opened = threading.Event()
+
         def listen() -> None:
             with requests.get(
                 f"{url}/events?cursor={cursor}", headers=dispatcher.headers, stream=True, timeout=10
             ) as response:
+                opened.set()  # the headers arrived: this stream holds the only slot
                 for line in response.iter_lines():
                     if line.startswith(b"event: order.created"):
                         received.append(time.monotonic())
@@ -100,7 +103,7 @@ def test_new_events_reach_an_open_stream_on_a_real_server_and_the_cap_answers_50
 
         thread = threading.Thread(target=listen)
         thread.start()
-        time.sleep(0.5)
+        assert opened.wait(10)
         assert requests.get(f"{url}/events", headers=dispatcher.headers, timeout=5).status_code == 503
         requests.post(
             f"{url}/orders",
