@@ -127,7 +127,7 @@ def main() -> None:
     session = requests.Session()
     headers = {"Authorization": f"Bearer {dispatcher}"}
     latencies = []
-    for _ in range(60):
+    for _ in range(200):
         started = time.perf_counter()
         response = session.get(f"{url}/orders?date=2026-11-20&limit=2000", headers=headers, timeout=30)
         latencies.append(time.perf_counter() - started)
