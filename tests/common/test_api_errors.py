@@ -131,3 +131,28 @@ def test_the_openapi_document_describes_the_body_schema() -> None:
     }
     assert doc["components"]["schemas"]["Thing"]["properties"]["name"]["maxLength"] == 5
     assert "400" in operation["responses"]
+
+
+def test_large_json_answers_are_gzipped_only_for_clients_that_accept_it() -> None:
+    import gzip
+    import json as jsonlib
+
+    proxy = peewee.DatabaseProxy()
+    proxy.initialize(peewee.SqliteDatabase(":memory:"))
+    app = create_base_app("big", render_problem=dispatch_problems.render, database=proxy)
+    bp = Blueprint("big", __name__)
+
+    @endpoint(bp, "GET", "/big")
+    def big():
+        return {"items": [{"n": n, "text": "x" * 40} for n in range(3000)]}
+
+    app.register_blueprint(bp)
+    client = app.test_client()
+    plain = client.get("/big")
+    assert "Content-Encoding" not in plain.headers and len(plain.json["items"]) == 3000
+    packed = client.get("/big", headers={"Accept-Encoding": "gzip, deflate"})
+    assert packed.headers["Content-Encoding"] == "gzip"
+    assert jsonlib.loads(gzip.decompress(packed.data)) == plain.json
+    assert len(packed.data) < len(plain.data) / 5
+    small = client.get("/nowhere", headers={"Accept-Encoding": "gzip"})
+    assert "Content-Encoding" not in small.headers
