@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
+from appliance.common import clock
 from appliance.dispatch.app import create_app
 from appliance.dispatch.models import Assignment, Order
 from tests.dispatch.factory import make_company, make_member
@@ -274,3 +277,58 @@ def test_eta_without_origin_or_stops(app, client) -> None:
     )
     assert client.get("/couriers/999999/eta", headers=dispatcher.headers).status_code == 404
     courier_status(client, courier, order["id"], status="picked_up")
+
+
+def test_an_order_whose_window_opens_after_the_shift_is_unassigned_not_a_failure(
+    client, dispatcher, couriers
+) -> None:
+    on_time = _orders(client, dispatcher, 2)
+    later = ready_order(
+        client,
+        dispatcher,
+        pin={"lat": PINS[2][0], "lon": PINS[2][1]},
+        deliveryWindowStart=clock.iso(clock.now() + timedelta(hours=6)),  # no end: open after 6 h
+    )
+    response = client.post("/plans/suggest", json={"shiftHours": 4}, headers=dispatcher.headers)
+    assert response.status_code == 200, response.json
+    assert response.json["unassigned"] == [later["id"]]
+    planned = sorted(s["orderId"] for r in response.json["routes"] for s in r["stops"])
+    assert planned == sorted(o["id"] for o in on_time)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"orderIds": [1, 1]},
+        {"courierIds": [1, 1]},
+        {"courierIds": list(range(1, 22))},
+        {"orderIds": []},
+        {"capacity": 201},
+    ],
+    ids=["duplicate_order", "duplicate_courier", "more_than_20_routes", "empty_order_list", "capacity"],
+)
+def test_suggest_refuses_duplicates_and_oversized_plans_with_422(client, dispatcher, couriers, body) -> None:
+    _orders(client, dispatcher, 1)
+    response = client.post("/plans/suggest", json=body, headers=dispatcher.headers)
+    assert response.status_code == 422
+    assert response.json["status"] == 422
+
+
+def test_a_courier_with_two_routes_is_refused_by_recompute_and_apply(client, dispatcher, couriers) -> None:
+    first, second = _orders(client, dispatcher, 2)
+    courier = couriers[0].courier.id
+    draft = {
+        "routes": [
+            {"courierId": str(courier), "stops": [{"orderId": first["id"]}]},
+            {"courierId": str(courier), "stops": [{"orderId": second["id"]}]},
+        ]
+    }
+    assert client.post("/plans/recompute", json=draft, headers=dispatcher.headers).status_code == 422
+    plan = {
+        "routes": [
+            {"courierId": courier, "stops": [{"orderId": int(first["id"]), "sequence": 1}]},
+            {"courierId": courier, "stops": [{"orderId": int(second["id"]), "sequence": 1}]},
+        ]
+    }
+    assert client.post("/plans/apply", json=plan, headers=dispatcher.headers).status_code == 422
+    assert Assignment.select().count() == 0

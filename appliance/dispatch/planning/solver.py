@@ -1,4 +1,4 @@
-"""The planner: OR-Tools routing, seeded by PyVRP's hybrid genetic search.
+"""The planner: OR-Tools routing, seeded by PyVRP's iterated local search.
 
 Input is plain data (an integer travel matrix over nodes, couriers with a start node and a
 capacity, stops with service times and windows); output is one ordered list of stops per courier
@@ -79,6 +79,31 @@ def solve(
 ) -> Solution:
     if not problem.vehicles:
         raise SolverFailed("no vehicles")
+    # A stop no courier can reach inside its window (the window closes before it opens, or before
+    # any courier is available, or opens after every courier's day) is unassigned without asking
+    # the solvers: an empty time range makes OR-Tools' model infeasible as a whole.
+    earliest = min(v.available_from for v in problem.vehicles)
+    latest = max(v.available_until for v in problem.vehicles)
+    placeable = [
+        i
+        for i, stop in enumerate(problem.stops)
+        if stop.early <= stop.late and stop.late >= earliest and stop.early <= latest
+    ]
+    if len(placeable) < len(problem.stops):
+        inner = _restricted(problem, placeable)
+        solution = solve(
+            inner,
+            time_limit=time_limit,
+            first_strategy=first_strategy,
+            seed_share=seed_share,
+            use_seed=use_seed,
+        )
+        solution.routes = [[placeable[s] for s in route] for route in solution.routes]
+        solution.unassigned = sorted(
+            [placeable[s] for s in solution.unassigned]
+            + sorted(set(range(len(problem.stops))) - set(placeable))
+        )
+        return solution
     if not problem.stops:
         return Solution([[] for _ in problem.vehicles], [[] for _ in problem.vehicles], [], 0, "none")
     started = time.monotonic()
@@ -89,7 +114,30 @@ def solve(
         except Exception as exc:  # the seed is an optimisation; OR-Tools alone still answers
             log.warning("PyVRP seed failed: %s", exc)
     remaining = max(0.1, time_limit - (time.monotonic() - started))
-    return _ortools(problem, remaining, first_strategy, seed)
+    try:
+        return _ortools(problem, remaining, first_strategy, seed)
+    except SolverFailed:
+        raise
+    except Exception as exc:  # OR-Tools raises plain exceptions ("CP Solver fail"): a failed solve
+        raise SolverFailed(f"OR-Tools: {exc}") from exc
+
+
+def _restricted(problem: Problem, keep: list[int]) -> Problem:
+    """The same problem over the stops numbered in ``keep`` only: nodes that are neither a vehicle
+    start nor a kept stop leave the matrices (OR-Tools would otherwise have to visit them)."""
+    nodes = sorted({v.start for v in problem.vehicles} | {problem.stops[i].node for i in keep})
+    renumber = {node: k for k, node in enumerate(nodes)}
+
+    def sub(matrix: Sequence[Sequence[int]]) -> list[list[int]]:
+        return [[matrix[a][b] for b in nodes] for a in nodes]
+
+    return Problem(
+        durations=sub(problem.durations),
+        vehicles=[dataclasses.replace(v, start=renumber[v.start]) for v in problem.vehicles],
+        stops=[dataclasses.replace(problem.stops[i], node=renumber[problem.stops[i].node]) for i in keep],
+        costs=None if problem.costs is None else sub(problem.costs),
+        return_to_start=problem.return_to_start,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,22 +147,27 @@ def solve(
 def _ortools(
     problem: Problem, time_limit: float, first_strategy: str, seed: list[list[int]] | None
 ) -> Solution:
+    import numpy as np
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
+    started = time.monotonic()
     n = len(problem.durations)
     vehicles = problem.vehicles
     # Open routes end at an extra "anywhere" node that costs nothing to reach.
     extra = 0 if problem.return_to_start else 1
     end_node = n
     size = n + extra
-    duration = [list(map(int, row)) + [0] * extra for row in problem.durations] + [[0] * size] * extra
-    cost = [list(map(int, row)) + [0] * extra for row in problem.cost_matrix] + [[0] * size] * extra
-    service = [0] * size
+    duration = np.zeros((size, size), dtype=np.int64)
+    cost_matrix = np.zeros((size, size), dtype=np.int64)
+    duration[:n, :n] = np.asarray(problem.durations, dtype=np.int64)
+    cost_matrix[:n, :n] = np.asarray(problem.cost_matrix, dtype=np.int64)
+    service = np.zeros(size, dtype=np.int64)
     demand = [0] * size
     for stop in problem.stops:
         service[stop.node] = int(stop.service)
         demand[stop.node] = int(stop.demand)
-    transit = [[duration[i][j] + service[i] for j in range(size)] for i in range(size)]
+    cost = cost_matrix.tolist()
+    transit = (duration + service[:, None]).tolist()  # travel plus the service at the origin
 
     starts = [v.start for v in vehicles]
     ends = starts if problem.return_to_start else [end_node] * len(vehicles)
@@ -147,7 +200,8 @@ def _ortools(
     params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, first_strategy)
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     params.guided_local_search_lambda_coefficient = 0.3
-    params.time_limit.FromMilliseconds(max(50, int(time_limit * 1000)))
+    # The budget covers building the model too.
+    params.time_limit.FromMilliseconds(max(50, int((time_limit - (time.monotonic() - started)) * 1000)))
 
     solution = None
     solver_name = "ortools"
@@ -190,35 +244,47 @@ def _ortools(
 
 
 def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None:
-    """PyVRP's best routes, one list of stop indices per vehicle (None when it finds none)."""
+    """PyVRP's best routes, one list of stop indices per vehicle (None when it finds none).
+
+    The problem data is built directly from numpy matrices (building it edge by edge through
+    ``pyvrp.Model`` costs seconds at 1,000 stops); ``time_limit`` covers building and searching.
+    """
+    import numpy as np
     import pyvrp
     from pyvrp.stop import MaxRuntime
 
-    model = pyvrp.Model()
+    started = time.monotonic()
     n = len(problem.durations)
-    locations = [model.add_location(0, 0) for _ in range(n)]
-    end_location = model.add_location(0, 0) if not problem.return_to_start else None
-    depot_of: dict[int, Any] = {}
+    open_routes = not problem.return_to_start
+    size = n + 1 if open_routes else n  # open routes end at a free "anywhere" location
+    durations = np.zeros((size, size), dtype=np.int64)
+    costs = np.zeros((size, size), dtype=np.int64)
+    durations[:n, :n] = np.asarray(problem.durations, dtype=np.int64)
+    costs[:n, :n] = np.asarray(problem.cost_matrix, dtype=np.int64)
+    locations = [pyvrp.Location(0, 0) for _ in range(size)]
+
+    depot_of: dict[int, int] = {}
+    depots: list[Any] = []
     for vehicle in problem.vehicles:
         if vehicle.start not in depot_of:
-            depot_of[vehicle.start] = model.add_depot(locations[vehicle.start])
-    end_depot = model.add_depot(end_location) if end_location is not None else None
-    all_required = True
-    clients = []
-    for stop in problem.stops:
-        clients.append(
-            model.add_client(
-                locations[stop.node],
-                delivery=[int(stop.demand)],
-                service_duration=int(stop.service),
-                tw_early=int(stop.early),
-                tw_late=int(stop.late),
-                prize=UNSERVED_PENALTY,
-                required=False,
-            )
+            depot_of[vehicle.start] = len(depots)
+            depots.append(pyvrp.Depot(location=vehicle.start))
+    end_depot = None
+    if open_routes:
+        end_depot = len(depots)
+        depots.append(pyvrp.Depot(location=n))
+    clients = [
+        pyvrp.Client(
+            location=stop.node,
+            delivery=[int(stop.demand)],
+            service_duration=int(stop.service),
+            tw_early=int(stop.early),
+            tw_late=int(stop.late),
+            prize=UNSERVED_PENALTY,
+            required=False,
         )
-        all_required = False
-    del all_required, clients
+        for stop in problem.stops
+    ]
     # One vehicle type per (start, capacity, availability): PyVRP numbers vehicles by type.
     type_keys: list[tuple[int, int, int, int]] = []
     members: dict[tuple[int, int, int, int], list[int]] = {}
@@ -228,30 +294,21 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
             type_keys.append(key)
             members[key] = []
         members[key].append(v)
-    for key in type_keys:
-        start, capacity, available_from, available_until = key
-        model.add_vehicle_type(
+    vehicle_types = [
+        pyvrp.VehicleType(
             num_available=len(members[key]),
-            capacity=[int(capacity)],
-            start_depot=depot_of[start],
-            end_depot=depot_of[start] if end_depot is None else end_depot,
-            tw_early=int(available_from),
-            tw_late=int(min(available_until, HORIZON_MAX)),
+            capacity=[int(key[1])],
+            start_depot=depot_of[key[0]],
+            end_depot=depot_of[key[0]] if end_depot is None else end_depot,
+            tw_early=int(key[2]),
+            tw_late=int(min(key[3], HORIZON_MAX)),
         )
-    for i in range(n):
-        for j in range(n):
-            model.add_edge(
-                locations[i],
-                locations[j],
-                distance=int(problem.cost_matrix[i][j]),
-                duration=int(problem.durations[i][j]),
-            )
-    if end_location is not None:
-        for i in range(n):
-            model.add_edge(locations[i], end_location, distance=0, duration=0)
-            model.add_edge(end_location, locations[i], distance=0, duration=0)
-        model.add_edge(end_location, end_location, distance=0, duration=0)
-    result = model.solve(stop=MaxRuntime(time_limit), display=False, collect_stats=False)
+        for key in type_keys
+    ]
+    matrices: list[Any] = [costs, durations]
+    data = pyvrp.ProblemData(locations, clients, depots, vehicle_types, matrices[:1], matrices[1:])
+    remaining = max(0.05, time_limit - (time.monotonic() - started))
+    result = pyvrp.solve(data, stop=MaxRuntime(remaining), seed=0, collect_stats=False, display=False)
     best = result.best
     if not best.is_feasible():
         return None
@@ -259,9 +316,8 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
     used: dict[int, int] = {}
     for route in best.routes():
         type_number = route.vehicle_type()
-        key = type_keys[type_number]
         slot = used.get(type_number, 0)
         used[type_number] = slot + 1
-        vehicle_number = members[key][slot]
+        vehicle_number = members[type_keys[type_number]][slot]
         routes[vehicle_number] = [activity.idx for activity in route.schedule() if activity.is_client()]
     return routes

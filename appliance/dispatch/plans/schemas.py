@@ -13,9 +13,9 @@ ServiceMinutes = Annotated[float, Field(ge=0, le=240)]
 
 
 class SuggestRequest(Schema):
-    orderIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(max_length=2000)] | None = None
-    courierIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(max_length=200)] | None = None
-    capacity: Annotated[int, Field(ge=1, le=1000)] = 10
+    orderIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=1000)] | None = None
+    courierIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=20)] | None = None
+    capacity: Annotated[int, Field(ge=1, le=200)] = 10  # stops per courier
     serviceMinutes: ServiceMinutes = 5
     shiftHours: Annotated[float, Field(gt=0, le=24)] = 8
 

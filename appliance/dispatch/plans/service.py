@@ -15,6 +15,16 @@ from appliance.dispatch.planning.solver import HORIZON_MAX, Problem, SolverFaile
 from appliance.dispatch.routing.engines import Router
 from appliance.settings import Settings
 
+MAX_ROUTES = 20
+MAX_SUGGEST_ORDERS = 1000
+
+
+def _refuse_duplicates(ids: list[int] | None, field: str, what: str) -> None:
+    if ids is not None and len(set(ids)) != len(ids):
+        raise Invalid(
+            f"The same {what} is listed twice.", errors=[{"field": field, "message": f"duplicate {what}"}]
+        )
+
 
 def _start(courier: Courier, depot: Depot | None) -> dict[str, Any]:
     from appliance.dispatch.couriers.service import latest_location
@@ -47,6 +57,8 @@ def suggest(
     service_minutes: float,
     shift_hours: float,
 ) -> dict[str, Any]:
+    _refuse_duplicates(order_ids, "orderIds", "order")
+    _refuse_duplicates(courier_ids, "courierIds", "courier")
     orders_query = Order.select().where(Order.company == company_id)
     if order_ids is not None:
         wanted = set(order_ids)
@@ -68,6 +80,15 @@ def suggest(
     skipped = [str(o.id) for o in orders if o.status != "ready"]
     if not plannable or not couriers:
         raise Invalid("Nothing to plan: no ready orders or no active couriers.")
+    if len(couriers) > MAX_ROUTES:
+        raise Invalid(
+            f"A plan has at most {MAX_ROUTES} routes: choose the couriers with courierIds.",
+            errors=[{"field": "courierIds", "message": f"more than {MAX_ROUTES} active couriers"}],
+        )
+    # Without a list, the oldest ready orders up to the bound are planned; the rest are listed
+    # as unassigned.
+    skipped = [str(o.id) for o in plannable[MAX_SUGGEST_ORDERS:]] + skipped
+    plannable = plannable[:MAX_SUGGEST_ORDERS]
     depot = _default_depot(company_id)
     starts = [_start(c, depot) for c in couriers]
     points = [(s["lat"], s["lon"]) for s in starts] + [(o.lat, o.lon) for o in plannable]
@@ -131,6 +152,11 @@ def time_plan(
                 )
             seen.add(order_id)
     courier_ids = [_parse_id(r["courierId"], "courier") for r in routes]
+    if len(set(courier_ids)) != len(courier_ids):
+        raise Invalid(
+            "A courier has two routes in the plan.",
+            errors=[{"field": "courierId", "message": "duplicate courier"}],
+        )
     couriers = {
         c.id: c for c in Courier.select().where((Courier.company == company_id) & Courier.id.in_(courier_ids))
     }
@@ -202,6 +228,7 @@ def move_stop(
 def apply(company_id: int, routes: list[dict[str, Any]], actor_id: int) -> dict[str, Any]:
     stops: list[tuple[int, int, int]] = []
     seen: set[int] = set()
+    _refuse_duplicates([r["courierId"] for r in routes], "courierId", "courier")
     for route in routes:
         sequences = sorted(s["sequence"] for s in route["stops"])
         if sequences != list(range(1, len(sequences) + 1)):
