@@ -154,3 +154,61 @@ def test_routing_build_reports_its_build_and_a_bad_extract_keeps_the_previous_da
     assert (tmp_path / "routing" / "current").resolve() == current
     assert EmbeddedOSRM(current / DATA_NAME).route([ROAD_A, ROAD_B]).method == "road"
     assert len(list((tmp_path / "routing").glob("build-*"))) == 1
+
+
+def test_a_running_engine_loads_new_road_data_once_a_build_completes(
+    tmp_path: Path, yerevan_pbf: Path
+) -> None:
+    from appliance.dispatch.routing.build import build, current_osrm_file
+
+    build(yerevan_pbf, tmp_path, progress=lambda _line: None)
+    engine = EmbeddedOSRM(current_osrm_file(tmp_path))
+    first = engine.route([ROAD_A, ROAD_B])
+    old_folder = engine.loaded_from
+    assert old_folder is not None and old_folder.name.startswith("build-")
+    build(yerevan_pbf, tmp_path, progress=lambda _line: None)
+    again = engine.route([ROAD_A, ROAD_B])
+    assert engine.loaded_from is not None and engine.loaded_from != old_folder
+    assert engine.loaded_from == (tmp_path / "routing" / "current").resolve()
+    assert not old_folder.exists()
+    assert again.duration_s == pytest.approx(first.duration_s)
+
+
+def test_a_failing_routing_server_is_rested_while_health_keeps_asking_it() -> None:
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            body = b'{"code": "InvalidUrl"}'
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        router = Router(
+            RemoteOSRM(f"http://127.0.0.1:{server.server_address[1]}"),
+            StraightLine(1.4, 25.0),
+            retry_after=600,
+        )
+        assert router.route([ROAD_A, ROAD_B]).method == "straight_line"
+        assert router.table([ROAD_A], [ROAD_B]).method == "straight_line"
+        assert router.route([ROAD_B, ROAD_C]).method == "straight_line"
+        assert len(hits) == 1 and hits[0].startswith("/route/v1/driving/")
+        assert routing_probe(router)().status == "fail"
+        assert len(hits) == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

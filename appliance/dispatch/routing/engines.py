@@ -12,6 +12,7 @@ import itertools
 import logging
 import math
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -110,6 +111,7 @@ class EmbeddedOSRM:
         self._engine: Any = None
         self._lock = threading.Lock()
         self._stopped = False
+        self.loaded_from: Path | None = None  # the build folder the engine was loaded from
 
     @property
     def built(self) -> bool:
@@ -121,19 +123,26 @@ class EmbeddedOSRM:
     def _get(self) -> Any:
         if self._stopped:
             raise RoutingUnavailable("the embedded routing engine is stopped")
-        if self._engine is None:
+        # `routing build` switches routing/current to a new folder when it completes: a running
+        # server loads the new data on its next request.
+        folder = self.osrm_file.parent.resolve()
+        if self._engine is None or folder != self.loaded_from:
             with self._lock:
-                if self._engine is None:
+                if self._engine is None or folder != self.loaded_from:
                     if not self.built:
                         raise RoutingUnavailable("no road data built")
                     import osrm
 
                     try:
                         self._engine = osrm.OSRM(
-                            storage_config=str(self.osrm_file), algorithm="MLD", use_shared_memory=False
+                            storage_config=str(folder / self.osrm_file.name),
+                            algorithm="MLD",
+                            use_shared_memory=False,
                         )
                     except Exception as exc:  # the bindings raise plain exceptions on bad data
                         raise RoutingUnavailable(f"cannot load road data: {exc}") from exc
+                    self.loaded_from = folder
+                    log.info("road data loaded from %s", folder)
         return self._engine
 
     def stop(self) -> None:
@@ -141,6 +150,7 @@ class EmbeddedOSRM:
         with self._lock:
             self._stopped = True
             self._engine = None
+            self.loaded_from = None
 
     def start(self) -> None:
         with self._lock:
@@ -195,7 +205,7 @@ class RemoteOSRM:
 
     def __init__(self, url: str, *, timeout: float = 5.0) -> None:
         self.url = url.rstrip("/") + "/"
-        self.timeout = timeout
+        self.timeout = (min(2.0, timeout), timeout)  # connect, read
         self.session = requests.Session()
 
     def _get(self, service: str, points: Sequence[Point], params: dict[str, str]) -> dict[str, Any]:
@@ -240,7 +250,7 @@ class Valhalla:
 
     def __init__(self, url: str, *, timeout: float = 5.0) -> None:
         self.url = url.rstrip("/") + "/"
-        self.timeout = timeout
+        self.timeout = (min(2.0, timeout), timeout)  # connect, read
         self.session = requests.Session()
 
     def _post(self, service: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -299,24 +309,45 @@ class Valhalla:
 
 
 class Router:
-    """The configured road engine, with the straight-line fallback when it cannot answer."""
+    """The configured road engine, with the straight-line fallback when it cannot answer.
 
-    def __init__(self, engine: RoadEngine | None, fallback: StraightLine) -> None:
+    ``retry_after`` (seconds) spares requests the wait for an engine that just failed: a server
+    that times out would otherwise cost every estimate its timeout. The health probe asks the
+    engine directly, so it sees the engine come back at once.
+    """
+
+    def __init__(
+        self, engine: RoadEngine | None, fallback: StraightLine, *, retry_after: float = 0.0
+    ) -> None:
         self.engine = engine
         self.fallback = fallback
+        self.retry_after = retry_after
+        self._resting_until = 0.0
+
+    def _engine(self) -> RoadEngine | None:
+        if self.engine is None or time.monotonic() < self._resting_until:
+            return None
+        return self.engine
+
+    def _failed(self, what: str, exc: RoutingUnavailable) -> None:
+        if self.retry_after:
+            self._resting_until = time.monotonic() + self.retry_after
+        log.warning("road %s unavailable, using straight lines: %s", what, exc)
 
     def route(self, points: Sequence[Point]) -> RouteResult:
-        if self.engine is not None:
+        engine = self._engine()
+        if engine is not None:
             try:
-                return self.engine.route(points)
+                return engine.route(points)
             except RoutingUnavailable as exc:
-                log.warning("road routing unavailable, using straight lines: %s", exc)
+                self._failed("route", exc)
         return self.fallback.route(points)
 
     def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
-        if self.engine is not None:
+        engine = self._engine()
+        if engine is not None:
             try:
-                result = self.engine.table(sources, destinations)
+                result = engine.table(sources, destinations)
                 if all(v is not None for row in result.durations for v in row):
                     return result
                 # Unreachable pairs: fill them from the fallback, but the answer stays "road".
@@ -333,5 +364,5 @@ class Router:
                     method="road",
                 )
             except RoutingUnavailable as exc:
-                log.warning("road matrix unavailable, using straight lines: %s", exc)
+                self._failed("matrix", exc)
         return self.fallback.table(sources, destinations)

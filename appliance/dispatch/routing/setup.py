@@ -17,6 +17,7 @@ from appliance.settings import Settings
 
 # Two points in central Yerevan for the health probe's real route.
 PROBE_POINTS = [(40.1776, 44.5126), (40.1872, 44.5152)]
+REMOTE_RETRY_AFTER_S = 15.0
 
 
 def make_router(settings: Settings) -> Router:
@@ -29,7 +30,13 @@ def make_router(settings: Settings) -> Router:
         engine = Valhalla(settings.routing_url)
     else:
         engine = None
-    return Router(engine, StraightLine(settings.straight_line_detour, settings.straight_line_speed_kmh))
+    # A server that does not answer is left alone for a while; the embedded engine fails at once.
+    retry_after = REMOTE_RETRY_AFTER_S if isinstance(engine, RemoteOSRM | Valhalla) else 0.0
+    return Router(
+        engine,
+        StraightLine(settings.straight_line_detour, settings.straight_line_speed_kmh),
+        retry_after=retry_after,
+    )
 
 
 def routing_probe(router: Router) -> Probe:
