@@ -57,7 +57,7 @@ def test_suggest_plans_every_ready_order_on_roads_and_writes_nothing(client, dis
     response = client.post("/plans/suggest", json={"capacity": 4}, headers=dispatcher.headers)
     assert response.status_code == 200
     body = response.json
-    assert body["suggested"] is True and body["unassigned"] == []
+    assert body["suggested"] is True and body["unassigned"] == [] and body["method"] == "road"
     planned = [s["orderId"] for r in body["routes"] for s in r["stops"]]
     assert sorted(planned) == sorted(o["id"] for o in orders)
     assert all(len(r["stops"]) <= 4 for r in body["routes"])
@@ -332,3 +332,13 @@ def test_a_courier_with_two_routes_is_refused_by_recompute_and_apply(client, dis
     }
     assert client.post("/plans/apply", json=plan, headers=dispatcher.headers).status_code == 422
     assert Assignment.select().count() == 0
+
+
+def test_suggest_still_plans_on_straight_lines_when_the_engine_stops_and_says_so(
+    app, client, dispatcher, couriers
+) -> None:
+    orders = _orders(client, dispatcher, 3)
+    app.extensions["dispatch"].engines["router"].engine.stop()
+    body = client.post("/plans/suggest", json={}, headers=dispatcher.headers).json
+    assert body["method"] == "straight_line"
+    assert sorted(s["orderId"] for r in body["routes"] for s in r["stops"]) == sorted(o["id"] for o in orders)

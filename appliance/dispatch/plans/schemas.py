@@ -92,6 +92,9 @@ class Suggestion(BaseModel):
     suggested: Literal[True]
     routes: list[SuggestedRoute]
     unassigned: list[str]
+    method: Literal["road", "straight_line"] = Field(
+        description="how the travel times were estimated: road routing or the straight-line fallback"
+    )
 
 
 class AppliedStop(BaseModel):

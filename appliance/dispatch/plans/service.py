@@ -128,7 +128,7 @@ def suggest(
             }
         )
     unassigned = [str(plannable[i].id) for i in solution.unassigned] + skipped
-    return {"suggested": True, "routes": routes, "unassigned": unassigned}
+    return {"suggested": True, "routes": routes, "unassigned": unassigned, "method": table.method}
 
 
 def _parse_id(text: str, what: str) -> int:
