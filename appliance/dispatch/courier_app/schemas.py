@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import QuerySchema, Schema
 from appliance.dispatch.geo_types import Latitude, Longitude
+from appliance.dispatch.orders.schemas import Moment
 
 
 class LocationPoint(Schema):
     lat: Latitude
     lon: Longitude
-    capturedAt: datetime
+    capturedAt: Moment
     accuracyM: Annotated[int, Field(ge=0, le=100000)] | None = None
     source: Annotated[str, StringConstraints(max_length=40)] | None = None
 

@@ -25,7 +25,7 @@ from appliance.dispatch.couriers.service import latest_location, location_body, 
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Collection, Courier, CourierLocation, Order, Settlement, StatusRequest
-from appliance.dispatch.orders import codes
+from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.service import order_body
 from appliance.dispatch.orders.state import transition
 from appliance.dispatch.runtime import Runtime
@@ -74,6 +74,7 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
 
 
 def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> Order:
+    ids.require(order_id, "order")
     query = Order.select().where(
         (Order.id == order_id) & (Order.company == courier.company_id) & (Order.courier == courier.id)
     )
@@ -118,17 +119,25 @@ def _request_hash(body: dict[str, Any], order_id: int) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _replay(courier: Courier, key: str | None, digest: str) -> dict[str, Any] | None:
+    """The settled answer of ``key`` (with replayed true), None when the key is new; 409 when the
+    key settled a different request."""
+    if not key:
+        return None
+    settled = StatusRequest.get_or_none((StatusRequest.courier == courier.id) & (StatusRequest.key == key))
+    if settled is None:
+        return None
+    if settled.request_hash != digest:
+        raise Conflict("This idempotency key was used for another status change.")
+    return {**json.loads(settled.response), "replayed": True}
+
+
 def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, Any]) -> dict[str, Any]:
     key = body.get("idempotencyKey")
     digest = _request_hash(body, order_id)
-    if key:
-        settled = StatusRequest.get_or_none(
-            (StatusRequest.courier == courier.id) & (StatusRequest.key == key)
-        )
-        if settled is not None:
-            if settled.request_hash != digest:
-                raise Conflict("This idempotency key was used for another status change.")
-            return {**json.loads(settled.response), "replayed": True}
+    replay = _replay(courier, key, digest)
+    if replay is not None:
+        return replay
     status = body["status"]
     if status == "failed" and not body.get("failureReason"):
         raise Invalid(
@@ -138,6 +147,10 @@ def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, 
     wrong_code = False
     with write_transaction(database):
         order = own_active_order(courier, order_id, lock=True)
+        # Checked again under the write lock: a retry racing the first call replays its answer.
+        replay = _replay(courier, key, digest)
+        if replay is not None:
+            return replay
         if status == "delivered" and order.status in ("picked_up", "arrived") and order.otp_required:
             if not body.get("otpCode"):
                 raise Invalid(
@@ -316,6 +329,7 @@ def settle(courier: Courier) -> dict[str, Any]:
 def confirm(
     company_id: int, settlement_id: int, actor_id: int, received: int | None, note: str | None
 ) -> dict[str, Any]:
+    ids.require(settlement_id, "settlement")
     with write_transaction(database):
         row = locked(
             Settlement.select().where((Settlement.id == settlement_id) & (Settlement.company == company_id))

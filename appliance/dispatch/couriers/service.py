@@ -23,9 +23,11 @@ from appliance.dispatch.models import (
     Shift,
     User,
 )
+from appliance.dispatch.orders import ids
 
 
 def own_courier(company_id: int, courier_id: int) -> Courier:
+    ids.require(courier_id, "courier")
     courier = Courier.get_or_none((Courier.id == courier_id) & (Courier.company == company_id))
     if courier is None:
         raise NotFound("No such courier.")

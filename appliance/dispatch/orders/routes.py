@@ -8,7 +8,6 @@ from appliance.common.api import endpoint
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import NotFound, Unavailable
 from appliance.dispatch.auth.guards import D, current_caller
-from appliance.dispatch.models import Order
 from appliance.dispatch.orders import schemas, service
 from appliance.dispatch.runtime import runtime
 
@@ -97,8 +96,8 @@ def order_events(order_id: int):
 )
 def proof_photo_url(order_id: int):
     """A short-lived signed link to the latest proof photo; storage is never public."""
-    order = Order.get_or_none((Order.id == order_id) & (Order.company == current_caller().company_id))
-    if order is None or not order.proof_photo_key:
+    order = service.own_order(current_caller().company_id, order_id)
+    if not order.proof_photo_key:
         raise NotFound("No proof photo.")
     store = runtime().engines["objects"]
     try:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 from appliance.common.api import QuerySchema, Schema
 from appliance.dispatch.geo_types import LatLon
@@ -21,6 +22,17 @@ Amount = Annotated[int, Field(ge=0, le=10**12)]
 Weight = Annotated[float, Field(ge=0, le=10000)]
 
 
+def _plausible(value: datetime) -> datetime:
+    utc = value.astimezone(UTC) if 1 < value.year < 9999 else None
+    if utc is None or not 2000 <= utc.year <= 2999:
+        raise PydanticCustomError("datetime_range", "date-time must be between the years 2000 and 2999")
+    return utc
+
+
+# A date-time with its offset (RFC 3339), read as UTC; years 2000..2999.
+Moment = Annotated[AwareDatetime, AfterValidator(_plausible)]
+
+
 class OrderCreate(Schema):
     recipientName: Text200
     recipientPhone: Phone
@@ -29,8 +41,8 @@ class OrderCreate(Schema):
     isCod: bool = False
     codAmountAmd: Amount | None = None
     weightKg: Weight | None = None
-    deliveryWindowStart: datetime | None = None
-    deliveryWindowEnd: datetime | None = None
+    deliveryWindowStart: Moment | None = None
+    deliveryWindowEnd: Moment | None = None
     addressLabelHy: Address
     addressLabelEn: Address | None = None
     addressLabelRu: Address | None = None
@@ -45,8 +57,8 @@ class OrderPatch(Schema):
     isCod: bool | None = None
     codAmountAmd: Amount | None = None
     weightKg: Weight | None = None
-    deliveryWindowStart: datetime | None = None
-    deliveryWindowEnd: datetime | None = None
+    deliveryWindowStart: Moment | None = None
+    deliveryWindowEnd: Moment | None = None
     addressLabelHy: Address | None = None
     addressLabelEn: Address | None = None
     addressLabelRu: Address | None = None

@@ -17,7 +17,7 @@ from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
-from appliance.dispatch.orders import codes
+from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
 
 PUBLIC_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
@@ -87,6 +87,7 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
 
 
 def own_order(company_id: int, order_id: int, *, lock: bool = False) -> Order:
+    ids.require(order_id, "order")
     query = Order.select().where((Order.id == order_id) & (Order.company == company_id))
     order = (locked(query) if lock else query).first()
     if order is None:
@@ -292,6 +293,7 @@ def _assign_one(order: Order, courier_id: int, sequence: int | None, actor_id: i
 
 
 def _active_courier(company_id: int, courier_id: int) -> Courier:
+    ids.require(courier_id, "courier")
     courier = Courier.get_or_none((Courier.id == courier_id) & (Courier.company == company_id))
     if courier is None:
         raise NotFound("No such courier.")
@@ -303,7 +305,7 @@ def assign(company_id: int, order_id: int, courier_id: int, actor_id: int) -> di
         order = own_order(company_id, order_id, lock=True)
         courier = _active_courier(company_id, courier_id)
         if not courier.active:
-            raise Conflict("The courier is not active.")
+            raise NotFound("The courier is not active.")  # as POST /plans/apply: 404
         if order.status not in {"ready", "assigned"}:
             raise Conflict(f"An order in status {order.status} cannot be assigned.")
         if order.status == "assigned" and order.courier_id == courier_id:
@@ -322,6 +324,8 @@ def assign_orders(
     courier are re-sequenced without a new assignment."""
     with write_transaction(database):
         order_ids = [o for o, _, _ in stops]
+        ids.require_all(order_ids, "order")
+        ids.require_all((c for _, c, _ in stops), "courier")
         orders = {
             o.id: o
             for o in locked(Order.select().where((Order.company == company_id) & Order.id.in_(order_ids)))
