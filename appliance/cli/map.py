@@ -21,14 +21,26 @@ def map_group() -> None:
 )
 @command_options
 def build_command(pbf: str, settings: Settings, as_json: bool) -> None:
-    """Build the vector map tiles (MBTiles) from an OpenStreetMap extract into the data directory."""
+    """Build the vector map tiles (MBTiles) from an OpenStreetMap extract into the data directory.
+
+    Progress goes to standard error; <data_dir>/tiles.mbtiles is replaced only once the new file
+    is complete, so a running server keeps serving the previous tiles until then."""
     from appliance.dispatch.tiles.build import TilesBuildError, build
 
     try:
         info = build(Path(pbf), settings.data_dir, progress=lambda line: click.echo(line, err=True))
     except TilesBuildError as exc:
         raise click.ClickException(str(exc)) from None
-    emit(as_json, {"tiles": info}, f"map tiles built from {info['source']} in {info['seconds']} s")
+    except OSError as exc:
+        raise click.ClickException(f"map build failed: {exc}") from None
+    emit(
+        as_json,
+        {"tiles": info},
+        (
+            f"map tiles built from {info['source']} in {info['seconds']} s"
+            f" (zoom {info['minZoom']}..{info['maxZoom']}, {info['builtAt']})"
+        ),
+    )
 
 
 def register(group: click.Group) -> None:
