@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from flask import Blueprint
-from pydantic import Field, StringConstraints
 
-from appliance.common.api import QuerySchema, Schema, endpoint
+from appliance.common.api import endpoint
 from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.cash.schemas import ConfirmRequest, ConfirmResult, SettlementList, SettlementQuery
 from appliance.dispatch.courier_app.service import confirm, settlement_body
 from appliance.dispatch.models import Settlement
 
@@ -16,16 +14,7 @@ bp = Blueprint("cash", __name__)
 TAGS = ["Cash"]
 
 
-class SettlementQuery(QuerySchema):
-    status: Literal["submitted", "confirmed"] = "submitted"
-
-
-class ConfirmRequest(Schema):
-    receivedAmd: Annotated[int, Field(ge=0, le=10**12)] | None = None
-    note: Annotated[str, StringConstraints(max_length=1000)] | None = None
-
-
-@endpoint(bp, "GET", "/cash/settlements", guard=D, query=SettlementQuery, tags=TAGS)
+@endpoint(bp, "GET", "/cash/settlements", guard=D, query=SettlementQuery, response=SettlementList, tags=TAGS)
 def list_settlements(query: SettlementQuery):
     """Settlements awaiting confirmation (default) or confirmed ones, newest first."""
     rows = (
@@ -44,6 +33,7 @@ def list_settlements(query: SettlementQuery):
     guard=D,
     body=ConfirmRequest,
     body_required=False,
+    response=ConfirmResult,
     errors=(404, 409, 422),
     validation_status=400,
     tags=TAGS,

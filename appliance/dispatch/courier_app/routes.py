@@ -7,6 +7,7 @@ from flask import Blueprint
 from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest, Forbidden
 from appliance.dispatch.auth.guards import C, current_caller
+from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
 from appliance.dispatch.couriers.service import courier_body, earnings, end_shift, start_shift, toggle_break
@@ -41,7 +42,7 @@ def post_location(body: schemas.LocationBatch):
     return service.record_locations(me(), [p.model_dump() for p in body.points])
 
 
-@endpoint(bp, "GET", "/courier/location/current", guard=C, tags=TAGS)
+@endpoint(bp, "GET", "/courier/location/current", guard=C, response=schemas.LocationCurrent, tags=TAGS)
 def current_location():
     """The newest location received."""
     from appliance.dispatch.couriers.service import latest_location, location_body
@@ -93,25 +94,36 @@ def patch_me(body: schemas.SelfProfilePatch):
     return {"courier": courier_body(courier)}
 
 
-@endpoint(bp, "POST", "/courier/shift/start", guard=C, status=201, errors=(409,), tags=TAGS)
+@endpoint(
+    bp,
+    "POST",
+    "/courier/shift/start",
+    guard=C,
+    status=201,
+    response=schemas.ShiftEnvelope,
+    errors=(409,),
+    tags=TAGS,
+)
 def shift_start():
     """Open a shift (409 when one is open); the courier goes online."""
     return {"shift": start_shift(me())}
 
 
-@endpoint(bp, "POST", "/courier/shift/break", guard=C, errors=(409,), tags=TAGS)
+@endpoint(
+    bp, "POST", "/courier/shift/break", guard=C, response=schemas.ShiftEnvelope, errors=(409,), tags=TAGS
+)
 def shift_break():
     """Toggle a break (409 when no shift is open)."""
     return {"shift": toggle_break(me())}
 
 
-@endpoint(bp, "POST", "/courier/shift/end", guard=C, errors=(409,), tags=TAGS)
+@endpoint(bp, "POST", "/courier/shift/end", guard=C, response=schemas.ShiftEnvelope, errors=(409,), tags=TAGS)
 def shift_end():
     """End the open shift (409 when none); the courier goes offline."""
     return {"shift": end_shift(me(), None)}
 
 
-@endpoint(bp, "GET", "/courier/orders", guard=C, tags=TAGS)
+@endpoint(bp, "GET", "/courier/orders", guard=C, response=schemas.CourierOrders, tags=TAGS)
 def my_orders():
     """The courier's orders in assigned, picked_up or arrived, in run order."""
     return {"orders": service.my_orders(me())}
@@ -123,6 +135,7 @@ def my_orders():
     "/courier/orders/<int:order_id>/status",
     guard=C,
     body=schemas.CourierStatusChange,
+    response=schemas.StatusResult,
     errors=(404, 409, 422, 423),
     tags=TAGS,
 )
@@ -152,6 +165,7 @@ def verify_otp(order_id: int, body: schemas.OtpVerify):
     "/courier/orders/<int:order_id>/proof/upload-url",
     guard=C,
     body=schemas.ProofUploadRequest,
+    response=schemas.UploadUrl,
     errors=(404, 415, 503),
     tags=TAGS,
 )
@@ -160,13 +174,22 @@ def proof_upload_url(order_id: int, body: schemas.ProofUploadRequest):
     return service.proof_upload_url(runtime(), me(), order_id, body.contentType)
 
 
-@endpoint(bp, "GET", "/courier/cash", guard=C, tags=TAGS)
+@endpoint(bp, "GET", "/courier/cash", guard=C, response=CashSummary, tags=TAGS)
 def cash():
     """Outstanding amount, any open settlement and recent collections."""
     return service.cash_summary(me())
 
 
-@endpoint(bp, "POST", "/courier/cash/settle", guard=C, status=201, errors=(400, 409), tags=TAGS)
+@endpoint(
+    bp,
+    "POST",
+    "/courier/cash/settle",
+    guard=C,
+    status=201,
+    response=SettlementEnvelope,
+    errors=(400, 409),
+    tags=TAGS,
+)
 def settle():
     """Hand over the outstanding cash (400 nothing outstanding, 409 one already awaits)."""
     return {"settlement": service.settle(me())}
@@ -178,7 +201,9 @@ def my_earnings():
     return earnings(me().id)
 
 
-@endpoint(bp, "GET", "/courier/history", guard=C, query=schemas.HistoryQuery, tags=TAGS)
+@endpoint(
+    bp, "GET", "/courier/history", guard=C, query=schemas.HistoryQuery, response=schemas.History, tags=TAGS
+)
 def my_history(query: schemas.HistoryQuery):
     """Every delivered or failed attempt, newest first."""
     return {"history": service.history(me(), query.limit)}

@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import QuerySchema, Schema
+from appliance.dispatch.couriers.schemas import LocationOut, ShiftOut
 from appliance.dispatch.geo_types import Latitude, Longitude
-from appliance.dispatch.orders.schemas import Moment
+from appliance.dispatch.orders.schemas import Moment, OrderOut
 
 
 class LocationPoint(Schema):
@@ -25,8 +26,49 @@ class LocationBatch(Schema):
 
 class LocationAccepted(BaseModel):
     accepted: int = Field(description="points stored (duplicates of (courier, capturedAt) are skipped)")
-    duplicates: int
-    current: dict | None
+    duplicates: int = Field(
+        description="points already stored for the same capturedAt, or repeated in the batch"
+    )
+    current: LocationOut | None = Field(description="the point with the newest capturedAt ever received")
+
+
+class LocationCurrent(BaseModel):
+    location: LocationOut | None
+
+
+class ShiftEnvelope(BaseModel):
+    shift: ShiftOut
+
+
+class CourierOrders(BaseModel):
+    orders: list[OrderOut] = Field(description="assigned, picked_up or arrived, in run order")
+
+
+class StatusResult(BaseModel):
+    order: OrderOut
+    replayed: bool = Field(description="true when a settled idempotencyKey answered with its first answer")
+
+
+class UploadUrl(BaseModel):
+    key: str = Field(description="pass back as photoKey")
+    url: str = Field(description="presigned PUT; send the photo with the same Content-Type")
+    expiresIn: int = Field(description="seconds")
+
+
+class HistoryItem(BaseModel):
+    orderId: str
+    publicId: str
+    status: Literal["delivered", "failed"]
+    at: str
+    attempt: int | None
+    failureReason: str | None
+    amountAmd: int
+    collectedAmountAmd: int | None
+    addressLabelHy: str
+
+
+class History(BaseModel):
+    history: list[HistoryItem] = Field(description="newest first")
 
 
 class SelfProfilePatch(Schema):

@@ -226,8 +226,12 @@ def proof_upload_url(rt: Runtime, courier: Courier, order_id: int, content_type:
     own_active_order(courier, order_id)
     if content_type not in IMAGE_TYPES:
         raise UnsupportedMediaType("Proof photos must be image/jpeg, image/png or image/webp.")
+    store = rt.engines["objects"]
     try:
-        upload = rt.engines["objects"].presign_put(
+        probe = getattr(store, "probe", None)
+        if probe is not None:
+            probe()  # a link to a store that cannot take the photo would only fail later
+        upload = store.presign_put(
             new_key(f"{courier.company_id}/proofs/{order_id}", content_type), content_type
         )
     except StorageUnavailable:
@@ -242,6 +246,7 @@ def settlement_body(row: Settlement) -> dict[str, Any]:
     from appliance.dispatch.models import User
 
     accepted = User.get_or_none(User.id == row.accepted_by_id) if row.accepted_by_id else None
+    courier = Courier.get_or_none(Courier.id == row.courier_id)
     collections = (
         Collection.select(Collection, Order)
         .join(Order)
@@ -251,6 +256,7 @@ def settlement_body(row: Settlement) -> dict[str, Any]:
     return {
         "id": str(row.id),
         "courierId": str(row.courier_id),
+        "courierName": courier.display_name if courier else "",
         "status": row.status,
         "expectedAmd": row.expected_amd,
         "receivedAmd": row.received_amd,
