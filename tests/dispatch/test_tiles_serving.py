@@ -77,9 +77,15 @@ def test_an_empty_tile_inside_the_built_area_is_204_no_content(
         if (x, y) not in stored
     ]
     assert holes, "the translated Monaco extract leaves empty tiles inside its bounds"
-    response = client_for(tiled_settings).get(f"/tiles/14/{holes[0][0]}/{holes[0][1]}.pbf")
+    client = client_for(tiled_settings)
+    response = client.get(f"/tiles/14/{holes[0][0]}/{holes[0][1]}.pbf")
     assert response.status_code == 204
     assert response.data == b""
+    # Just beyond the outermost stored tiles it is 404 again.
+    assert client.get(f"/tiles/14/{max(xs) + 1}/{min(ys)}.pbf").status_code == 404
+    assert client.get(f"/tiles/14/{min(xs)}/{max(ys) + 1}.pbf").status_code == 404
+    assert client.get(f"/tiles/14/{min(xs) - 1}/{min(ys)}.pbf").status_code == 404
+    assert client.get(f"/tiles/14/{min(xs)}/{min(ys) - 1}.pbf").status_code == 404
 
 
 def test_without_built_tiles_every_tile_is_a_404_problem(settings: Settings) -> None:

@@ -37,8 +37,10 @@ def _within(meta: dict[str, str], z: int, x: int, y: int) -> bool:
         west, south, east, north = (float(v) for v in meta["bounds"].split(","))
     except (KeyError, ValueError):
         return False
-    left, top = lonlat_to_tile(west, north, z)
-    right, bottom = lonlat_to_tile(east, south, z)
+    # The bounds are tile edges rounded to 6 decimals: nudge every edge inside so that the
+    # neighbouring tiles stay out.
+    left, top = lonlat_to_tile(west + 1e-6, north - 1e-6, z)
+    right, bottom = lonlat_to_tile(east - 1e-6, south + 1e-6, z)
     return left <= x <= right and top <= y <= bottom
 
 
