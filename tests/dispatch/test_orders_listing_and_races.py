@@ -3,6 +3,7 @@ assignment races (two threads, one active assignment per order)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -176,7 +177,7 @@ def test_two_assignments_to_two_couriers_at_once_leave_one_active_assignment(
     other = make_member(dispatch_app, company, "courier")
     order = ready_order(dispatch_client, dispatcher)
     targets = iter([courier.courier.id, other.courier.id])
-    lock = __import__("threading").Lock()
+    lock = threading.Lock()
 
     def assign(c):
         with lock:
@@ -224,7 +225,7 @@ def test_two_overlapping_plans_at_once_leave_one_active_assignment_per_order(
             [(o, other.courier.id, n + 1) for n, o in enumerate(ids)],
         ]
     )
-    lock = __import__("threading").Lock()
+    lock = threading.Lock()
 
     def apply(_client):
         with lock:
