@@ -76,6 +76,18 @@ def test_an_order_due_on_a_later_day_is_listed_on_that_day(dispatch_client, disp
     assert listed(dispatch_client, dispatcher, "date=2026-11-22") == []
 
 
+@pytest.mark.parametrize("bound", ["deliveryWindowStart", "deliveryWindowEnd"])
+def test_a_window_with_one_bound_is_due_at_that_bound(dispatch_client, dispatcher, bound) -> None:
+    clock.freeze(local(2026, 11, 20, 10, 0))
+    due = create_order(dispatch_client, dispatcher, **{bound: clock.iso(local(2026, 11, 23, 0, 1))})
+    dispatch_client.post(
+        f"/orders/{due['id']}/status", json={"status": "cancelled"}, headers=dispatcher.headers
+    )
+    assert listed(dispatch_client, dispatcher, "date=2026-11-23") == [due["id"]]
+    assert listed(dispatch_client, dispatcher, "date=2026-11-22") == []
+    assert listed(dispatch_client, dispatcher, "date=2026-11-24") == []
+
+
 def test_an_order_finished_on_a_later_day_is_listed_on_that_day_and_not_carried_further(
     dispatch_client, dispatcher, courier
 ) -> None:

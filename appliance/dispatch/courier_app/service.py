@@ -21,7 +21,7 @@ from appliance.common.problems import (
     Unavailable,
     UnsupportedMediaType,
 )
-from appliance.dispatch.couriers.service import latest_location, location_body, outstanding
+from appliance.dispatch.couriers.service import carried_shortfall, latest_location, location_body, outstanding
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Collection, Courier, CourierLocation, Order, Settlement, StatusRequest
@@ -306,7 +306,16 @@ def settle(courier: Courier) -> dict[str, Any]:
     with write_transaction(database):
         if Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted")):
             raise Conflict("A handover already awaits confirmation.")
-        amount = outstanding(courier.id)
+        # The handover covers exactly the collections read (and locked) here, so a delivery
+        # committed meanwhile is neither counted without being covered nor covered uncounted.
+        pending = list(
+            locked(
+                Collection.select(Collection.id, Collection.amount_amd).where(
+                    (Collection.courier == courier.id) & Collection.settlement.is_null()
+                )
+            )
+        )
+        amount = sum(c.amount_amd for c in pending) + carried_shortfall(courier.id)
         if amount <= 0:
             raise BadRequest("Nothing to settle.")
         try:
@@ -321,9 +330,8 @@ def settle(courier: Courier) -> dict[str, Any]:
                 )
         except peewee.IntegrityError:
             raise Conflict("A handover already awaits confirmation.") from None
-        Collection.update(settlement=row.id).where(
-            (Collection.courier == courier.id) & Collection.settlement.is_null()
-        ).execute()
+        if pending:
+            Collection.update(settlement=row.id).where(Collection.id.in_([c.id for c in pending])).execute()
         record_event(
             courier.company_id,
             "cash.settlement_submitted",

@@ -236,7 +236,11 @@ def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dic
     if day_text is not None:
         start, end = yerevan_day_bounds(parse_day(day_text))
         created = (Order.created_at >= start) & (Order.created_at < end)
-        due = (Order.window_start < end) & (Order.window_end >= start)
+        # A window with one bound is due at that bound.
+        window_from = peewee.fn.COALESCE(Order.window_start, Order.window_end)
+        window_to = peewee.fn.COALESCE(Order.window_end, Order.window_start)
+        stored = Order.window_start.db_value  # bounds as stored (the function skips the field)
+        due = (window_from < stored(end)) & (window_to >= stored(start))
         finished = (Order.finished_at >= start) & (Order.finished_at < end)
         carried = (Order.created_at < start) & Order.status.not_in(tuple(FINAL))
         query = query.where(created | due | finished | carried)
