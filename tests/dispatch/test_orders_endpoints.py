@@ -235,3 +235,19 @@ def test_couriers_get_403_on_every_dispatcher_order_route(
 
 def test_an_order_without_a_token_is_401(dispatch_client) -> None:
     assert dispatch_client.post("/orders", json=ORDER).status_code == 401
+
+
+def test_every_orders_couriers_courier_app_and_cash_answer_is_documented(dispatch_client) -> None:
+    document = dispatch_client.get("/openapi.json").json
+    mine = ("/orders", "/couriers", "/courier/", "/cash/")
+    others = ("/eta", "/tracking", "/notify-late")
+    checked = 0
+    for path, operations in document["paths"].items():
+        if not path.startswith(mine) or path.endswith(others):
+            continue
+        for method, operation in operations.items():
+            success = [code for code in operation["responses"] if code.startswith("2")]
+            assert success, (method, path)
+            assert "content" in operation["responses"][success[0]], (method, path)
+            checked += 1
+    assert checked >= 30
