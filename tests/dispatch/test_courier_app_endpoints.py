@@ -256,3 +256,25 @@ def test_history_lists_every_attempt_newest_first_within_the_limit(
 )
 def test_dispatchers_get_403_on_every_courier_app_route(dispatch_client, dispatcher, method, path) -> None:
     assert getattr(dispatch_client, method)(path, json={}, headers=dispatcher.headers).status_code == 403
+
+
+def test_values_at_the_limits_of_section_8_are_accepted(
+    dispatch_app, dispatch_client, dispatcher, courier
+) -> None:
+    order = assigned_order(dispatch_client, dispatcher, courier, otpRequired=True)
+    courier_status(dispatch_client, courier, order["id"], status="picked_up", idempotencyKey="k" * 8)
+    answer = courier_status(
+        dispatch_client,
+        courier,
+        order["id"],
+        status="delivered",
+        recipientName="r" * 200,
+        notes="n" * 1000,
+        otpCode=_code(dispatch_app, order["id"]),
+        idempotencyKey="k" * 128,
+        otpVerified=True,
+    )
+    assert answer.status_code == 200, answer.json
+    assert answer.json["order"]["proof"]["notes"] == "n" * 1000
+    history = dispatch_client.get("/courier/history?limit=200", headers=courier.headers)
+    assert history.status_code == 200 and len(history.json["history"]) == 1
