@@ -1,0 +1,122 @@
+"""The port every chain adapter implements: the embedded local EVM chain (appliance.engine.chain.local)
+and any Ethereum JSON-RPC node (appliance.engine.chain.rpc).
+
+The engine signs transactions itself (eth-account, EIP-1559, the chain's networkId as EIP-155 chain id)
+and hands the raw bytes to the adapter; an adapter never holds a private key. Addresses are 0x-prefixed
+checksummed hex strings; hashes are 0x-prefixed lowercase hex strings; amounts are ints of minor units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+
+class ChainError(Exception):
+    """The chain could not answer (node down, malformed answer): a transient condition, retried later."""
+
+
+class TransactionRejected(ChainError):
+    """The node refused a raw transaction outright (``reason`` is the node's words, for example
+    'nonce too low', 'already known', 'insufficient funds', 'replacement transaction underpriced')."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockRef:
+    number: int
+    hash: str  # 0x… of the block at this height on the adapter's current canonical chain
+    timestamp: int  # unix seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class Receipt:
+    tx_hash: str
+    block_number: int
+    block_hash: str
+    success: bool  # status 1
+    gas_used: int
+    effective_gas_price: int  # wei per gas actually paid
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeTransfer:
+    """A transaction in a block that moved a positive amount of the native asset."""
+
+    tx_hash: str
+    block_number: int
+    block_hash: str
+    sender: str
+    to: str
+    value: int
+    success: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenTransfer:
+    """An ERC20 ``Transfer(address,address,uint256)`` log."""
+
+    tx_hash: str
+    block_number: int
+    block_hash: str
+    log_index: int
+    contract: str
+    sender: str
+    to: str
+    value: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FeeQuote:
+    max_fee_per_gas: int
+    max_priority_fee_per_gas: int
+
+
+class Chain(Protocol):
+    chain_id: str  # the engine's name of the chain, for example "eth_local"
+    network_id: int  # EIP-155 chain id, for example 1337
+    environment: str  # "local" for the embedded chain, otherwise what the settings say
+
+    def head(self) -> BlockRef:
+        """The newest block of the canonical chain."""
+        ...
+
+    def block(self, number: int) -> BlockRef | None:
+        """The canonical block at ``number``, or None above the head."""
+        ...
+
+    def balance(self, address: str, contract: str | None = None) -> int:
+        """Native balance (contract None) or ERC20 ``balanceOf`` at the head."""
+        ...
+
+    def nonce(self, address: str) -> int:
+        """Transactions of ``address`` included in the canonical chain (the 'latest' nonce)."""
+        ...
+
+    def fee_quote(self) -> FeeQuote:
+        """Fees that get a transaction into the next blocks at the current market."""
+        ...
+
+    def estimate_gas(self, sender: str, to: str, value: int, data: bytes) -> int: ...
+
+    def send_raw_transaction(self, raw: bytes) -> str:
+        """Hand a signed transaction to the chain; returns its hash. Raises TransactionRejected when
+        the node refuses it and ChainError when it cannot be reached. Sending bytes that the chain
+        already holds (pending or mined) is not an error: the same hash is returned."""
+        ...
+
+    def receipt(self, tx_hash: str) -> Receipt | None:
+        """The receipt of a transaction included in the canonical chain, else None (pending,
+        dropped or unknown)."""
+        ...
+
+    def native_transfers(self, number: int) -> list[NativeTransfer]:
+        """Transactions of the canonical block ``number`` with a positive value."""
+        ...
+
+    def token_transfers(self, from_block: int, to_block: int, contracts: list[str]) -> list[TokenTransfer]:
+        """ERC20 Transfer logs of ``contracts`` in canonical blocks from..to (inclusive)."""
+        ...
