@@ -17,7 +17,15 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
-setup: $(VENV)/.installed
+# anvil (Foundry's local Ethereum node) for the JSON-RPC chain tests, from the npm registry.
+ANVIL_VERSION := 1.7.1
+ANVIL := .tools/node_modules/.bin/anvil
+$(ANVIL):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools @foundry-rs/anvil-linux-amd64@$(ANVIL_VERSION); \
+	else echo "npm not found: the tests against anvil will be skipped"; fi
+
+setup: $(VENV)/.installed $(ANVIL)
 
 run: setup
 	$(VENV)/bin/appliance demo

@@ -8,7 +8,9 @@ environment or the settings file.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +22,28 @@ SETTINGS_FILE = "appliance.toml"
 
 class SettingsError(Exception):
     """A setting that cannot be used; the message is one line and names the setting."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AssetConfig:
+    """One asset of a configured chain (the spec's Asset entry)."""
+
+    code: str
+    kind: str  # "native" or "ERC20"
+    decimals: int
+    confirmations: int
+    contract: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainConfig:
+    """A chain reached through an Ethereum JSON-RPC node (``[[chains]]`` in appliance.toml)."""
+
+    id: str
+    rpc_url: str
+    network_id: int
+    environment: str
+    assets: tuple[AssetConfig, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +104,13 @@ class Settings:
 
     # Engine
     local_block_seconds: float = 1.0
-    eth_rpc_urls: str = ""
+    # The embedded chain eth_local (networkId 1337, ETH and USDC); off when only remote chains are used.
+    local_chain: bool = True
+    local_confirmations: int = 2
+    # Chains reached through JSON-RPC: [[chains]] tables in appliance.toml, or APPLIANCE_CHAINS as a
+    # JSON list of the same tables.
+    chains: tuple[ChainConfig, ...] = ()
+    payout_worker_seconds: float = 0.5
     webhook_ca_file: str = ""
     webhook_allow_private: bool = False
     signature_window_seconds: int = 60
@@ -112,7 +142,64 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+_CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets"}
+_ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract"}
+
+
+def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
+    """[[chains]] tables: every key known, every value of its type, ids unique."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError:
+            raise SettingsError(f"setting chains from {source}: not a JSON list of chain tables") from None
+    if not isinstance(value, list):
+        raise SettingsError(f"setting chains from {source}: must be a list of chain tables")
+    chains: list[ChainConfig] = []
+    for position, table in enumerate(value):
+        where = f"setting chains[{position}] from {source}"
+        if not isinstance(table, dict) or set(table) - _CHAIN_KEYS:
+            unknown = sorted(set(table) - _CHAIN_KEYS) if isinstance(table, dict) else table
+            raise SettingsError(f"{where}: unknown keys {unknown}")
+        try:
+            chain_id = str(table["id"])
+            rpc_url = str(table["rpc_url"])
+            network_id = int(table["network_id"])
+            environment = str(table.get("environment", "mainnet"))
+            assets = []
+            for asset in table.get("assets", []):
+                if not isinstance(asset, dict) or set(asset) - _ASSET_KEYS:
+                    raise SettingsError(f"{where}: an asset table has unknown keys")
+                kind = str(asset.get("kind", "native"))
+                contract = asset.get("contract")
+                if kind not in {"native", "ERC20"} or (kind == "ERC20") != bool(contract):
+                    raise SettingsError(f"{where}: asset kind must be native, or ERC20 with a contract")
+                assets.append(
+                    AssetConfig(
+                        code=str(asset["code"]),
+                        kind=kind,
+                        decimals=int(asset["decimals"]),
+                        confirmations=int(asset.get("confirmations", 12)),
+                        contract=str(contract) if contract else None,
+                    )
+                )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SettingsError(f"{where}: missing or malformed {exc}") from None
+        if not re.fullmatch(r"[A-Za-z0-9_]{3,32}", chain_id) or chain_id == "eth_local":
+            raise SettingsError(f"{where}: id must be 3..32 letters, digits or _ (and not eth_local)")
+        if not rpc_url.startswith(("http://", "https://")):
+            raise SettingsError(f"{where}: rpc_url must be an http(s) JSON-RPC URL")
+        if any(not re.fullmatch(r"[A-Z0-9]{2,16}", a.code) or a.confirmations < 1 for a in assets):
+            raise SettingsError(f"{where}: asset codes are 2..16 of A-Z0-9, confirmations at least 1")
+        chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets)))
+    if len({c.id for c in chains}) != len(chains):
+        raise SettingsError(f"setting chains from {source}: two chains share an id")
+    return tuple(chains)
+
+
 def _convert(name: str, value: Any, source: str) -> Any:
+    if name == "chains":
+        return _chains(value, source)
     kind = _TYPES[name]
     try:
         if kind is bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Flask
 
 from appliance import __version__
@@ -9,34 +11,66 @@ from appliance.common import keys
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
+from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
 from appliance.common.webapp import create_base_app
 from appliance.engine import problems
+from appliance.engine.chain.health import chain_probe
+from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
+from appliance.engine.custody import Custody, load_custody
 from appliance.engine.db import MIGRATIONS, database
-from appliance.engine.runtime import Runtime
+from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.runtime import Runtime, Worker
 from appliance.settings import Settings
 
 
-def build_health(settings: Settings) -> HealthRegistry:
+def build_health(settings: Settings, chains: Chains) -> HealthRegistry:
     health = HealthRegistry()
     health.register("database", database_probe(database, MIGRATIONS))
+    for chain_id, chain in chains.chains.items():
+        health.register(f"chain:{chain_id}", chain_probe(chain))
     return health
+
+
+def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -> list[tuple[str, Worker]]:
+    """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
+    several processes may run it) and the embedded chain's miner (a single-holder lease)."""
+    pipeline = Pipeline(chains, custody, poll=timedelta(seconds=min(1.0, settings.local_block_seconds)))
+    workers: list[tuple[str, Worker]] = [
+        (
+            "payouts",
+            lambda stop: run_worker(
+                "payouts", database, stop, pipeline.run_pass, idle_seconds=settings.payout_worker_seconds
+            ),
+        )
+    ]
+    local = chains.get(LOCAL_CHAIN_ID)
+    if local is not None:
+        workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
+    return workers
 
 
 def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     app = create_base_app("appliance.engine", render_problem=problems.render, database=database)
+    chains = build_chains(settings)
+    custody = load_custody(settings.data_dir, settings.custody_key)
     app.extensions["engine"] = Runtime(
         settings=settings,
         master_key=keys.load_or_create_master_key(settings.data_dir),
-        health=build_health(settings),
+        health=build_health(settings, chains),
+        chains=chains,
+        custody=custody,
+        workers=build_workers(settings, chains, custody),
     )
 
+    from appliance.engine.assets.routes import bp as assets_bp
     from appliance.engine.health.routes import bp as health_bp
     from appliance.engine.payouts.routes import bp as payouts_bp
     from appliance.engine.treasury.routes import bp as treasury_bp
+    from appliance.engine.wallets.routes import bp as wallets_bp
 
-    for blueprint in (health_bp, payouts_bp, treasury_bp):
+    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, treasury_bp):
         app.register_blueprint(blueprint)
 
     serve_openapi(

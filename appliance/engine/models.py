@@ -47,6 +47,11 @@ class Payout(BaseModel):
     signed_payload_digest = peewee.CharField(max_length=130, null=True)
     created_at = UTCDateTimeField(default=now)
     updated_at = UTCDateTimeField(default=now)
+    # The pipeline's work lease (appliance.common.jobs) and the gas cost once mined, in the fee asset.
+    lease_until = UTCDateTimeField(null=True)
+    next_attempt_at = UTCDateTimeField(null=True)
+    work_attempts = peewee.IntegerField(default=0)
+    fee_minor = peewee.CharField(max_length=78, null=True)
 
     class Meta:
         table_name = "payout"
@@ -78,3 +83,68 @@ class SeenSignature(BaseModel):
 
     class Meta:
         table_name = "seen_signature"
+
+
+class Wallet(BaseModel):
+    """A custody wallet on one chain with the next nonce the engine will reserve."""
+
+    chain_id = peewee.CharField(max_length=32)
+    address = peewee.CharField(max_length=42)
+    next_nonce = peewee.BigIntegerField(default=0)
+
+    class Meta:
+        table_name = "wallet"
+
+
+class Broadcast(BaseModel):
+    """One nonce reservation (wallet, nonce): the transaction that pays one payout (or tops up the
+    payout wallet's gas from the fee wallet). ``raw`` is the payload in force; every payload ever
+    signed at this nonce is a SignedPayload, because any of them may still land."""
+
+    payout = peewee.ForeignKeyField(
+        Payout, null=True, unique=True, backref="broadcasts", on_delete="RESTRICT"
+    )
+    purpose = peewee.CharField(max_length=16)  # payout | gas_topup
+    chain_id = peewee.CharField(max_length=32)
+    wallet = peewee.CharField(max_length=42)
+    nonce = peewee.BigIntegerField()
+    raw = peewee.TextField()
+    digest = peewee.CharField(max_length=66)
+    tx_hash = peewee.CharField(max_length=66)
+    max_fee_per_gas = peewee.CharField(max_length=78)
+    max_priority_fee_per_gas = peewee.CharField(max_length=78)
+    gas_limit = peewee.BigIntegerField()
+    status = peewee.CharField(max_length=16)  # signed | sent | mined | final
+    mined_tx_hash = peewee.CharField(max_length=66, null=True)
+    mined_block = peewee.BigIntegerField(null=True)
+    mined_block_hash = peewee.CharField(max_length=66, null=True)
+    fee_minor = peewee.CharField(max_length=78, null=True)
+    created_at = UTCDateTimeField(default=now)
+    updated_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "broadcast"
+
+
+class SignedPayload(BaseModel):
+    broadcast = peewee.ForeignKeyField(Broadcast, backref="payloads", on_delete="RESTRICT")
+    tx_hash = peewee.CharField(max_length=66)
+    digest = peewee.CharField(max_length=66)
+    raw = peewee.TextField()
+    max_fee_per_gas = peewee.CharField(max_length=78)
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "signed_payload"
+
+
+class CustodyAccount(BaseModel):
+    """An operator's BIP44 account number (deposit addresses) and its next address index."""
+
+    operator = peewee.ForeignKeyField(Operator, unique=True, on_delete="RESTRICT")
+    account = peewee.IntegerField(unique=True)
+    next_index = peewee.BigIntegerField(default=0)
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "custody_account"

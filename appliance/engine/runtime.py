@@ -10,7 +10,11 @@ from typing import Any
 from flask import current_app
 
 from appliance.common.health import HealthRegistry
+from appliance.engine.chain.registry import Chains
+from appliance.engine.custody import Custody
 from appliance.settings import Settings
+
+Worker = Callable[[threading.Event], None]
 
 
 @dataclasses.dataclass
@@ -18,10 +22,12 @@ class Runtime:
     settings: Settings
     master_key: bytes
     health: HealthRegistry
+    chains: Chains
+    custody: Custody | None
     engines: dict[str, Any] = dataclasses.field(default_factory=dict)
     # Background workers started by `appliance serve`: (name, fn(stop_event)); each claims its
     # work from the database so that several processes can run them side by side.
-    workers: list[tuple[str, Callable[[threading.Event], None]]] = dataclasses.field(default_factory=list)
+    workers: list[tuple[str, Worker]] = dataclasses.field(default_factory=list)
 
 
 def runtime() -> Runtime:

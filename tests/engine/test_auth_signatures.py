@@ -111,7 +111,12 @@ def test_an_idempotency_key_sent_but_not_signed_is_401(signer) -> None:
     response = signer.request(
         "POST",
         "/v1/payouts",
-        {"payoutId": "pyo_abcdefgh1", "asset": "USDC", "amountMinor": "5", "destination": "0xabc"},
+        {
+            "payoutId": "pyo_abcdefgh1",
+            "asset": "USDC",
+            "amountMinor": "5",
+            "destination": "0xabababababababababababababababababababab",
+        },
         key="key-00000001",
         sign_key=False,
     )
@@ -119,14 +124,20 @@ def test_an_idempotency_key_sent_but_not_signed_is_401(signer) -> None:
 
 
 def test_an_idempotency_key_signed_but_not_sent_is_401(signer) -> None:
-    body = b'{"payoutId":"pyo_abcdefgh1","asset":"USDC","amountMinor":"5","destination":"0xabc"}'
+    body = (
+        b'{"payoutId":"pyo_abcdefgh1","asset":"USDC","amountMinor":"5",'
+        b'"destination":"0xabababababababababababababababababababab"}'
+    )
     headers = signer.headers("POST", "/v1/payouts", body, key=None, sign_key="key-00000001")
     headers["Idempotency-Key"] = "key-00000002"  # sent, but not the one signed
     _assert_opaque_401(signer.client.post("/v1/payouts", data=body, headers=headers))
 
 
 def test_a_body_other_than_the_signed_one_is_401(signer) -> None:
-    body = b'{"payoutId":"pyo_abcdefgh1","asset":"USDC","amountMinor":"5","destination":"0xabc"}'
+    body = (
+        b'{"payoutId":"pyo_abcdefgh1","asset":"USDC","amountMinor":"5",'
+        b'"destination":"0xabababababababababababababababababababab"}'
+    )
     headers = signer.headers("POST", "/v1/payouts", body, key="key-00000001")
     tampered = body.replace(b'"5"', b'"6"')
     _assert_opaque_401(signer.client.post("/v1/payouts", data=tampered, headers=headers))

@@ -54,7 +54,13 @@ def test_a_payout_retried_after_503s_keeps_its_key_is_signed_afresh_and_is_creat
 ) -> None:
     front = FailingFront(engine_app, failures=2)
     client = _client(engine_app, served(front))
-    result = client.submit_payout("pyo_retry0001", "USDC", "5000", "0xabc", idempotency_key="key-retry-001")
+    result = client.submit_payout(
+        "pyo_retry0001",
+        "USDC",
+        "5000",
+        "0xabababababababababababababababababababab",
+        idempotency_key="key-retry-001",
+    )
     assert result["outcome"] == "ACCEPTED"
     assert client.attempts_made == 3
     assert len({s["HTTP_IDEMPOTENCY_KEY"] for s in front.seen}) == 1

@@ -52,7 +52,12 @@ def test_a_known_payout_id_under_a_new_key_is_409(signer) -> None:
 def test_ten_simultaneous_identical_submissions_create_one_payout(engine_app, signer) -> None:
     results: list[int] = []
     body = json.dumps(
-        {"payoutId": "pyo_race00001", "asset": "USDC", "amountMinor": "700", "destination": "0xabc"}
+        {
+            "payoutId": "pyo_race00001",
+            "asset": "USDC",
+            "amountMinor": "700",
+            "destination": "0xabababababababababababababababababababab",
+        }
     ).encode()
     prepared = [signer.headers("POST", "/v1/payouts", body, key="key-race-0001") for _ in range(10)]
 
@@ -147,7 +152,12 @@ def test_bad_listing_parameters_are_400(signer, query: str) -> None:
     ],
 )
 def test_each_malformed_field_is_400_before_anything_is_stored(signer, field: str, value) -> None:
-    payload = {"payoutId": "pyo_valid0001", "asset": "USDC", "amountMinor": "1000", "destination": "0xabc"}
+    payload = {
+        "payoutId": "pyo_valid0001",
+        "asset": "USDC",
+        "amountMinor": "1000",
+        "destination": "0xabababababababababababababababababababab",
+    }
     payload[field] = value
     response = signer.request("POST", "/v1/payouts", payload, key="key-valid-001")
     assert response.status_code == 400
@@ -162,20 +172,44 @@ def test_each_malformed_field_is_400_before_anything_is_stored(signer, field: st
         ("payoutId", "pyo_" + "9" * 48),
         ("asset", "ET"),
         ("amountMinor", "9" * 39),
-        ("destination", "d" * 256),
+        ("destination", "0x" + "D" * 40),
     ],
 )
 def test_values_at_the_edges_of_their_patterns_are_accepted(signer, field: str, value: str) -> None:
-    payload = {"payoutId": "pyo_valid0001", "asset": "ETH", "amountMinor": "1", "destination": "0xabc"}
+    payload = {
+        "payoutId": "pyo_valid0001",
+        "asset": "ETH",
+        "amountMinor": "1",
+        "destination": "0xabababababababababababababababababababab",
+    }
     payload[field] = value
     if field == "asset":
         payload[field] = "ETH"
     assert signer.request("POST", "/v1/payouts", payload, key="key-edge-0001").status_code == 201
 
 
+@pytest.mark.parametrize(
+    "destination", ["d" * 256, "0xabc", "0x" + "g" * 40, "0xAbababababababababababababababababababab"]
+)
+def test_a_destination_that_is_not_an_address_of_the_assets_chain_is_400_and_nothing_is_stored(
+    signer, destination: str
+) -> None:
+    payload = {"payoutId": "pyo_valid0001", "asset": "ETH", "amountMinor": "1", "destination": destination}
+    response = signer.request("POST", "/v1/payouts", payload, key="key-dest-0001")
+    assert response.status_code == 400
+    assert response.get_json()["detail"]
+    with signer.client.application.app_context():
+        assert Payout.select().count() == 0
+
+
 @pytest.mark.parametrize("key", [None, "short", "k" * 129, "bad key!"])
 def test_a_missing_or_malformed_idempotency_key_is_400(signer, key) -> None:
-    payload = {"payoutId": "pyo_valid0001", "asset": "USDC", "amountMinor": "1", "destination": "0xabc"}
+    payload = {
+        "payoutId": "pyo_valid0001",
+        "asset": "USDC",
+        "amountMinor": "1",
+        "destination": "0xabababababababababababababababababababab",
+    }
     response = signer.request("POST", "/v1/payouts", payload, key=key)
     assert response.status_code == 400
 

@@ -7,6 +7,7 @@ from flask import Blueprint, request
 from appliance.common.api import endpoint
 from appliance.engine.auth.signature import SIGNED, SIGNED_IDEMPOTENT, current_operator
 from appliance.engine.payouts import schemas, service
+from appliance.engine.runtime import runtime
 
 bp = Blueprint("payouts", __name__)
 
@@ -27,6 +28,7 @@ bp = Blueprint("payouts", __name__)
 def submit_payout(body: schemas.PayoutSubmit):
     """Submit a payout instruction, idempotent on the Idempotency-Key."""
     result, replayed = service.submit(
+        runtime().chains,
         current_operator(),
         request.headers["Idempotency-Key"],
         body.payoutId,

@@ -46,7 +46,14 @@ class Attempt(BaseModel):
 
 
 class Broadcast(BaseModel):
-    signedPayloadDigest: str
+    signedPayloadDigest: str = Field(
+        description="sha256: of the signed transaction in force (a fee bump replaces it)"
+    )
+    wallet: str | None = Field(description="the sending wallet of the reservation (wallet, nonce)")
+    nonce: str | None = Field(description="the reserved nonce, a decimal string")
+    networkFeeMinor: str | None = Field(
+        description="gas paid once mined, in minor units of the chain's native asset; null before"
+    )
 
 
 class PayoutEntry(BaseModel):

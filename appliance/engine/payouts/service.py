@@ -14,12 +14,10 @@ import peewee
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Conflict, NotFound
+from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
 from appliance.engine.db import database
-from appliance.engine.models import Payout, PayoutAttempt, PayoutTransition
+from appliance.engine.models import Broadcast, Payout, PayoutAttempt, PayoutTransition
 from appliance.engine.payouts.state import transition
-
-# Asset → chain for the deployment's networks (the embedded local chain).
-ASSET_CHAINS = {"ETH": "eth_local", "USDC": "eth_local"}
 
 
 def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination: str) -> str:
@@ -56,14 +54,22 @@ def _replay_or_conflict(
 
 
 def submit(
-    operator_id: str, key: str, payout_id: str, asset: str, amount_minor: str, destination: str
+    chains: Chains,
+    operator_id: str,
+    key: str,
+    payout_id: str,
+    asset: str,
+    amount_minor: str,
+    destination: str,
 ) -> tuple[dict[str, str], bool]:
-    """Record a payout once; returns (body, replayed)."""
-    chain_id = ASSET_CHAINS.get(asset)
-    if chain_id is None:
+    """Record a payout once; returns (body, replayed). The asset must name exactly one offered
+    asset entry and the destination must be an address of its chain (400 before anything is stored)."""
+    chain_id = chains.resolve_payout_asset(asset).chain_id
+    check_destination(destination)
+    if int(amount_minor) > MAX_UINT256:
         raise BadRequest(
-            f"Asset {asset} is not supported on this deployment.",
-            errors=[{"field": "asset", "message": "unsupported asset"}],
+            "amountMinor is larger than an EVM amount can be (2^256 - 1).",
+            errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
         )
     digest = instruction_hash(payout_id, asset, amount_minor, destination)
     by_key, by_id = _existing(operator_id, key, payout_id)
@@ -119,8 +125,16 @@ def detail(operator_id: str, payout_id: str) -> dict[str, Any]:
     )
     attempts = PayoutAttempt.select().where(PayoutAttempt.payout == payout.id).order_by(PayoutAttempt.id)
     body = _entry(payout)
+    reservation = Broadcast.get_or_none(Broadcast.payout == payout.id)
     body["broadcast"] = (
-        {"signedPayloadDigest": payout.signed_payload_digest} if payout.signed_payload_digest else None
+        {
+            "signedPayloadDigest": payout.signed_payload_digest,
+            "wallet": reservation.wallet if reservation else None,
+            "nonce": str(reservation.nonce) if reservation else None,
+            "networkFeeMinor": payout.fee_minor,
+        }
+        if payout.signed_payload_digest
+        else None
     )
     body["attempts"] = [
         {"occurredAt": clock.iso(a.occurred_at), "outcome": a.outcome, "txHash": a.tx_hash} for a in attempts

@@ -1,16 +1,33 @@
-"""The payout state machine: one function moves a payout, checks the table of legal moves and
-records the transition in the same transaction."""
+"""The payout state machine: one function moves a payout, checks the table of legal moves,
+makes the move a compare-and-set on the stored status, and records the transition in the same
+transaction.
+
+REQUESTED  the instruction is recorded; the pipeline has not signed it (it may wait, with a
+           reason, for custody, funds or gas).
+SIGNED     a transaction at a reserved (wallet, nonce) is signed and stored; it is (re)sent from
+           the stored bytes only.
+BROADCAST  the chain accepted the stored bytes; waiting for inclusion and confirmations.
+COMPLETED  included with the asset's confirmations and succeeded on chain.
+FAILED     can never succeed (reverted on chain, or its nonce was consumed by a transaction the
+           engine did not send); never while a payload at its nonce can still land.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from appliance.common import clock
 from appliance.engine.models import Payout, PayoutTransition
+
+STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
 
 LEGAL_MOVES: dict[str | None, set[str]] = {
     None: {"REQUESTED"},
     "REQUESTED": {"SIGNED", "FAILED"},
     "SIGNED": {"BROADCAST", "FAILED"},
-    "BROADCAST": {"COMPLETED", "FAILED", "SIGNED"},  # SIGNED again: a dropped transaction is re-sent
+    # SIGNED again: the transaction left the canonical chain (a reorg, or dropped by the node)
+    # and the same stored bytes are re-sent.
+    "BROADCAST": {"COMPLETED", "FAILED", "SIGNED"},
     "COMPLETED": set(),
     "FAILED": set(),
 }
@@ -20,15 +37,29 @@ class IllegalMove(Exception):
     pass
 
 
-def transition(payout: Payout, to: str, *, reason: str | None = None) -> None:
-    """Move ``payout`` to ``to`` (call inside the caller's transaction)."""
+class StaleMove(Exception):
+    """Another worker moved the payout first; the caller's copy is stale and nothing was written."""
+
+
+def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: Any) -> None:
+    """Move ``payout`` to ``to`` (inside the caller's transaction). For a stored payout the move is
+    ``UPDATE … WHERE id = ? AND status = ?``: two workers holding the same stale copy can never both
+    make it."""
     current = payout.status if payout.id is not None and payout.status else None
     if to not in LEGAL_MOVES.get(current, set()):
         raise IllegalMove(f"{current} -> {to}")
     moment = clock.now()
-    payout.status = to
-    payout.updated_at = moment  # type: ignore[assignment]
-    if reason is not None:
-        payout.reason = reason
-    payout.save()
+    changes: dict[str, Any] = {"status": to, "updated_at": moment, "reason": reason, **fields}
+    if current is None:
+        for name, value in changes.items():
+            setattr(payout, name, value)
+        payout.save()
+    else:
+        updated = (
+            Payout.update(**changes).where((Payout.id == payout.id) & (Payout.status == current)).execute()
+        )
+        if updated != 1:
+            raise StaleMove(f"payout {payout.id} is no longer {current}")
+        for name, value in changes.items():
+            setattr(payout, name, value)
     PayoutTransition.create(payout=payout, from_status=current, to_status=to, occurred_at=moment)

@@ -1,0 +1,124 @@
+"""Background work as rows claimed with a lease, for every worker of both services.
+
+A row is due when its ``next_attempt_at`` has come and nobody holds an unexpired lease on it.
+``claim`` takes a batch of due rows in one short write transaction (``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL, so several processes split the work instead of queueing behind each other; SQLite's
+immediate transaction serialises claimers), stamping each with a lease. A worker that dies keeps
+nothing: its leases expire and the rows are claimed again. ``retry_later`` counts the attempt and
+backs off exponentially with jitter, and every failure is logged with the attempt number, so work
+is never retried forever in silence.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import peewee
+
+from appliance.common import clock
+from appliance.common.db import is_sqlite, write_transaction
+
+log = logging.getLogger("appliance.jobs")
+
+
+def backoff(attempts: int, *, base: float = 2.0, cap: float = 1800.0) -> timedelta:
+    """base·2^attempts seconds, capped, with ±25 % jitter so that retries of many rows spread out."""
+    seconds = min(cap, base * 2 ** min(attempts, 30))
+    return timedelta(seconds=seconds * random.uniform(0.75, 1.25))
+
+
+class LeasedQueue:
+    """Rows of ``model`` (columns ``lease_until``, ``next_attempt_at`` and an attempts counter)
+    that match ``pending`` are work."""
+
+    def __init__(
+        self,
+        model: type[peewee.Model],
+        database: peewee.DatabaseProxy,
+        *,
+        pending: Callable[[], Any],
+        lease: timedelta,
+        attempts_field: str = "attempts",
+    ) -> None:
+        self.model = model
+        self.database = database
+        self.pending = pending
+        self.lease = lease
+        self.attempts_field = attempts_field
+
+    def _due(self, moment: Any) -> Any:
+        m = self.model
+        return (
+            self.pending()
+            & ((m.next_attempt_at.is_null()) | (m.next_attempt_at <= moment))
+            & ((m.lease_until.is_null()) | (m.lease_until < moment))
+        )
+
+    def claim(self, limit: int = 50) -> list[int]:
+        """Lease up to ``limit`` due rows, oldest due first; returns their ids."""
+        m = self.model
+        moment = clock.now()
+        with write_transaction(self.database):
+            query = m.select(m.id).where(self._due(moment)).order_by(m.next_attempt_at, m.id).limit(limit)
+            if not is_sqlite(self.database):
+                query = query.for_update("FOR UPDATE SKIP LOCKED")
+            ids = [row.id for row in query]
+            if ids:
+                m.update(lease_until=moment + self.lease).where(m.id.in_(ids)).execute()
+        return ids
+
+    def renew(self, row_id: int) -> None:
+        m = self.model
+        m.update(lease_until=clock.now() + self.lease).where(m.id == row_id).execute()
+
+    def release(self, row_id: int, *, after: timedelta | None = None) -> None:
+        """Give the row back: due again now, or after ``after`` (a wait that is not a failure)."""
+        m = self.model
+        due = clock.now() + after if after else None
+        m.update(lease_until=None, next_attempt_at=due).where(m.id == row_id).execute()
+
+    def retry_later(self, row_id: int, error: str) -> timedelta:
+        """Count a failed attempt and back off; returns the delay chosen."""
+        m = self.model
+        counter = getattr(m, self.attempts_field)
+        row = m.select(counter).where(m.id == row_id).first()
+        attempts = (getattr(row, self.attempts_field) if row else 0) + 1
+        delay = backoff(attempts)
+        m.update({counter: attempts, m.lease_until: None, m.next_attempt_at: clock.now() + delay}).where(
+            m.id == row_id
+        ).execute()
+        log.warning(
+            "%s %s failed (attempt %s, next in %.0fs): %s",
+            m.__name__,
+            row_id,
+            attempts,
+            delay.total_seconds(),
+            error,
+        )
+        return delay
+
+
+def run_worker(
+    name: str,
+    database: peewee.DatabaseProxy,
+    stop: threading.Event,
+    work: Callable[[], int],
+    *,
+    idle_seconds: float,
+) -> None:
+    """Call ``work`` (returns how many items it handled) until ``stop``; pause only when idle. An
+    exception is logged and the loop goes on: the rows stay where they were."""
+    while not stop.is_set():
+        handled = 0
+        try:
+            with database.connection_context():
+                handled = work()
+        except Exception:
+            log.exception("%s pass failed", name)
+        if not handled:
+            stop.wait(idle_seconds)

@@ -1,0 +1,164 @@
+"""The deployment's chains and assets, built once from the settings.
+
+The embedded chain ``eth_local`` (networkId 1337, ETH and USDC) is there unless ``local_chain`` is
+off; every ``[[chains]]`` table adds a JSON-RPC chain. An asset entry is the spec's Asset entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from eth_utils import is_checksum_address, is_hex_address, to_checksum_address
+
+from appliance.common.problems import BadRequest
+from appliance.engine.chain.base import Chain
+from appliance.settings import AssetConfig, Settings
+
+log = logging.getLogger("appliance.engine.chain")
+
+LOCAL_CHAIN_ID = "eth_local"
+LOCAL_NETWORK_ID = 1337
+MAX_UINT256 = 2**256 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Asset:
+    chain_id: str
+    code: str
+    kind: str  # native | ERC20
+    decimals: int
+    confirmations: int
+    contract: str | None
+    network_id: int
+    environment: str
+
+    @property
+    def asset_id(self) -> str:
+        return f"{self.chain_id}:{self.code}"
+
+    def entry(self) -> dict[str, Any]:
+        """The spec's Asset entry."""
+        return {
+            "assetId": self.asset_id,
+            "assetCode": self.code,
+            "chainId": self.chain_id,
+            "kind": self.kind,
+            "contract": self.contract,
+            "decimals": self.decimals,
+            "networkId": self.network_id,
+            "confirmations": self.confirmations,
+            "environment": self.environment,
+        }
+
+
+class Chains:
+    def __init__(self, chains: dict[str, Chain], assets: list[Asset]) -> None:
+        self.chains = chains
+        self.assets = assets
+
+    def get(self, chain_id: str) -> Chain | None:
+        return self.chains.get(chain_id)
+
+    def assets_of(self, chain_id: str) -> list[Asset]:
+        return [a for a in self.assets if a.chain_id == chain_id]
+
+    def native(self, chain_id: str) -> Asset:
+        return next(a for a in self.assets if a.chain_id == chain_id and a.kind == "native")
+
+    def find(self, chain_id: str, code: str) -> Asset | None:
+        return next((a for a in self.assets if a.chain_id == chain_id and a.code == code), None)
+
+    def resolve_payout_asset(self, code: str) -> Asset:
+        """The one asset entry a payout's ``asset`` names; 400 when none or several do."""
+        matches = [a for a in self.assets if a.code == code]
+        if not matches:
+            raise BadRequest(
+                f"Asset {code} is not offered by this deployment (GET /v1/assets lists the offered assets).",
+                errors=[{"field": "asset", "message": "unsupported asset"}],
+            )
+        if len(matches) > 1:
+            raise BadRequest(
+                f"Asset {code} is offered on several chains ({', '.join(a.chain_id for a in matches)}); "
+                "this deployment cannot choose one for a payout.",
+                errors=[{"field": "asset", "message": "ambiguous asset"}],
+            )
+        return matches[0]
+
+    def close(self) -> None:
+        for chain in self.chains.values():
+            close = getattr(chain, "close", None)
+            if close is not None:
+                close()
+
+
+def check_destination(destination: str, field: str = "destination") -> str:
+    """An EVM address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum."""
+    if not is_hex_address(destination) or not destination.startswith("0x"):
+        raise BadRequest(
+            "The destination is not an address of the asset's chain (0x and 40 hex digits).",
+            errors=[{"field": field, "message": "not an EVM address"}],
+        )
+    body = destination[2:]
+    if body != body.lower() and body != body.upper() and not is_checksum_address(destination):
+        raise BadRequest(
+            "The destination's mixed-case checksum (EIP-55) is wrong: a mistyped address.",
+            errors=[{"field": field, "message": "bad EIP-55 checksum"}],
+        )
+    return to_checksum_address(destination)
+
+
+def local_chain_path(data_dir: Path) -> Path:
+    return Path(data_dir) / "chain" / f"{LOCAL_CHAIN_ID}.db"
+
+
+def open_local_chain(settings: Settings) -> Any:
+    from appliance.engine.chain.local import LocalChain
+
+    return LocalChain(local_chain_path(settings.data_dir), block_seconds=settings.local_block_seconds)
+
+
+def build_chains(settings: Settings) -> Chains:
+    from appliance.engine.chain.rpc import RpcChain
+
+    chains: dict[str, Chain] = {}
+    assets: list[Asset] = []
+    if settings.local_chain:
+        local = open_local_chain(settings)
+        chains[LOCAL_CHAIN_ID] = local
+        confirmations = settings.local_confirmations
+        assets.append(
+            Asset(LOCAL_CHAIN_ID, "ETH", "native", 18, confirmations, None, LOCAL_NETWORK_ID, "local")
+        )
+        assets.append(
+            Asset(
+                LOCAL_CHAIN_ID,
+                "USDC",
+                "ERC20",
+                6,
+                confirmations,
+                local.usdc_contract,
+                LOCAL_NETWORK_ID,
+                "local",
+            )
+        )
+    for config in settings.chains:
+        chains[config.id] = RpcChain(config.id, config.rpc_url, config.network_id, config.environment)
+        assets.extend(_asset(config.id, config.network_id, config.environment, a) for a in config.assets)
+    return Chains(chains, assets)
+
+
+def _asset(chain_id: str, network_id: int, environment: str, config: AssetConfig) -> Asset:
+    contract = to_checksum_address(config.contract) if config.contract else None
+    return Asset(
+        chain_id,
+        config.code,
+        config.kind,
+        config.decimals,
+        config.confirmations,
+        contract,
+        network_id,
+        environment,
+    )

@@ -1,0 +1,485 @@
+"""The payout pipeline: REQUESTED → SIGNED → BROADCAST → COMPLETED (or FAILED with a reason).
+
+A worker inside `appliance serve` claims due payouts with a lease (appliance.common.jobs) across
+every operator and advances each one step:
+
+- REQUESTED: check custody, the payout wallet's balance of the asset and its gas; when something is
+  missing the payout waits with a reason on its detail (no status move) and is looked at again
+  later, never holding a nonce, so it never blocks the payouts behind it. When the payout wallet
+  lacks gas, the fee wallet tops it up (a transaction of its own, through the same reservations).
+  Otherwise ONE write transaction reserves (wallet, nonce), signs, stores the raw bytes and their
+  digest, and moves the payout to SIGNED.
+- SIGNED: send the stored bytes; every send is an attempt {occurredAt, outcome, txHash}; accepted
+  bytes move the payout to BROADCAST.
+- BROADCAST: look for a receipt of any payload signed at its nonce. With the asset's confirmations
+  it is COMPLETED (or FAILED when it reverted). A transaction that was mined and is no longer in
+  the canonical chain (a reorg shallower than the confirmations) goes back to SIGNED and the SAME
+  bytes are sent again. A transaction stuck below the market fee is replaced at the same nonce.
+
+Every move is a compare-and-set (payouts.state.transition), so two workers with stale copies
+cannot both make it; the chain is only ever given bytes that are already stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from datetime import timedelta
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.jobs import LeasedQueue
+from appliance.engine.chain.base import Chain, ChainError, FeeQuote, Receipt, TransactionRejected
+from appliance.engine.chain.registry import Asset, Chains
+from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
+from appliance.engine.db import database
+from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
+from appliance.engine.payouts import transactions
+from appliance.engine.payouts.state import StaleMove, transition
+
+log = logging.getLogger("appliance.engine.payouts")
+
+OPEN = ("REQUESTED", "SIGNED", "BROADCAST")
+NATIVE_GAS = 21_000
+GAS_MARGIN_NUMERATOR, GAS_MARGIN_DENOMINATOR = 13, 10  # estimates get +30 %
+TOPUP_PAYOUTS = 50  # a gas top-up covers this many payouts like the one that asked for it
+RESEND_AFTER = timedelta(seconds=15)  # a pending transaction is handed to the node again this often
+UNFINISHED_BROADCASTS = ("signed", "sent", "mined")
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a step asks of the queue: come back after ``after`` (None: as soon as possible)."""
+
+    after: timedelta | None = None
+
+
+class Pipeline:
+    def __init__(
+        self,
+        chains: Chains,
+        custody: Custody | None,
+        *,
+        lease: timedelta = timedelta(seconds=10),
+        poll: timedelta = timedelta(seconds=1),
+    ) -> None:
+        self.chains = chains
+        self.custody = custody
+        self.poll = poll
+        self.queue = LeasedQueue(
+            Payout,
+            database,
+            pending=lambda: Payout.status.in_(OPEN),
+            lease=lease,
+            attempts_field="work_attempts",
+        )
+
+    # -- the worker ------------------------------------------------------------------------------
+
+    def run_pass(self, limit: int = 50) -> int:
+        """Advance gas top-ups and every due payout one step; returns how many payouts moved."""
+        self.advance_topups()
+        moved = 0
+        for payout_id in self.queue.claim(limit):
+            payout = Payout.get_or_none(Payout.id == payout_id)
+            if payout is None or payout.status not in OPEN:
+                continue
+            before = payout.status
+            try:
+                outcome = self.step(payout)
+            except ChainError as exc:
+                self.queue.retry_later(payout_id, f"chain: {exc}")
+                continue
+            except StaleMove:
+                outcome = Outcome()
+            except Exception as exc:
+                log.exception("payout %s step failed", payout.payout_id)
+                self.queue.retry_later(payout_id, f"{type(exc).__name__}: {exc}")
+                continue
+            self.queue.release(payout_id, after=outcome.after)
+            moved += Payout.get_by_id(payout_id).status != before
+        return moved
+
+    def step(self, payout: Payout) -> Outcome:
+        if payout.status == "REQUESTED":
+            return self.prepare(payout)
+        broadcast = Broadcast.get(Broadcast.payout == payout.id)
+        if payout.status == "SIGNED":
+            return self.send(payout, broadcast)
+        return self.confirm(payout, broadcast)
+
+    # -- REQUESTED: funds, gas, reservation ---------------------------------------------------------
+
+    def _wait(self, payout: Payout, reason: str, after: timedelta | None = None) -> Outcome:
+        """Keep waiting in the same status with a reason on the detail (no status move)."""
+        if payout.reason != reason:
+            Payout.update(reason=reason, updated_at=clock.now()).where(
+                (Payout.id == payout.id) & (Payout.status == payout.status)
+            ).execute()
+            log.info("payout %s waits: %s", payout.payout_id, reason)
+        return Outcome(after or timedelta(seconds=2))
+
+    def _in_flight(self, chain_id: str, wallet: str) -> tuple[dict[str | None, int], int]:
+        """Amounts (by asset contract; None = native) and gas budget of the wallet's transactions
+        that are signed but not yet final: the chain's balance does not show them yet."""
+        values: dict[str | None, int] = {}
+        gas = 0
+        rows = Broadcast.select().where(
+            (Broadcast.chain_id == chain_id)
+            & (Broadcast.wallet == wallet)
+            & (Broadcast.status.in_(("signed", "sent")))
+        )
+        for row in rows:
+            to, value, data = transactions.decode_call(row)
+            gas += int(row.gas_limit) * int(row.max_fee_per_gas)
+            if data[:4] == transactions.TRANSFER_SELECTOR:
+                values[to] = values.get(to, 0) + int.from_bytes(data[36:68], "big")
+            else:
+                values[None] = values.get(None, 0) + value
+        return values, gas
+
+    def prepare(self, payout: Payout) -> Outcome:
+        if self.custody is None:
+            return self._wait(
+                payout,
+                "waiting for the custody key: run `appliance custody init` and restart",
+                timedelta(seconds=5),
+            )
+        asset = self.chains.find(payout.chain_id, payout.asset)
+        chain = self.chains.get(payout.chain_id)
+        if asset is None or chain is None:
+            return self._wait(
+                payout, f"chain {payout.chain_id} is not configured on this deployment", timedelta(seconds=30)
+            )
+        custody = self.custody
+        wallet = custody.payout_address
+        amount = int(payout.amount_minor)
+        fees = chain.fee_quote()
+        if asset.kind == "native":
+            to, value, data, gas = payout.destination, amount, b"", NATIVE_GAS
+        else:
+            to, value, data = (
+                asset.contract or "",
+                0,
+                transactions.erc20_transfer_data(payout.destination, amount),
+            )
+            gas = 0  # estimated once the tokens are known to be there (an estimate of a transfer
+            # the wallet cannot make reverts)
+        in_flight, gas_in_flight = self._in_flight(asset.chain_id, wallet)
+        if asset.kind != "native":
+            held = chain.balance(wallet, asset.contract) - in_flight.get(asset.contract, 0)
+            if held < amount:
+                return self._wait(payout, _unfunded("payout wallet", wallet, asset, amount, held))
+            estimate = chain.estimate_gas(wallet, to, 0, data)
+            gas = estimate * GAS_MARGIN_NUMERATOR // GAS_MARGIN_DENOMINATOR
+        native = self.chains.native(asset.chain_id)
+        native_held = chain.balance(wallet) - in_flight.get(None, 0) - gas_in_flight
+        gas_cost = gas * fees.max_fee_per_gas
+        if native_held < value:
+            return self._wait(
+                payout, _unfunded("payout wallet", wallet, native, value + gas_cost, native_held)
+            )
+        if native_held < value + gas_cost:
+            return self._top_up(payout, chain, native, gas_cost * TOPUP_PAYOUTS, fees)
+        chain_nonce = chain.nonce(wallet)
+        with write_transaction(database):
+            nonce = transactions.reserve_nonce(asset.chain_id, wallet, chain_nonce)
+            broadcast = transactions.sign_and_store(
+                custody,
+                PAYOUT_WALLET,
+                chain_id=asset.chain_id,
+                network_id=asset.network_id,
+                nonce=nonce,
+                to=to,
+                value=value,
+                data=data,
+                gas=gas,
+                fees=fees,
+                purpose="payout",
+                payout_id=payout.id,
+            )
+            transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
+        return Outcome()
+
+    def _top_up(self, payout: Payout, chain: Chain, native: Asset, amount: int, fees: FeeQuote) -> Outcome:
+        custody = self.custody
+        assert custody is not None
+        pending = Broadcast.select().where(
+            (Broadcast.purpose == "gas_topup")
+            & (Broadcast.chain_id == native.chain_id)
+            & (Broadcast.status.in_(UNFINISHED_BROADCASTS))
+        )
+        if pending.exists():
+            return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
+        fee_wallet = custody.fee_address
+        needed = amount + NATIVE_GAS * fees.max_fee_per_gas
+        held = chain.balance(fee_wallet)
+        if held < needed:
+            return self._wait(payout, _unfunded("fee wallet", fee_wallet, native, needed, held))
+        chain_nonce = chain.nonce(fee_wallet)
+        with write_transaction(database):
+            nonce = transactions.reserve_nonce(native.chain_id, fee_wallet, chain_nonce)
+            transactions.sign_and_store(
+                custody,
+                FEE_WALLET,
+                chain_id=native.chain_id,
+                network_id=native.network_id,
+                nonce=nonce,
+                to=custody.payout_address,
+                value=amount,
+                data=b"",
+                gas=NATIVE_GAS,
+                fees=fees,
+                purpose="gas_topup",
+                payout_id=None,
+            )
+        log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
+        return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
+
+    # -- SIGNED: send the stored bytes -------------------------------------------------------------
+
+    def _record_attempt(self, payout: Payout, outcome: str, tx_hash: str | None) -> None:
+        PayoutAttempt.create(payout=payout.id, outcome=outcome, tx_hash=tx_hash, occurred_at=clock.now())
+
+    def send(self, payout: Payout, broadcast: Broadcast) -> Outcome:
+        chain = self._chain(broadcast)
+        try:
+            tx_hash = chain.send_raw_transaction(bytes.fromhex(broadcast.raw))
+        except TransactionRejected as exc:
+            return self._rejected(payout, broadcast, chain, exc.reason)
+        except ChainError as exc:
+            with write_transaction(database):
+                self._record_attempt(payout, "UNREACHABLE", broadcast.tx_hash)
+            raise exc
+        with write_transaction(database):
+            self._record_attempt(payout, "SENT", tx_hash)
+            Broadcast.update(status="sent", updated_at=clock.now()).where(
+                Broadcast.id == broadcast.id
+            ).execute()
+            transition(payout, "BROADCAST", tx_hash=tx_hash)
+        return Outcome(self.poll)
+
+    def _rejected(self, payout: Payout, broadcast: Broadcast, chain: Chain, reason: str) -> Outcome:
+        lowered = reason.lower()
+        if "nonce too low" in lowered or "nonce has already been used" in lowered:
+            # Something is mined at this nonce: ours (then the receipt is found) or a foreign one.
+            if self._mined_payload(chain, broadcast) is not None:
+                with write_transaction(database):
+                    self._record_attempt(payout, "SENT", broadcast.tx_hash)
+                    transition(payout, "BROADCAST", tx_hash=broadcast.tx_hash)
+                return Outcome()
+            with write_transaction(database):
+                self._record_attempt(payout, "REJECTED_NONCE_USED", broadcast.tx_hash)
+                Broadcast.update(status="final").where(Broadcast.id == broadcast.id).execute()
+                transition(
+                    payout,
+                    "FAILED",
+                    reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was used by a transaction "
+                    "the engine did not send; nothing of this payout can land",
+                )
+            return Outcome()
+        if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
+            with write_transaction(database):
+                self._record_attempt(payout, "REJECTED_UNDERPRICED", broadcast.tx_hash)
+            self._bump(payout, broadcast, chain)
+            return Outcome()
+        outcome = "REJECTED_FUNDS" if "insufficient funds" in lowered else "REJECTED"
+        with write_transaction(database):
+            self._record_attempt(payout, outcome, broadcast.tx_hash)
+        return self._wait(
+            payout,
+            f"the chain refused the signed transaction ({reason[:200]}); sending it again later",
+            timedelta(seconds=10),
+        )
+
+    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast:
+        """Replace the payload in force at the same nonce with higher fees, stored before sending."""
+        assert self.custody is not None
+        asset = self.chains.native(broadcast.chain_id)
+        fees = transactions.bumped_fees(broadcast, chain.fee_quote())
+        to, value, data = transactions.decode_call(broadcast)
+        with write_transaction(database):
+            transactions.replace(
+                self.custody, PAYOUT_WALLET, broadcast, asset.network_id, to, value, data, fees
+            )
+            changed = (
+                Payout.update(
+                    signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash, updated_at=clock.now()
+                )
+                .where((Payout.id == payout.id) & (Payout.status == payout.status))
+                .execute()
+            )
+            if not changed:
+                raise StaleMove(f"payout {payout.id} moved while its fee was bumped")
+            if payout.status == "BROADCAST":
+                transition(payout, "SIGNED", reason="fee bumped: replacement at the same nonce, not yet sent")
+        log.info(
+            "payout %s: fee bumped to %s wei/gas at nonce %s",
+            payout.payout_id,
+            fees.max_fee_per_gas,
+            broadcast.nonce,
+        )
+        return broadcast
+
+    # -- BROADCAST: receipts, confirmations, reorgs, stuck transactions ------------------------------
+
+    def _chain(self, broadcast: Broadcast) -> Chain:
+        chain = self.chains.get(broadcast.chain_id)
+        if chain is None:
+            raise ChainError(f"chain {broadcast.chain_id} is not configured on this deployment")
+        return chain
+
+    def _mined_payload(self, chain: Chain, broadcast: Broadcast) -> Receipt | None:
+        hashes = [broadcast.tx_hash] + [
+            p.tx_hash
+            for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)
+            if p.tx_hash != broadcast.tx_hash
+        ]
+        for tx_hash in hashes:
+            receipt = chain.receipt(tx_hash)
+            if receipt is not None:
+                return receipt
+        return None
+
+    def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
+        chain = self._chain(broadcast)
+        asset = self.chains.find(payout.chain_id, payout.asset)
+        confirmations = asset.confirmations if asset else 1
+        receipt = self._mined_payload(chain, broadcast)
+        if receipt is None:
+            if broadcast.mined_block is not None:
+                return self._reorged(payout, broadcast)
+            return self._pending(payout, broadcast, chain)
+        if broadcast.mined_block_hash != receipt.block_hash or broadcast.mined_tx_hash != receipt.tx_hash:
+            Broadcast.update(
+                status="mined",
+                mined_tx_hash=receipt.tx_hash,
+                mined_block=receipt.block_number,
+                mined_block_hash=receipt.block_hash,
+                updated_at=clock.now(),
+            ).where(Broadcast.id == broadcast.id).execute()
+        depth = chain.head().number - receipt.block_number + 1
+        if depth < confirmations:
+            return Outcome(self.poll)
+        fee = str(receipt.gas_used * receipt.effective_gas_price)
+        with write_transaction(database):
+            Broadcast.update(status="final", fee_minor=fee, updated_at=clock.now()).where(
+                Broadcast.id == broadcast.id
+            ).execute()
+            if receipt.success:
+                transition(payout, "COMPLETED", tx_hash=receipt.tx_hash, fee_minor=fee)
+            else:
+                transition(
+                    payout,
+                    "FAILED",
+                    tx_hash=receipt.tx_hash,
+                    fee_minor=fee,
+                    reason="the transaction reverted on chain; nothing was paid (the network fee was)",
+                )
+        return Outcome()
+
+    def _reorged(self, payout: Payout, broadcast: Broadcast) -> Outcome:
+        with write_transaction(database):
+            Broadcast.update(
+                status="signed",
+                mined_tx_hash=None,
+                mined_block=None,
+                mined_block_hash=None,
+                updated_at=clock.now(),
+            ).where(Broadcast.id == broadcast.id).execute()
+            transition(
+                payout,
+                "SIGNED",
+                reason=f"block {broadcast.mined_block} left the canonical chain (reorg); "
+                "re-sending the same signed bytes",
+            )
+        log.warning(
+            "payout %s: its block %s was reorganised away; re-sending",
+            payout.payout_id,
+            broadcast.mined_block,
+        )
+        return Outcome()
+
+    def _pending(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
+        market = chain.fee_quote()
+        base_fee = market.max_fee_per_gas - market.max_priority_fee_per_gas
+        if base_fee // 2 > int(broadcast.max_fee_per_gas) - int(broadcast.max_priority_fee_per_gas):
+            # The base fee has outgrown what the payload may pay: it cannot be included at all.
+            self._bump(payout, broadcast, chain)
+            return Outcome()
+        if clock.now() - broadcast.updated_at >= RESEND_AFTER:
+            # Nodes drop transactions (restarts, pool limits): hand over the same bytes again.
+            try:
+                chain.send_raw_transaction(bytes.fromhex(broadcast.raw))
+            except TransactionRejected as exc:
+                if "nonce too low" not in exc.reason.lower():
+                    log.info("payout %s re-send refused: %s", payout.payout_id, exc.reason)
+            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == broadcast.id).execute()
+        return Outcome(self.poll)
+
+    # -- gas top-ups of the payout wallet --------------------------------------------------------------
+
+    def advance_topups(self) -> None:
+        rows = list(
+            Broadcast.select().where(
+                (Broadcast.purpose == "gas_topup") & (Broadcast.status.in_(UNFINISHED_BROADCASTS))
+            )
+        )
+        for row in rows:
+            chain = self.chains.get(row.chain_id)
+            if chain is None:
+                continue
+            try:
+                self._advance_topup(chain, row)
+            except ChainError as exc:
+                log.warning("gas top-up %s: %s", row.tx_hash, exc)
+
+    def _advance_topup(self, chain: Chain, row: Broadcast) -> None:
+        receipt = self._mined_payload(chain, row)
+        if receipt is not None:
+            depth = chain.head().number - receipt.block_number + 1
+            if depth >= self.chains.native(row.chain_id).confirmations:
+                Broadcast.update(
+                    status="final",
+                    mined_tx_hash=receipt.tx_hash,
+                    mined_block=receipt.block_number,
+                    mined_block_hash=receipt.block_hash,
+                    updated_at=clock.now(),
+                    fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
+                ).where((Broadcast.id == row.id) & (Broadcast.status == row.status)).execute()
+            return
+        if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
+            try:
+                chain.send_raw_transaction(bytes.fromhex(row.raw))
+            except TransactionRejected as exc:
+                log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
+                return
+            Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
+
+
+def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> str:
+    return (
+        f"{role} {address} is unfunded: needs {needed} minor units of {asset.code} on {asset.chain_id}, "
+        f"holds {max(held, 0)} available; the payout waits and proceeds once it is funded"
+    )
+
+
+def wallet_view(chains: Chains, custody: Custody) -> dict[str, Any]:
+    """GET /v1/payout-wallet: both wallets on every chain, balances as decimal strings of minor
+    units (null when the chain cannot be reached right now)."""
+
+    def entries(address: str) -> list[dict[str, Any]]:
+        out = []
+        for chain_id, chain in chains.chains.items():
+            balances = []
+            for asset in chains.assets_of(chain_id):
+                try:
+                    amount: str | None = str(chain.balance(address, asset.contract))
+                except ChainError:
+                    amount = None
+                balances.append({"assetCode": asset.code, "assetId": asset.asset_id, "amountMinor": amount})
+            out.append({"address": address, "chainId": chain_id, "balances": balances})
+        return out
+
+    return {"payoutWallet": entries(custody.payout_address), "feeWallet": entries(custody.fee_address)}

@@ -1,0 +1,163 @@
+"""Signing and storing the transactions the engine sends, one nonce reservation at a time.
+
+A reservation is the pair (wallet, nonce), taken serially per wallet inside the same write
+transaction that stores the signed bytes: after a crash the stored bytes are re-sent (or found on
+chain); a payload is never signed at a second nonce while one at its nonce can still land. A fee
+bump re-signs at the SAME nonce and is stored before it is sent; every payload ever signed at a
+nonce is kept (SignedPayload), because any of them may be the one that lands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from eth_utils import keccak, to_checksum_address
+
+from appliance.common import clock
+from appliance.common.db import locked
+from appliance.engine.chain.base import FeeQuote
+from appliance.engine.custody import Custody
+from appliance.engine.models import Broadcast, SignedPayload, Wallet
+
+TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
+BUMP_NUMERATOR, BUMP_DENOMINATOR = 1125, 1000  # +12.5 %: above the 10 % every node requires
+
+
+def erc20_transfer_data(to: str, amount: int) -> bytes:
+    return (
+        TRANSFER_SELECTOR
+        + bytes(12)
+        + bytes.fromhex(to_checksum_address(to)[2:])
+        + amount.to_bytes(32, "big")
+    )
+
+
+def digest(raw: bytes) -> str:
+    """signedPayloadDigest: SHA-256 of the signed bytes (the tx hash is keccak of the same bytes)."""
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def reserve_nonce(chain_id: str, address: str, chain_nonce: int) -> int:
+    """Take the wallet's next nonce (inside a write transaction). ``chain_nonce`` is the chain's
+    count of the wallet's mined transactions, read before the transaction: when the wallet was used
+    outside the engine the counter skips ahead instead of colliding."""
+    wallet = locked(
+        Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
+    ).first()
+    if wallet is None:
+        wallet = Wallet.create(chain_id=chain_id, address=address, next_nonce=0)
+    nonce = max(int(wallet.next_nonce), chain_nonce)
+    Wallet.update(next_nonce=nonce + 1).where(Wallet.id == wallet.id).execute()
+    return nonce
+
+
+def _tx(
+    network_id: int, nonce: int, to: str, value: int, data: bytes, gas: int, fees: FeeQuote
+) -> dict[str, Any]:
+    return {
+        "type": 2,
+        "chainId": network_id,
+        "nonce": nonce,
+        "to": to_checksum_address(to),
+        "value": value,
+        "data": data,
+        "gas": gas,
+        "maxFeePerGas": fees.max_fee_per_gas,
+        "maxPriorityFeePerGas": fees.max_priority_fee_per_gas,
+    }
+
+
+def sign_and_store(
+    custody: Custody,
+    key_path: tuple[int, int],
+    *,
+    chain_id: str,
+    network_id: int,
+    nonce: int,
+    to: str,
+    value: int,
+    data: bytes,
+    gas: int,
+    fees: FeeQuote,
+    purpose: str,
+    payout_id: int | None,
+) -> Broadcast:
+    """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
+    raw, tx_hash = custody.sign_transaction(*key_path, _tx(network_id, nonce, to, value, data, gas, fees))
+    moment = clock.now()
+    broadcast = Broadcast.create(
+        payout=payout_id,
+        purpose=purpose,
+        chain_id=chain_id,
+        wallet=custody.address(*key_path),
+        nonce=nonce,
+        raw=raw.hex(),
+        digest=digest(raw),
+        tx_hash=tx_hash,
+        max_fee_per_gas=str(fees.max_fee_per_gas),
+        max_priority_fee_per_gas=str(fees.max_priority_fee_per_gas),
+        gas_limit=gas,
+        status="signed",
+        created_at=moment,
+        updated_at=moment,
+    )
+    SignedPayload.create(
+        broadcast=broadcast,
+        tx_hash=tx_hash,
+        digest=broadcast.digest,
+        raw=broadcast.raw,
+        max_fee_per_gas=broadcast.max_fee_per_gas,
+        created_at=moment,
+    )
+    return broadcast
+
+
+def bumped_fees(broadcast: Broadcast, market: FeeQuote) -> FeeQuote:
+    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market."""
+    old_max, old_tip = int(broadcast.max_fee_per_gas), int(broadcast.max_priority_fee_per_gas)
+    tip = max(old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_priority_fee_per_gas)
+    fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_fee_per_gas, tip)
+    return FeeQuote(max_fee_per_gas=fee, max_priority_fee_per_gas=tip)
+
+
+def replace(
+    custody: Custody,
+    key_path: tuple[int, int],
+    broadcast: Broadcast,
+    network_id: int,
+    to: str,
+    value: int,
+    data: bytes,
+    fees: FeeQuote,
+) -> Broadcast:
+    """Re-sign the reservation's transaction at the same nonce with ``fees`` and make it the
+    payload in force (inside the caller's write transaction)."""
+    raw, tx_hash = custody.sign_transaction(
+        *key_path, _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
+    )
+    moment = clock.now()
+    broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
+    broadcast.max_fee_per_gas = str(fees.max_fee_per_gas)
+    broadcast.max_priority_fee_per_gas = str(fees.max_priority_fee_per_gas)
+    broadcast.status = "signed"
+    broadcast.updated_at = moment  # type: ignore[assignment]
+    broadcast.save()
+    SignedPayload.create(
+        broadcast=broadcast,
+        tx_hash=tx_hash,
+        digest=broadcast.digest,
+        raw=broadcast.raw,
+        max_fee_per_gas=broadcast.max_fee_per_gas,
+        created_at=moment,
+    )
+    return broadcast
+
+
+def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:
+    """(to, value, data) of the payload in force, read back from the stored bytes."""
+    from eth_account.typed_transactions import TypedTransaction
+    from hexbytes import HexBytes
+
+    tx = TypedTransaction.from_bytes(HexBytes(bytes.fromhex(broadcast.raw))).as_dict()
+    return to_checksum_address(tx["to"]), int(tx["value"]), bytes(tx["data"])

@@ -1,0 +1,308 @@
+"""The payout pipeline against a real Ethereum node (anvil) through the JSON-RPC adapter."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from appliance.engine.db import database
+from appliance.engine.models import Broadcast, Payout, SignedPayload
+from appliance.engine.payouts.pipeline import Pipeline
+from appliance.settings import load_settings
+from tests.conftest import free_port
+from tests.engine.anvil import NETWORK_ID, TEST_MNEMONIC, Anvil, running_anvil
+from tests.engine.helpers import Signer, make_operator
+
+PAYOUT_WALLET = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+FEE_WALLET = "0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0"
+DEST = "0x00000000000000000000000000000000000000d1"
+ETHER = 10**18
+
+
+class Harness:
+    def __init__(self, node: Anvil, app: Any, signer: Signer, pipeline: Pipeline) -> None:
+        self.node = node
+        self.app = app
+        self.signer = signer
+        self.pipeline = pipeline
+
+    def submit(self, payout_id: str, amount: int, asset: str = "ETH", destination: str = DEST) -> None:
+        response = self.signer.submit(payout_id, amount=str(amount), asset=asset, destination=destination)
+        assert response.status_code == 201, response.json
+
+    def payout(self, payout_id: str) -> Payout:
+        with database.connection_context():
+            return Payout.get(Payout.payout_id == payout_id)
+
+    def detail(self, payout_id: str) -> dict[str, Any]:
+        response = self.signer.request("GET", f"/v1/payouts/{payout_id}")
+        assert response.status_code == 200
+        return response.json
+
+    def drive(self, done: Callable[[], bool], *, mine: bool = True, seconds: float = 20) -> None:
+        deadline = time.monotonic() + seconds
+        while not done():
+            if time.monotonic() >= deadline:
+                with database.connection_context():
+                    state = [(p.payout_id, p.status, p.reason) for p in Payout.select()]
+                pytest.fail(f"the pipeline did not get there in time: {state}")
+            with database.connection_context():
+                self.pipeline.run_pass()
+            if mine:
+                self.node.mine()
+            time.sleep(0.02)
+
+    def until_status(self, payout_id: str, status: str, **kw: Any) -> None:
+        self.drive(lambda: self.payout(payout_id).status == status, **kw)
+
+
+def make_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations: int = 2) -> Harness:
+    import shutil
+
+    from appliance.engine.app import create_app
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    for name in ("engine.db", "appliance.key"):
+        shutil.copy2(template_dir / name, data_dir / name)
+    chains = [
+        {
+            "id": "eth_anvil",
+            "rpc_url": node.url,
+            "network_id": NETWORK_ID,
+            "environment": "test",
+            "assets": [{"code": "ETH", "kind": "native", "decimals": 18, "confirmations": confirmations}],
+        }
+    ]
+    settings = load_settings(
+        {"data_dir": str(data_dir)},
+        environ={
+            "APPLIANCE_LOCAL_CHAIN": "0",
+            "APPLIANCE_CHAINS": json.dumps(chains),
+            "APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC,
+        },
+    )
+    app = create_app(settings)
+    app.testing = True
+    op = make_operator(app)
+    runtime = app.extensions["engine"]
+    pipeline = Pipeline(runtime.chains, runtime.custody, lease=timedelta(seconds=1), poll=timedelta(0))
+    return Harness(node, app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline)
+
+
+@pytest.fixture
+def node() -> Iterator[Anvil]:
+    with running_anvil(free_port()) as anvil:
+        yield anvil
+
+
+@pytest.fixture
+def harness(tmp_path: Path, template_dir: Path, node: Anvil) -> Harness:
+    node.set_balance(PAYOUT_WALLET, 10 * ETHER)
+    return make_harness(tmp_path, template_dir, node)
+
+
+def test_an_eth_payout_reaches_completed_and_pays_exactly_once(harness: Harness) -> None:
+    harness.submit("pyo_ethpay0001", 12345)
+    harness.until_status("pyo_ethpay0001", "COMPLETED")
+    assert harness.node.balance(DEST) == 12345
+    detail = harness.detail("pyo_ethpay0001")
+    assert [(t["from"], t["to"]) for t in detail["transitions"]] == [
+        (None, "REQUESTED"),
+        ("REQUESTED", "SIGNED"),
+        ("SIGNED", "BROADCAST"),
+        ("BROADCAST", "COMPLETED"),
+    ]
+    assert [a["outcome"] for a in detail["attempts"]] == ["SENT"]
+    assert detail["attempts"][0]["txHash"] == detail["txHash"]
+    assert detail["broadcast"]["signedPayloadDigest"].startswith("sha256:")
+    assert detail["broadcast"]["wallet"] == PAYOUT_WALLET
+    assert int(detail["broadcast"]["networkFeeMinor"]) > 0
+    receipt = harness.node.rpc("eth_getTransactionReceipt", detail["txHash"])
+    assert int(receipt["status"], 16) == 1
+
+
+def test_completed_waits_for_the_assets_confirmations(harness: Harness) -> None:
+    harness.submit("pyo_confirm001", 1)
+    harness.until_status("pyo_confirm001", "BROADCAST", mine=False)
+    with database.connection_context():
+        harness.pipeline.run_pass()  # mined by anvil's automine: one confirmation of two
+    assert harness.payout("pyo_confirm001").status == "BROADCAST"
+    harness.node.mine()
+    harness.until_status("pyo_confirm001", "COMPLETED", mine=False, seconds=5)
+
+
+def test_an_unfunded_payout_waits_with_a_reason_then_completes_once_funded(
+    tmp_path: Path, template_dir: Path, node: Anvil
+) -> None:
+    harness = make_harness(tmp_path, template_dir, node)
+    harness.submit("pyo_unfunded01", 5 * ETHER)
+    with database.connection_context():
+        harness.pipeline.run_pass()
+    waiting = harness.detail("pyo_unfunded01")
+    assert waiting["status"] == "REQUESTED"
+    assert "unfunded" in waiting["reason"] and PAYOUT_WALLET in waiting["reason"]
+    assert [t["to"] for t in waiting["transitions"]] == ["REQUESTED"]
+    node.set_balance(PAYOUT_WALLET, 6 * ETHER)
+    with database.connection_context():
+        Payout.update(next_attempt_at=None).execute()  # skip the wait instead of sleeping through it
+    harness.until_status("pyo_unfunded01", "COMPLETED")
+    assert harness.detail("pyo_unfunded01")["reason"] is None
+    assert node.balance(DEST) == 5 * ETHER
+
+
+def test_an_unpayable_payout_does_not_block_the_payouts_behind_it(harness: Harness) -> None:
+    harness.submit("pyo_toolarge01", 50 * ETHER)
+    harness.submit("pyo_smallone01", 7)
+    harness.until_status("pyo_smallone01", "COMPLETED")
+    assert harness.payout("pyo_toolarge01").status == "REQUESTED"
+    with database.connection_context():
+        # The waiting payout holds no nonce: nothing was reserved for it.
+        assert Broadcast.select().count() == 1
+
+
+def test_a_reorg_before_the_confirmations_re_sends_the_same_signed_bytes(
+    tmp_path: Path, template_dir: Path, node: Anvil
+) -> None:
+    node.set_balance(PAYOUT_WALLET, 10 * ETHER)
+    node.mine(3)  # anvil refuses a reorg deeper than the chain is high
+    harness = make_harness(tmp_path, template_dir, node, confirmations=4)
+    harness.submit("pyo_reorged001", 777)
+    harness.until_status("pyo_reorged001", "BROADCAST", mine=False)
+    with database.connection_context():
+        harness.pipeline.run_pass()  # sees the receipt (automine) and records the block
+        mined = Broadcast.get().mined_block
+    assert mined is not None
+    first = harness.detail("pyo_reorged001")
+    node.rpc("anvil_reorg", 2, [])  # the block holding the payout is replaced by an empty one
+    assert node.rpc("eth_getTransactionReceipt", first["txHash"]) is None
+    harness.until_status("pyo_reorged001", "COMPLETED")
+    detail = harness.detail("pyo_reorged001")
+    assert ("BROADCAST", "SIGNED") in [(t["from"], t["to"]) for t in detail["transitions"]]
+    assert detail["txHash"] == first["txHash"]  # the same bytes, not a new transaction
+    assert {a["txHash"] for a in detail["attempts"]} == {first["txHash"]}
+    assert node.balance(DEST) == 777
+    with database.connection_context():
+        assert SignedPayload.select().count() == 1
+
+
+def test_a_transaction_stuck_below_the_market_fee_is_replaced_at_the_same_nonce(
+    tmp_path: Path, template_dir: Path
+) -> None:
+    with running_anvil(free_port(), "--no-mining") as node:
+        node.set_balance(PAYOUT_WALLET, 10 * ETHER)
+        harness = make_harness(tmp_path, template_dir, node)
+        harness.submit("pyo_feebump001", 4242)
+        harness.until_status("pyo_feebump001", "BROADCAST", mine=False)
+        first = harness.detail("pyo_feebump001")
+        node.rpc("anvil_setNextBlockBaseFeePerGas", hex(500 * 10**9))  # the market jumps
+        node.mine()
+        assert node.rpc("eth_getTransactionReceipt", first["txHash"]) is None
+        harness.until_status("pyo_feebump001", "COMPLETED")
+        detail = harness.detail("pyo_feebump001")
+        assert detail["txHash"] != first["txHash"]
+        assert detail["broadcast"]["signedPayloadDigest"] != first["broadcast"]["signedPayloadDigest"]
+        assert detail["broadcast"]["nonce"] == first["broadcast"]["nonce"]
+        assert [a["txHash"] for a in detail["attempts"] if a["outcome"] == "SENT"][-1] == detail["txHash"]
+        assert node.balance(DEST) == 4242
+        with database.connection_context():
+            assert SignedPayload.select().count() == 2
+
+
+def test_two_workers_racing_pay_each_payout_once_with_consecutive_nonces(harness: Harness) -> None:
+    for n in range(6):
+        harness.submit(f"pyo_racing{n:04d}", 1000 + n, destination=f"0x{0xD100 + n:040x}")
+    second = Pipeline(
+        harness.pipeline.chains, harness.pipeline.custody, lease=timedelta(seconds=1), poll=timedelta(0)
+    )
+    stop = threading.Event()
+
+    def other_worker() -> None:
+        while not stop.is_set():
+            with database.connection_context():
+                second.run_pass()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        harness.drive(
+            lambda: all(harness.payout(f"pyo_racing{n:04d}").status == "COMPLETED" for n in range(6)),
+            seconds=40,
+        )
+    finally:
+        stop.set()
+        thread.join()
+    for n in range(6):
+        assert harness.node.balance(f"0x{0xD100 + n:040x}") == 1000 + n
+    with database.connection_context():
+        nonces = sorted(int(b.nonce) for b in Broadcast.select())
+    assert nonces == list(range(6))
+    assert int(harness.node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
+
+
+def test_a_wallet_used_outside_the_engine_makes_the_nonce_counter_skip_ahead(harness: Harness) -> None:
+    node = harness.node
+    node.rpc("anvil_impersonateAccount", PAYOUT_WALLET)
+    node.rpc("eth_sendTransaction", {"from": PAYOUT_WALLET, "to": FEE_WALLET, "value": hex(1)})
+    node.mine()
+    harness.submit("pyo_skipahead1", 9)
+    harness.until_status("pyo_skipahead1", "COMPLETED")
+    assert harness.detail("pyo_skipahead1")["broadcast"]["nonce"] == "1"
+
+
+def test_a_destination_that_is_not_an_address_of_the_chain_is_400(harness: Harness) -> None:
+    for bad in (
+        "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+        "0x" + "ab" * 19,
+        "0x9858efFD232B4033E47d90003D41EC34EcaEda94",
+    ):
+        response = harness.signer.submit("pyo_baddest001", destination=bad, asset="ETH")
+        assert response.status_code == 400, bad
+    with database.connection_context():
+        assert Payout.select().count() == 0
+
+
+def test_an_asset_the_deployment_does_not_offer_is_400_before_anything_is_stored(harness: Harness) -> None:
+    response = harness.signer.submit("pyo_nousdc0001", asset="USDC")
+    assert response.status_code == 400
+    assert "GET /v1/assets" in response.json["detail"]
+
+
+def test_assets_lists_the_configured_chain_entries(harness: Harness) -> None:
+    response = harness.signer.request("GET", "/v1/assets")
+    assert response.status_code == 200
+    assert response.json["assets"] == [
+        {
+            "assetId": "eth_anvil:ETH",
+            "assetCode": "ETH",
+            "chainId": "eth_anvil",
+            "kind": "native",
+            "contract": None,
+            "decimals": 18,
+            "networkId": NETWORK_ID,
+            "confirmations": 2,
+            "environment": "test",
+        }
+    ]
+
+
+def test_payout_wallet_shows_both_wallets_with_balances_as_decimal_strings(harness: Harness) -> None:
+    response = harness.signer.request("GET", "/v1/payout-wallet")
+    assert response.status_code == 200
+    body = response.json
+    assert body["payoutWallet"] == [
+        {
+            "address": PAYOUT_WALLET,
+            "chainId": "eth_anvil",
+            "balances": [{"assetCode": "ETH", "assetId": "eth_anvil:ETH", "amountMinor": str(10 * ETHER)}],
+        }
+    ]
+    assert body["feeWallet"][0]["address"] == FEE_WALLET
+    assert body["feeWallet"][0]["balances"][0]["amountMinor"] == "0"
