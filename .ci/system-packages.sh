@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Debian packages the tests need: PostgreSQL for the database-layer run, Chromium for the page
-# tests, tilemaker for the map tiles. Installed only when missing.
+# tests, tilemaker for the map tiles, node and npm for anvil (the chain tests' Ethereum node),
+# wrk for the HTTP benchmarks. Installed only when missing.
 set -euo pipefail
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v tilemaker >/dev/null 2>&1 || need+=(tilemaker)
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "system packages present: postgresql chromium tilemaker"
+echo "system packages present: postgresql chromium tilemaker nodejs npm wrk"
