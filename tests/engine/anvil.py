@@ -15,10 +15,6 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 ANVIL = ROOT / ".tools" / "node_modules" / ".bin" / "anvil"
 NETWORK_ID = 31337
-# The standard BIP39 test mnemonic: payout wallet 0x9858EfFD…, fee wallet 0x6Fac4D18….
-TEST_MNEMONIC = (
-    "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
-)
 
 
 class Anvil:

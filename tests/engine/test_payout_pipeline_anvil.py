@@ -4,74 +4,30 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, SignedPayload
 from appliance.engine.payouts.pipeline import Pipeline
-from appliance.settings import load_settings
 from tests.conftest import free_port
-from tests.engine.anvil import NETWORK_ID, TEST_MNEMONIC, Anvil, running_anvil
-from tests.engine.helpers import Signer, make_operator
+from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
+from tests.engine.pipeline_harness import (
+    ETHER,
+    FEE_WALLET,
+    PAYOUT_WALLET,
+    Harness,
+    harness_settings,
+    make_harness,
+)
 
-PAYOUT_WALLET = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
-FEE_WALLET = "0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0"
 DEST = "0x00000000000000000000000000000000000000d1"
-ETHER = 10**18
 
 
-class Harness:
-    def __init__(self, node: Anvil, app: Any, signer: Signer, pipeline: Pipeline) -> None:
-        self.node = node
-        self.app = app
-        self.signer = signer
-        self.pipeline = pipeline
-
-    def submit(self, payout_id: str, amount: int, asset: str = "ETH", destination: str = DEST) -> None:
-        response = self.signer.submit(payout_id, amount=str(amount), asset=asset, destination=destination)
-        assert response.status_code == 201, response.json
-
-    def payout(self, payout_id: str) -> Payout:
-        with database.connection_context():
-            return Payout.get(Payout.payout_id == payout_id)
-
-    def detail(self, payout_id: str) -> dict[str, Any]:
-        response = self.signer.request("GET", f"/v1/payouts/{payout_id}")
-        assert response.status_code == 200
-        return response.json
-
-    def drive(self, done: Callable[[], bool], *, mine: bool = True, seconds: float = 20) -> None:
-        deadline = time.monotonic() + seconds
-        while not done():
-            if time.monotonic() >= deadline:
-                with database.connection_context():
-                    state = [(p.payout_id, p.status, p.reason) for p in Payout.select()]
-                pytest.fail(f"the pipeline did not get there in time: {state}")
-            with database.connection_context():
-                self.pipeline.run_pass()
-            if mine:
-                self.node.mine()
-            time.sleep(0.02)
-
-    def until_status(self, payout_id: str, status: str, **kw: Any) -> None:
-        self.drive(lambda: self.payout(payout_id).status == status, **kw)
-
-
-def make_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations: int = 2) -> Harness:
-    import shutil
-
-    from appliance.engine.app import create_app
-
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    for name in ("engine.db", "appliance.key"):
-        shutil.copy2(template_dir / name, data_dir / name)
+def anvil_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations: int = 2) -> Harness:
     chains = [
         {
             "id": "eth_anvil",
@@ -81,20 +37,16 @@ def make_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations:
             "assets": [{"code": "ETH", "kind": "native", "decimals": 18, "confirmations": confirmations}],
         }
     ]
-    settings = load_settings(
-        {"data_dir": str(data_dir)},
-        environ={
-            "APPLIANCE_LOCAL_CHAIN": "0",
-            "APPLIANCE_CHAINS": json.dumps(chains),
-            "APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC,
-        },
+    settings = harness_settings(
+        tmp_path, template_dir, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
     )
-    app = create_app(settings)
-    app.testing = True
-    op = make_operator(app)
-    runtime = app.extensions["engine"]
-    pipeline = Pipeline(runtime.chains, runtime.custody, lease=timedelta(seconds=1), poll=timedelta(0))
-    return Harness(node, app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline)
+    harness = make_harness(settings, lambda app: node.mine())
+    harness.node = node  # type: ignore[attr-defined]
+    return harness
+
+
+def node_of(harness: Harness) -> Anvil:
+    return harness.node  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -106,13 +58,13 @@ def node() -> Iterator[Anvil]:
 @pytest.fixture
 def harness(tmp_path: Path, template_dir: Path, node: Anvil) -> Harness:
     node.set_balance(PAYOUT_WALLET, 10 * ETHER)
-    return make_harness(tmp_path, template_dir, node)
+    return anvil_harness(tmp_path, template_dir, node)
 
 
 def test_an_eth_payout_reaches_completed_and_pays_exactly_once(harness: Harness) -> None:
     harness.submit("pyo_ethpay0001", 12345)
     harness.until_status("pyo_ethpay0001", "COMPLETED")
-    assert harness.node.balance(DEST) == 12345
+    assert node_of(harness).balance(DEST) == 12345
     detail = harness.detail("pyo_ethpay0001")
     assert [(t["from"], t["to"]) for t in detail["transitions"]] == [
         (None, "REQUESTED"),
@@ -125,7 +77,7 @@ def test_an_eth_payout_reaches_completed_and_pays_exactly_once(harness: Harness)
     assert detail["broadcast"]["signedPayloadDigest"].startswith("sha256:")
     assert detail["broadcast"]["wallet"] == PAYOUT_WALLET
     assert int(detail["broadcast"]["networkFeeMinor"]) > 0
-    receipt = harness.node.rpc("eth_getTransactionReceipt", detail["txHash"])
+    receipt = node_of(harness).rpc("eth_getTransactionReceipt", detail["txHash"])
     assert int(receipt["status"], 16) == 1
 
 
@@ -135,14 +87,14 @@ def test_completed_waits_for_the_assets_confirmations(harness: Harness) -> None:
     with database.connection_context():
         harness.pipeline.run_pass()  # mined by anvil's automine: one confirmation of two
     assert harness.payout("pyo_confirm001").status == "BROADCAST"
-    harness.node.mine()
+    node_of(harness).mine()
     harness.until_status("pyo_confirm001", "COMPLETED", mine=False, seconds=5)
 
 
 def test_an_unfunded_payout_waits_with_a_reason_then_completes_once_funded(
     tmp_path: Path, template_dir: Path, node: Anvil
 ) -> None:
-    harness = make_harness(tmp_path, template_dir, node)
+    harness = anvil_harness(tmp_path, template_dir, node)
     harness.submit("pyo_unfunded01", 5 * ETHER)
     with database.connection_context():
         harness.pipeline.run_pass()
@@ -151,8 +103,7 @@ def test_an_unfunded_payout_waits_with_a_reason_then_completes_once_funded(
     assert "unfunded" in waiting["reason"] and PAYOUT_WALLET in waiting["reason"]
     assert [t["to"] for t in waiting["transitions"]] == ["REQUESTED"]
     node.set_balance(PAYOUT_WALLET, 6 * ETHER)
-    with database.connection_context():
-        Payout.update(next_attempt_at=None).execute()  # skip the wait instead of sleeping through it
+    harness.skip_waits()
     harness.until_status("pyo_unfunded01", "COMPLETED")
     assert harness.detail("pyo_unfunded01")["reason"] is None
     assert node.balance(DEST) == 5 * ETHER
@@ -173,7 +124,7 @@ def test_a_reorg_before_the_confirmations_re_sends_the_same_signed_bytes(
 ) -> None:
     node.set_balance(PAYOUT_WALLET, 10 * ETHER)
     node.mine(3)  # anvil refuses a reorg deeper than the chain is high
-    harness = make_harness(tmp_path, template_dir, node, confirmations=4)
+    harness = anvil_harness(tmp_path, template_dir, node, confirmations=4)
     harness.submit("pyo_reorged001", 777)
     harness.until_status("pyo_reorged001", "BROADCAST", mine=False)
     with database.connection_context():
@@ -198,7 +149,7 @@ def test_a_transaction_stuck_below_the_market_fee_is_replaced_at_the_same_nonce(
 ) -> None:
     with running_anvil(free_port(), "--no-mining") as node:
         node.set_balance(PAYOUT_WALLET, 10 * ETHER)
-        harness = make_harness(tmp_path, template_dir, node)
+        harness = anvil_harness(tmp_path, template_dir, node)
         harness.submit("pyo_feebump001", 4242)
         harness.until_status("pyo_feebump001", "BROADCAST", mine=False)
         first = harness.detail("pyo_feebump001")
@@ -240,15 +191,15 @@ def test_two_workers_racing_pay_each_payout_once_with_consecutive_nonces(harness
         stop.set()
         thread.join()
     for n in range(6):
-        assert harness.node.balance(f"0x{0xD100 + n:040x}") == 1000 + n
+        assert node_of(harness).balance(f"0x{0xD100 + n:040x}") == 1000 + n
     with database.connection_context():
         nonces = sorted(int(b.nonce) for b in Broadcast.select())
     assert nonces == list(range(6))
-    assert int(harness.node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
+    assert int(node_of(harness).rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
 
 
 def test_a_wallet_used_outside_the_engine_makes_the_nonce_counter_skip_ahead(harness: Harness) -> None:
-    node = harness.node
+    node = node_of(harness)
     node.rpc("anvil_impersonateAccount", PAYOUT_WALLET)
     node.rpc("eth_sendTransaction", {"from": PAYOUT_WALLET, "to": FEE_WALLET, "value": hex(1)})
     node.mine()
@@ -306,3 +257,38 @@ def test_payout_wallet_shows_both_wallets_with_balances_as_decimal_strings(harne
     ]
     assert body["feeWallet"][0]["address"] == FEE_WALLET
     assert body["feeWallet"][0]["balances"][0]["amountMinor"] == "0"
+
+
+def test_a_usdc_payout_on_anvil_completes_with_gas_topped_up_by_the_fee_wallet(
+    tmp_path: Path, template_dir: Path, node: Anvil
+) -> None:
+    from appliance.engine.chain.contracts import artifact
+
+    minter = "0x00000000000000000000000000000000000a11ce"
+    node.set_balance(minter, ETHER)
+    usdc = node.deploy(artifact("usdc")["bytecode"], minter)
+    mint = "0x40c10f19" + "00" * 12 + PAYOUT_WALLET[2:].lower() + f"{7_000_000:064x}"
+    node.rpc("eth_sendTransaction", {"from": minter, "to": usdc, "data": mint, "gas": hex(200_000)})
+    node.set_balance(FEE_WALLET, ETHER)
+    node.mine()
+    chains = [
+        {
+            "id": "eth_anvil",
+            "rpc_url": node.url,
+            "network_id": NETWORK_ID,
+            "environment": "test",
+            "assets": [
+                {"code": "ETH", "kind": "native", "decimals": 18, "confirmations": 2},
+                {"code": "USDC", "kind": "ERC20", "decimals": 6, "confirmations": 2, "contract": usdc},
+            ],
+        }
+    ]
+    settings = harness_settings(
+        tmp_path, template_dir, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
+    )
+    harness = make_harness(settings, lambda app: node.mine())
+    harness.submit("pyo_anvilusdc1", 2_000_000, asset="USDC", destination=DEST)
+    harness.until_status("pyo_anvilusdc1", "COMPLETED", seconds=60)
+    balance_of = "0x70a08231" + "00" * 12 + DEST[2:]
+    assert int(node.rpc("eth_call", {"to": usdc, "data": balance_of}, "latest"), 16) == 2_000_000
+    assert node.balance(PAYOUT_WALLET) > 0  # the fee wallet's top-up paid the transfer's gas

@@ -1,0 +1,98 @@
+"""Drive the payout pipeline by hand in tests: submit through the signed API, run passes, mine."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from appliance.engine.db import database
+from appliance.engine.models import Payout
+from appliance.engine.payouts.pipeline import Pipeline
+from appliance.settings import Settings, load_settings
+from tests.engine.helpers import Signer, make_operator
+
+# The standard BIP39 test mnemonic: payout wallet 0x9858EfFD…, fee wallet 0x6Fac4D18….
+TEST_MNEMONIC = (
+    "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+)
+PAYOUT_WALLET = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+FEE_WALLET = "0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0"
+ETHER = 10**18
+
+
+class Harness:
+    def __init__(self, app: Any, signer: Signer, pipeline: Pipeline, mine: Callable[[], None]) -> None:
+        self.app = app
+        self.signer = signer
+        self.pipeline = pipeline
+        self.mine = mine
+
+    def submit(self, payout_id: str, amount: int, asset: str = "ETH", destination: str = "") -> None:
+        response = self.signer.submit(
+            payout_id, amount=str(amount), asset=asset, destination=destination or "0x" + "00" * 18 + "00d1"
+        )
+        assert response.status_code == 201, response.json
+
+    def payout(self, payout_id: str) -> Payout:
+        with database.connection_context():
+            return Payout.get(Payout.payout_id == payout_id)
+
+    def detail(self, payout_id: str) -> dict[str, Any]:
+        response = self.signer.request("GET", f"/v1/payouts/{payout_id}")
+        assert response.status_code == 200
+        return response.json
+
+    def run_pass(self) -> None:
+        with database.connection_context():
+            self.pipeline.run_pass()
+
+    def drive(self, done: Callable[[], bool], *, mine: bool = True, seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
+        while not done():
+            if time.monotonic() >= deadline:
+                with database.connection_context():
+                    state = [(p.payout_id, p.status, p.reason) for p in Payout.select()]
+                pytest.fail(f"the pipeline did not get there in time: {state}")
+            self.run_pass()
+            if mine:
+                self.mine()
+            time.sleep(0.01)
+
+    def until_status(self, payout_id: str, status: str, **kw: Any) -> None:
+        self.drive(lambda: self.payout(payout_id).status == status, **kw)
+
+    def skip_waits(self) -> None:
+        """Make waiting payouts due now instead of sleeping through their back-off."""
+        with database.connection_context():
+            Payout.update(next_attempt_at=None).execute()
+
+
+def harness_settings(tmp_path: Path, template_dir: Path, environ: dict[str, str]) -> Settings:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(exist_ok=True)
+    for name in ("engine.db", "appliance.key"):
+        if not (data_dir / name).exists():
+            shutil.copy2(template_dir / name, data_dir / name)
+    return load_settings(
+        {"data_dir": str(data_dir)}, environ={"APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC, **environ}
+    )
+
+
+def make_harness(settings: Settings, mine: Callable[[Any], None], *, operator: bool = True) -> Harness:
+    """``mine(app)`` makes the chain advance one block."""
+    from appliance.engine.app import create_app
+
+    app = create_app(settings)
+    app.testing = True
+    op = make_operator(app) if operator else {"operatorId": "op_alpha0001", "secret": ""}
+    runtime = app.extensions["engine"]
+    pipeline = Pipeline(runtime.chains, runtime.custody, lease=timedelta(seconds=1), poll=timedelta(0))
+    return Harness(
+        app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline, lambda: mine(app)
+    )
