@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the single executable: --version, init, serve on free ports, both health endpoints answer.
+# Run the single executable: --version, init, serve on free ports, both health endpoints answer,
+# and a payout completes on the embedded chain.
 set -euo pipefail
 BIN=$(realpath "$1")
 DATA=$(mktemp -d)
@@ -7,6 +8,9 @@ PID=""
 trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi; rm -rf "$DATA"' EXIT
 "$BIN" --version
 "$BIN" init --data-dir "$DATA" --json
+"$BIN" custody init --data-dir "$DATA" --json
+OPERATOR=$("$BIN" operator create op_smoke00001 --data-dir "$DATA" --json)
+SECRET=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["secret"])' <<<"$OPERATOR")
 # The engines' build steps work from inside the bundle (OSRM tools, tilemaker configuration).
 "$BIN" routing build --pbf tests/data/monaco.osm.pbf --data-dir "$DATA" --json
 if command -v tilemaker >/dev/null; then "$BIN" map build --pbf tests/data/monaco.osm.pbf --data-dir "$DATA" --json; fi
@@ -22,6 +26,10 @@ curl -fsS "http://127.0.0.1:$EP/health/ready"; echo
 code=$(curl -s -o "$DATA/healthz.json" -w '%{http_code}' "http://127.0.0.1:$DP/healthz")
 cat "$DATA/healthz.json"; echo
 case "$code" in 200|503) ;; *) echo "healthz answered $code"; cat "$DATA/serve.log"; exit 1;; esac
+# A payout end to end on the embedded chain (the reference client from the project's venv signs).
+PYTHON=${SMOKE_PYTHON:-.venv/bin/python}
+"$PYTHON" .ci/smoke_payout.py "$BIN" "$DATA" "http://127.0.0.1:$EP" op_smoke00001 "$SECRET" \
+  || { cat "$DATA/serve.log"; exit 1; }
 kill -TERM $PID
 wait $PID
 PID=""

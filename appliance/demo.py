@@ -80,8 +80,38 @@ def engine_step(settings: Settings) -> list[str]:
     ]
 
 
+DEMO_FUNDS = (("ETH", 100 * 10**18), ("USDC", 1_000_000 * 10**6))  # the payout wallet's, in minor units
+DEMO_FEE_FUNDS = 10 * 10**18  # the fee wallet's ETH, for gas top-ups
+
+
+def chain_step(settings: Settings) -> list[str]:
+    """The custody key and a funded payout wallet on the embedded chain, so payouts complete."""
+    from appliance.engine.chain.registry import open_local_chain
+    from appliance.engine.custody import create_custody_key, load_custody
+
+    created, fingerprint = create_custody_key(settings.data_dir)
+    custody = load_custody(settings.data_dir, settings.custody_key)
+    assert custody is not None
+    lines = [f"Custody: key {fingerprint} {'created' if created else 'present'} (back up custody.key)"]
+    if not settings.local_chain:
+        return lines
+    chain = open_local_chain(settings)
+    try:
+        wallet = custody.payout_address
+        for asset, amount in DEMO_FUNDS:
+            contract = None if asset == "ETH" else chain.usdc_contract
+            if chain.balance(wallet, contract) == 0:
+                chain.faucet(asset, wallet, amount)
+        if chain.balance(custody.fee_address) == 0:
+            chain.faucet("ETH", custody.fee_address, DEMO_FEE_FUNDS)
+    finally:
+        chain.close()
+    lines.append(f"Local chain eth_local: payout wallet {wallet} funded with 100 ETH and 1,000,000 USDC")
+    return lines
+
+
 def _steps() -> list[DemoStep]:
-    return [dispatch_step, engine_step]
+    return [dispatch_step, engine_step, chain_step]
 
 
 def prepare_demo(settings: Settings) -> list[str]:

@@ -115,3 +115,16 @@ def test_the_demo_seed_is_idempotent(tmp_path: Path) -> None:
     assert any("exists" in line for line in second)
     listed = json.loads(run("company", "list", "--data-dir", str(tmp_path), "--json").stdout)
     assert [c["members"] for c in listed["companies"]] == [3]
+    # The custody key exists and the payout wallet is funded on the embedded chain, once.
+    from appliance.engine.chain.registry import open_local_chain
+    from appliance.engine.custody import load_custody
+
+    custody = load_custody(tmp_path, "")
+    assert custody is not None and (tmp_path / "custody.key").exists()
+    chain = open_local_chain(settings)
+    try:
+        assert chain.balance(custody.payout_address) == 100 * 10**18
+        assert chain.balance(custody.payout_address, chain.usdc_contract) == 1_000_000 * 10**6
+        assert chain.balance(custody.fee_address) == 10 * 10**18
+    finally:
+        chain.close()
