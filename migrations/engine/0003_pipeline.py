@@ -36,7 +36,7 @@ class Broadcast(Frozen):
     wallet = peewee.CharField(max_length=42)
     nonce = peewee.BigIntegerField()
     raw = peewee.TextField()
-    digest = peewee.CharField(max_length=66)
+    digest = peewee.CharField(max_length=80)  # "sha256:" and 64 hex digits
     tx_hash = peewee.CharField(max_length=66)
     max_fee_per_gas = peewee.CharField(max_length=78)
     max_priority_fee_per_gas = peewee.CharField(max_length=78)
@@ -57,7 +57,7 @@ class Broadcast(Frozen):
 class SignedPayload(Frozen):
     broadcast = peewee.ForeignKeyField(Broadcast, on_delete="RESTRICT")
     tx_hash = peewee.CharField(max_length=66, index=True)
-    digest = peewee.CharField(max_length=66)
+    digest = peewee.CharField(max_length=80)  # "sha256:" and 64 hex digits
     raw = peewee.TextField()
     max_fee_per_gas = peewee.CharField(max_length=78)
     created_at = UTCDateTimeField()
