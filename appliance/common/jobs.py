@@ -44,12 +44,18 @@ class LeasedQueue:
         pending: Callable[[], Any],
         lease: timedelta,
         attempts_field: str = "attempts",
+        error_field: str | None = None,
+        backoff_base: float = 2.0,
+        backoff_cap: float = 1800.0,
     ) -> None:
         self.model = model
         self.database = database
         self.pending = pending
         self.lease = lease
         self.attempts_field = attempts_field
+        self.error_field = error_field  # a column that keeps the last failure, when the row has one
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
 
     def _due(self, moment: Any) -> Any:
         m = self.model
@@ -72,6 +78,15 @@ class LeasedQueue:
                 m.update(lease_until=moment + self.lease).where(m.id.in_(ids)).execute()
         return ids
 
+    def claim_one(self, row_id: int) -> bool:
+        """Lease one given row if it is due (for work done at once, in the request that queued it)."""
+        m = self.model
+        moment = clock.now()
+        updated = (
+            m.update(lease_until=moment + self.lease).where((m.id == row_id) & self._due(moment)).execute()
+        )
+        return updated == 1
+
     def renew(self, row_id: int) -> None:
         m = self.model
         m.update(lease_until=clock.now() + self.lease).where(m.id == row_id).execute()
@@ -88,10 +103,11 @@ class LeasedQueue:
         counter = getattr(m, self.attempts_field)
         row = m.select(counter).where(m.id == row_id).first()
         attempts = (getattr(row, self.attempts_field) if row else 0) + 1
-        delay = backoff(attempts)
-        m.update({counter: attempts, m.lease_until: None, m.next_attempt_at: clock.now() + delay}).where(
-            m.id == row_id
-        ).execute()
+        delay = backoff(attempts, base=self.backoff_base, cap=self.backoff_cap)
+        changes = {counter: attempts, m.lease_until: None, m.next_attempt_at: clock.now() + delay}
+        if self.error_field:
+            changes[getattr(m, self.error_field)] = error[:500]
+        m.update(changes).where(m.id == row_id).execute()
         log.warning(
             "%s %s failed (attempt %s, next in %.0fs): %s",
             m.__name__,

@@ -3,8 +3,8 @@ then delivered through SMTP (APPLIANCE_SMTP_URL) or written as one RFC 5322 .eml
 to <data_dir>/outbox/, with names that sort in sending order.
 
 A failing SMTP server never fails the request and never loses a message: the row stays queued
-and the worker retries it with backoff. Rows are claimed with a lease, so a worker that dies
-leaves its work to the next one.
+and the worker retries it with backoff. Rows are claimed with a lease (appliance.common.jobs, the
+same helper as the payout worker), so a worker that dies leaves its work to the next one.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from urllib.parse import unquote, urlparse
 import peewee
 
 from appliance.common import clock
+from appliance.common.jobs import LeasedQueue, run_worker
 
 log = logging.getLogger("appliance.mail")
 
 LEASE = timedelta(minutes=2)
-MAX_BACKOFF = timedelta(minutes=30)
 
 
 class Mailer:
@@ -43,6 +43,14 @@ class Mailer:
         self.smtp_url = smtp_url
         self.mail_from = mail_from
         self.outbox = Path(outbox)
+        self.queue = LeasedQueue(
+            model,
+            database,
+            pending=lambda: model.status == "queued",
+            lease=LEASE,
+            error_field="last_error",
+            backoff_base=5.0,  # 10 s, 20 s, 40 s … capped at 30 minutes, with jitter
+        )
 
     def enqueue(self, to: str, subject: str, body: str) -> int:
         """Queue a message (call inside the transaction of the change that sends it)."""
@@ -52,17 +60,6 @@ class Mailer:
         return row.id
 
     # -- delivery ------------------------------------------------------------------------------
-
-    def _claim(self, row_id: int) -> bool:
-        m = self.model
-        moment = clock.now()
-        claimable = (m.status == "queued") | ((m.status == "sending") & (m.lease_until < moment))
-        updated = (
-            m.update(status="sending", lease_until=moment + LEASE)
-            .where((m.id == row_id) & claimable & (m.next_attempt_at <= moment))
-            .execute()
-        )
-        return updated == 1
 
     def _message(self, row: peewee.Model) -> EmailMessage:
         message = EmailMessage()
@@ -91,22 +88,16 @@ class Mailer:
 
     def deliver(self, row_id: int) -> bool:
         """Try to deliver one queued message now; True when it went out."""
-        if not self._claim(row_id):
+        if not self.queue.claim_one(row_id):
             return False
+        return self._deliver_claimed(row_id)
+
+    def _deliver_claimed(self, row_id: int) -> bool:
         row = self.model.get_by_id(row_id)
         try:
             self._send(row)
         except (OSError, smtplib.SMTPException) as exc:
-            attempts = row.attempts + 1
-            delay = min(MAX_BACKOFF, timedelta(seconds=5 * 2 ** min(attempts, 10)))
-            self.model.update(
-                status="queued",
-                attempts=attempts,
-                next_attempt_at=clock.now() + delay,
-                lease_until=None,
-                last_error=f"{type(exc).__name__}: {exc}"[:500],
-            ).where(self.model.id == row_id).execute()
-            log.warning("mail %s to %s not delivered (attempt %s): %s", row_id, row.to_address, attempts, exc)
+            self.queue.retry_later(row_id, f"{type(exc).__name__}: {exc}")
             return False
         self.model.update(
             status="sent", sent_at=clock.now(), attempts=row.attempts + 1, lease_until=None
@@ -115,24 +106,8 @@ class Mailer:
 
     def deliver_due(self, limit: int = 50) -> int:
         """Deliver every message whose time has come; returns how many went out."""
-        m = self.model
-        moment = clock.now()
-        due = (
-            m.select(m.id)
-            .where(
-                ((m.status == "queued") | ((m.status == "sending") & (m.lease_until < moment)))
-                & (m.next_attempt_at <= moment)
-            )
-            .order_by(m.id)
-            .limit(limit)
-        )
-        return sum(1 for row in list(due) if self.deliver(row.id))
+        return sum(1 for row_id in self.queue.claim(limit) if self._deliver_claimed(row_id))
 
     def worker(self, stop: threading.Event, interval: float = 2.0) -> None:
         """Background retry loop for `appliance serve`."""
-        while not stop.wait(interval):
-            try:
-                with self.database.connection_context():
-                    self.deliver_due()
-            except Exception:  # keep the loop alive; the rows stay queued
-                log.exception("mail worker pass failed")
+        run_worker("mail", self.database, stop, self.deliver_due, idle_seconds=interval)

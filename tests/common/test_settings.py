@@ -68,3 +68,54 @@ def test_settings_are_frozen(tmp_path: Path) -> None:
     settings = load_settings({"data_dir": str(tmp_path)}, environ={})
     with pytest.raises(AttributeError):
         settings.dispatch_port = 1  # type: ignore[misc]
+
+
+CHAIN_TOML = """
+[[chains]]
+id = "eth_sepolia"
+rpc_url = "https://sepolia.example/rpc"
+network_id = 11155111
+environment = "testnet"
+
+[[chains.assets]]
+code = "ETH"
+kind = "native"
+decimals = 18
+confirmations = 12
+
+[[chains.assets]]
+code = "USDC"
+kind = "ERC20"
+decimals = 6
+confirmations = 12
+contract = "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"
+"""
+
+
+def test_chains_are_tables_of_the_settings_file_with_their_assets(tmp_path: Path) -> None:
+    (tmp_path / "appliance.toml").write_text(CHAIN_TOML)
+    [chain] = load_settings({"data_dir": str(tmp_path)}, environ={}).chains
+    assert (chain.id, chain.network_id, chain.environment) == ("eth_sepolia", 11155111, "testnet")
+    assert [(a.code, a.kind, a.decimals, a.confirmations) for a in chain.assets] == [
+        ("ETH", "native", 18, 12),
+        ("USDC", "ERC20", 6, 12),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('rpc_url = "https://sepolia.example/rpc"', 'rpc_url = "https://x"\nrpc = "y"'), "unknown keys"),
+        (("confirmations = 12\ncontract", "confirmation = 12\ncontract"), "unknown keys"),
+        (('id = "eth_sepolia"', 'id = "eth_local"'), "not eth_local"),
+        (('rpc_url = "https://sepolia.example/rpc"', 'rpc_url = "ftp://x"'), "rpc_url"),
+        (('kind = "ERC20"', 'kind = "ERC721"'), "kind"),
+        (("network_id = 11155111", 'network_id = "many"'), "malformed"),
+    ],
+)
+def test_a_chain_table_with_an_unknown_key_or_a_bad_value_stops_start_up(
+    tmp_path: Path, change: tuple[str, str], message: str
+) -> None:
+    (tmp_path / "appliance.toml").write_text(CHAIN_TOML.replace(*change, 1))
+    with pytest.raises(SettingsError, match=message):
+        load_settings({"data_dir": str(tmp_path)}, environ={})

@@ -225,3 +225,31 @@ def test_the_openapi_document_describes_the_payout_routes(engine_client) -> None
     assert doc["paths"]["/v1/payouts/{payout_id}"]["get"]["parameters"][0]["schema"]["pattern"].startswith(
         "^pyo_"
     )
+
+
+def test_the_embedded_chain_offers_eth_and_usdc_as_the_specs_asset_entries(signer) -> None:
+    response = signer.request("GET", "/v1/assets")
+    assert response.status_code == 200
+    assets = {a["assetId"]: a for a in response.get_json()["assets"]}
+    assert set(assets) == {"eth_local:ETH", "eth_local:USDC"}
+    assert assets["eth_local:ETH"] == {
+        "assetId": "eth_local:ETH",
+        "assetCode": "ETH",
+        "chainId": "eth_local",
+        "kind": "native",
+        "contract": None,
+        "decimals": 18,
+        "networkId": 1337,
+        "confirmations": 2,
+        "environment": "local",
+    }
+    usdc = assets["eth_local:USDC"]
+    assert (usdc["kind"], usdc["decimals"], usdc["environment"]) == ("ERC20", 6, "local")
+    assert usdc["contract"].startswith("0x") and len(usdc["contract"]) == 42
+
+
+def test_without_a_custody_key_the_payout_wallet_is_503_after_the_signature_check(signer) -> None:
+    assert signer.client.get("/v1/payout-wallet").status_code == 401
+    response = signer.request("GET", "/v1/payout-wallet")
+    assert response.status_code == 503
+    assert "custody" in response.get_json()["detail"]
