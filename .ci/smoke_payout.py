@@ -22,9 +22,26 @@ def main(binary: str, data_dir: str, url: str, operator_id: str, secret: str) ->
     wallets = client._json(client.request("GET", "/v1/payout-wallet"))
     wallet = wallets["payoutWallet"][0]["address"]
     faucet = subprocess.run(
-        [binary, "chain", "faucet", "--data-dir", data_dir, "--json", "--chain-id", "eth_local",
-         "--asset", "ETH", "--to", wallet, "--amount", str(10**18)],
-        check=True, capture_output=True, text=True, timeout=120,
+        [
+            binary,
+            "chain",
+            "faucet",
+            "--data-dir",
+            data_dir,
+            "--json",
+            "--chain-id",
+            "eth_local",
+            "--asset",
+            "ETH",
+            "--to",
+            wallet,
+            "--amount",
+            str(10**18),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     print("faucet:", faucet.stdout.strip())
     destination = "0x00000000000000000000000000000000000051e0"
