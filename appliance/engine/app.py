@@ -19,6 +19,7 @@ from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
 from appliance.engine.custody import Custody, load_custody
 from appliance.engine.db import MIGRATIONS, database
+from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.payouts.pipeline import Pipeline
 from appliance.engine.runtime import Runtime, Worker
 from appliance.settings import Settings
@@ -34,7 +35,8 @@ def build_health(settings: Settings, chains: Chains) -> HealthRegistry:
 
 def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -> list[tuple[str, Worker]]:
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
-    several processes may run it) and the embedded chain's miner (a single-holder lease)."""
+    several processes may run it), the deposit watcher (a lease per chain) and the embedded
+    chain's miner (a single-holder lease)."""
     pipeline = Pipeline(chains, custody, poll=timedelta(seconds=min(1.0, settings.local_block_seconds)))
     workers: list[tuple[str, Worker]] = [
         (
@@ -44,6 +46,15 @@ def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -
             ),
         )
     ]
+    watcher = DepositWatcher(chains)
+    workers.append(
+        (
+            "deposits",
+            lambda stop: run_worker(
+                "deposits", database, stop, watcher.run_pass, idle_seconds=min(1.0, settings.local_block_seconds)
+            ),
+        )
+    )
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
@@ -65,12 +76,13 @@ def create_app(settings: Settings) -> Flask:
     )
 
     from appliance.engine.assets.routes import bp as assets_bp
+    from appliance.engine.deposits.routes import bp as deposits_bp
     from appliance.engine.health.routes import bp as health_bp
     from appliance.engine.payouts.routes import bp as payouts_bp
     from appliance.engine.treasury.routes import bp as treasury_bp
     from appliance.engine.wallets.routes import bp as wallets_bp
 
-    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, treasury_bp):
+    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, deposits_bp, treasury_bp):
         app.register_blueprint(blueprint)
 
     serve_openapi(
