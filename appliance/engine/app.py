@@ -47,12 +47,11 @@ def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -
         )
     ]
     watcher = DepositWatcher(chains)
+    watch_idle = min(1.0, settings.local_block_seconds)
     workers.append(
         (
             "deposits",
-            lambda stop: run_worker(
-                "deposits", database, stop, watcher.run_pass, idle_seconds=min(1.0, settings.local_block_seconds)
-            ),
+            lambda stop: run_worker("deposits", database, stop, watcher.run_pass, idle_seconds=watch_idle),
         )
     )
     local = chains.get(LOCAL_CHAIN_ID)
