@@ -93,5 +93,33 @@ def list_command(settings: Settings, as_json: bool) -> None:
     )
 
 
+@click.group("webhook")
+def webhook_group() -> None:
+    """Operators' webhook endpoints."""
+
+
+@webhook_group.command("list")
+@click.option("--operator", "operator_id", default=None, help="Only this operator's endpoints.")
+@command_options
+def webhook_list_command(operator_id: str | None, settings: Settings, as_json: bool) -> None:
+    """Every webhook endpoint, disabled ones with their last error."""
+    from appliance.engine.webhooks.service import endpoints
+
+    result = {"endpoints": _with_engine(settings, lambda key: endpoints(operator_id))}
+    emit(
+        as_json,
+        result,
+        lambda: (
+            "\n".join(
+                f"{e['operatorId']} {e['endpointUrl']} {'active' if e['active'] else 'DISABLED'}"
+                + (f" (last error: {e['lastError']})" if e["lastError"] else "")
+                for e in result["endpoints"]
+            )
+            or "no webhook endpoints"
+        ),
+    )
+
+
 def register(group: click.Group) -> None:
     group.add_command(operator_group)
+    group.add_command(webhook_group)

@@ -22,6 +22,7 @@ from appliance.engine.db import MIGRATIONS, database
 from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.payouts.pipeline import Pipeline
 from appliance.engine.runtime import Runtime, Worker
+from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
 
 
@@ -33,7 +34,9 @@ def build_health(settings: Settings, chains: Chains) -> HealthRegistry:
     return health
 
 
-def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -> list[tuple[str, Worker]]:
+def build_workers(
+    settings: Settings, chains: Chains, custody: Custody | None, master_key: bytes
+) -> list[tuple[str, Worker]]:
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
     several processes may run it), the deposit watcher (a lease per chain) and the embedded
     chain's miner (a single-holder lease)."""
@@ -54,6 +57,12 @@ def build_workers(settings: Settings, chains: Chains, custody: Custody | None) -
             lambda stop: run_worker("deposits", database, stop, watcher.run_pass, idle_seconds=watch_idle),
         )
     )
+    sender = WebhookSender(
+        master_key, ca_file=settings.webhook_ca_file, allow_private=settings.webhook_allow_private
+    )
+    workers.append(
+        ("webhooks", lambda stop: run_worker("webhooks", database, stop, sender.run_pass, idle_seconds=0.5))
+    )
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
@@ -65,13 +74,14 @@ def create_app(settings: Settings) -> Flask:
     app = create_base_app("appliance.engine", render_problem=problems.render, database=database)
     chains = build_chains(settings)
     custody = load_custody(settings.data_dir, settings.custody_key)
+    master_key = keys.load_or_create_master_key(settings.data_dir)
     app.extensions["engine"] = Runtime(
         settings=settings,
-        master_key=keys.load_or_create_master_key(settings.data_dir),
+        master_key=master_key,
         health=build_health(settings, chains),
         chains=chains,
         custody=custody,
-        workers=build_workers(settings, chains, custody),
+        workers=build_workers(settings, chains, custody, master_key),
     )
 
     from appliance.engine.assets.routes import bp as assets_bp
@@ -80,8 +90,9 @@ def create_app(settings: Settings) -> Flask:
     from appliance.engine.payouts.routes import bp as payouts_bp
     from appliance.engine.treasury.routes import bp as treasury_bp
     from appliance.engine.wallets.routes import bp as wallets_bp
+    from appliance.engine.webhooks.routes import bp as webhooks_bp
 
-    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, deposits_bp, treasury_bp):
+    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, deposits_bp, webhooks_bp, treasury_bp):
         app.register_blueprint(blueprint)
 
     serve_openapi(

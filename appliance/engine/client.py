@@ -183,3 +183,17 @@ class EngineClient:
             k: v for k, v in {"status": status, "limit": limit, "cursor": cursor}.items() if v is not None
         }
         return self._json(self.request("GET", "/v1/payouts", params=params))
+
+
+# -- receiving webhooks -----------------------------------------------------------------------------
+
+
+def verify_webhook(
+    secret: str, headers: Any, path: str, body: bytes, *, now: float | None = None, tolerance: int = 300
+) -> bool:
+    """A receiver's check of a webhook delivery (docs/webhooks.md): ``headers`` as received (any
+    mapping), ``path`` the path the receiver was called on, ``body`` the raw bytes. The 300 s
+    tolerance is checked before any HMAC work; the comparison is constant-time."""
+    from appliance.engine.protocol import verify
+
+    return verify(secret, dict(headers), path, body, now=now, tolerance=tolerance)

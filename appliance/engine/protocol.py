@@ -1,0 +1,61 @@
+"""The wire protocol of webhooks, standard library only, shared by the engine (signing) and the
+reference client's receiver helper (verifying).
+
+Headers: ``x-webhook-id`` (a fresh delivery id per attempt), ``x-webhook-timestamp`` (unix
+seconds), ``x-webhook-signature`` (``v1=`` + lowercase hex HMAC-SHA256), and
+``x-webhook-event-id`` (the event's id, the same on every attempt).
+
+Signed input: ``v1`` LF delivery-id LF timestamp LF endpoint-path LF raw-body. The three fields
+before the body can never contain a line feed (checked when signing), and the body comes last and
+whole, so two different deliveries can never produce the same input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+
+TOLERANCE_SECONDS = 300
+VERSION = "v1"
+
+
+def signed_input(delivery_id: str, timestamp: str, path: str, body: bytes) -> bytes:
+    for name, value in (("delivery id", delivery_id), ("timestamp", timestamp), ("path", path)):
+        if "\n" in value or "\r" in value:
+            raise ValueError(f"the webhook {name} may not contain a line break")
+    return f"{VERSION}\n{delivery_id}\n{timestamp}\n{path}\n".encode() + body
+
+
+def sign(secret: str, delivery_id: str, timestamp: str, path: str, body: bytes) -> str:
+    digest = hmac.new(secret.encode(), signed_input(delivery_id, timestamp, path, body), hashlib.sha256)
+    return f"{VERSION}={digest.hexdigest()}"
+
+
+def verify(
+    secret: str,
+    headers: Mapping[str, str],
+    path: str,
+    body: bytes,
+    *,
+    now: float | None = None,
+    tolerance: int = TOLERANCE_SECONDS,
+) -> bool:
+    """True when a delivery is authentic and fresh. ``headers`` is looked up case-insensitively;
+    ``path`` is the path the receiver was called on; ``body`` the raw bytes, never a parsed object.
+    The timestamp is checked before any HMAC work; the comparison is constant-time."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    delivery_id = lowered.get("x-webhook-id", "")
+    timestamp = lowered.get("x-webhook-timestamp", "")
+    signature = lowered.get("x-webhook-signature", "")
+    if not (delivery_id and timestamp.isdigit() and signature):
+        return False
+    moment = time.time() if now is None else now
+    if abs(moment - int(timestamp)) > tolerance:
+        return False
+    try:
+        expected = sign(secret, delivery_id, timestamp, path, body)
+    except ValueError:
+        return False
+    return hmac.compare_digest(expected.encode(), signature.encode())

@@ -1,0 +1,241 @@
+"""Webhook subscriptions, the outbox and signed deliveries to a real HTTPS receiver."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from appliance.cli import cli
+from appliance.common import clock
+from appliance.engine import protocol
+from appliance.engine.client import verify_webhook
+from appliance.engine.db import database
+from appliance.engine.deposits.watcher import DepositWatcher
+from appliance.engine.models import WebhookDelivery
+from appliance.engine.webhooks import transport
+from appliance.engine.webhooks.sender import WebhookSender
+from tests.engine.helpers import Signer, make_operator
+from tests.engine.pipeline_harness import ETHER, Harness, harness_settings, make_harness
+from tests.engine.tls_receiver import Receiver, tls_receiver
+
+
+@pytest.fixture
+def receiver(tmp_path: Path):
+    (tmp_path / "tls").mkdir()
+    with tls_receiver(tmp_path / "tls") as running:
+        yield running
+
+
+def _harness(tmp_path: Path, template_dir: Path, receiver: Receiver, **environ: str) -> Harness:
+    env = {
+        "APPLIANCE_WEBHOOK_ALLOW_PRIVATE": "1",
+        "APPLIANCE_WEBHOOK_CA_FILE": str(receiver.ca_file),
+        **environ,
+    }
+    return make_harness(
+        harness_settings(tmp_path, template_dir, env),
+        lambda app: app.extensions["engine"].chains.get("eth_local").mine(),
+    )
+
+
+def subscribe(harness: Harness, url: str, types: list[str] | None = None, signer: Signer | None = None):
+    payload: dict = {"endpointUrl": url}
+    if types is not None:
+        payload["eventTypes"] = types
+    return (signer or harness.signer).request("POST", "/v1/webhooks/subscriptions", payload)
+
+
+def sender_of(harness: Harness, *, allow_private: bool = True, ca_file: str | None = None) -> WebhookSender:
+    settings = harness.app.extensions["engine"].settings
+    return WebhookSender(
+        harness.app.extensions["engine"].master_key,
+        ca_file=settings.webhook_ca_file if ca_file is None else ca_file,
+        allow_private=allow_private,
+    )
+
+
+def confirmed_deposit(harness: Harness) -> str:
+    """A confirmed ETH deposit of 1 ETH to customer-1's address; returns the transaction hash."""
+    address = harness.signer.request(
+        "POST", "/v1/deposit-addresses", {"accountRef": "customer-1", "chainId": "eth_local"}
+    ).json["address"]
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    tx_hash, _ = chain.faucet("ETH", address, ETHER)
+    chain.mine()
+    watcher = DepositWatcher(harness.app.extensions["engine"].chains)
+    with database.connection_context():
+        watcher.run_pass()
+    return tx_hash
+
+
+def run_sender(sender: WebhookSender) -> int:
+    with database.connection_context():
+        return sender.run_pass()
+
+
+def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    created = subscribe(harness, receiver.url)
+    assert created.status_code == 201
+    body = created.json
+    assert len(body["secret"]) >= 32 and body["endpointUrl"] == receiver.url
+    assert sorted(s["eventType"] for s in body["subscriptions"]) == ["deposit.confirmed", "deposit.retracted"]
+    assert all(s["subscriptionId"].startswith("wsub_") for s in body["subscriptions"])
+    again = subscribe(harness, receiver.url, ["deposit.confirmed"])
+    assert again.status_code == 200 and again.json["secret"] is None
+    listed = harness.signer.request("GET", "/v1/webhooks/subscriptions").json
+    assert listed["operatorId"] == "op_alpha0001"
+    assert sorted(s["subscriptionId"] for s in listed["subscriptions"]) == sorted(
+        s["subscriptionId"] for s in body["subscriptions"]
+    )
+    other_op = make_operator(harness.app, "op_beta00001")
+    other = Signer(harness.app.test_client(), other_op["operatorId"], other_op["secret"])
+    assert other.request("GET", "/v1/webhooks/subscriptions").json["subscriptions"] == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/hook",
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://10.1.2.3/hook",
+        "https://192.168.1.1/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://100.64.0.1/hook",
+        "https://user:pw@example.com/hook",
+    ],
+)
+def test_private_targets_and_plain_http_are_refused_when_subscribing(
+    tmp_path: Path, template_dir: Path, receiver: Receiver, url: str
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver, APPLIANCE_WEBHOOK_ALLOW_PRIVATE="0")
+    response = subscribe(harness, url)
+    assert response.status_code == 400, url
+    assert response.json["detail"]
+
+
+def test_an_unknown_event_type_is_400(tmp_path: Path, template_dir: Path, receiver: Receiver) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    assert subscribe(harness, receiver.url, ["payout.exploded"]).status_code == 400
+    assert subscribe(harness, receiver.url, []).status_code == 400
+
+
+def test_a_confirmed_deposit_is_delivered_once_signed_and_verifiable_by_the_receiver(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    secret = subscribe(harness, receiver.url, ["deposit.confirmed"]).json["secret"]
+    tx_hash = confirmed_deposit(harness)
+    sender = sender_of(harness)
+    assert run_sender(sender) == 1
+    assert run_sender(sender) == 0  # delivered: never again
+    [got] = receiver.received
+    assert got.path == "/hooks/engine"
+    assert verify_webhook(secret, got.headers, got.path, got.body)
+    assert not verify_webhook(secret, got.headers, got.path, got.body + b" ")
+    assert not verify_webhook(secret, got.headers, "/other/path", got.body)
+    assert not verify_webhook("another secret", got.headers, got.path, got.body)
+    event = json.loads(got.body)
+    assert event["type"] == "deposit.confirmed" and event["eventId"] == got.headers["x-webhook-event-id"]
+    assert event["data"]["txHash"] == tx_hash and event["data"]["status"] == "CONFIRMED"
+    assert event["data"]["accountRef"] == "customer-1" and event["data"]["amountMinor"] == str(ETHER)
+    assert got.headers["x-webhook-id"].startswith("dlv_")
+
+
+def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_delivery_id(
+    tmp_path: Path, template_dir: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1)  # the receiver hangs 3 s
+    harness = _harness(tmp_path, template_dir, receiver)
+    secret = subscribe(harness, receiver.url).json["secret"]
+    confirmed_deposit(harness)
+    receiver.answers.extend([500, "hang", 503])
+    sender = sender_of(harness)
+    for _ in range(4):
+        run_sender(sender)
+        clock.advance(timedelta(hours=7))  # past any back-off
+    assert len(receiver.received) == 4
+    assert len({r.headers["x-webhook-event-id"] for r in receiver.received}) == 1
+    assert len({r.headers["x-webhook-id"] for r in receiver.received}) == 4
+    assert all(
+        verify_webhook(secret, r.headers, r.path, r.body, now=int(r.headers["x-webhook-timestamp"]))
+        for r in receiver.received
+    )
+    with database.connection_context():
+        delivery = WebhookDelivery.get()
+    assert delivery.status == "delivered" and delivery.attempts == 4
+
+
+def test_a_name_resolving_to_a_private_address_at_delivery_time_is_never_called(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)  # accepted while private targets were allowed
+    subscribe(harness, receiver.url)
+    confirmed_deposit(harness)
+    assert run_sender(sender_of(harness, allow_private=False)) == 0
+    assert receiver.received == []
+    with database.connection_context():
+        delivery = WebhookDelivery.get()
+    assert delivery.status == "queued" and "non-public" in delivery.last_error
+
+
+def test_an_unknown_certificate_authority_is_refused(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    subscribe(harness, receiver.url)
+    confirmed_deposit(harness)
+    assert run_sender(sender_of(harness, ca_file="")) == 0  # the system store alone does not know it
+    assert receiver.received == []
+    with database.connection_context():
+        assert "CERTIFICATE_VERIFY_FAILED" in WebhookDelivery.get().last_error
+
+
+def test_an_endpoint_failing_for_three_days_is_disabled_and_subscribing_again_reactivates_it(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    subscribe(harness, receiver.url)
+    confirmed_deposit(harness)
+    receiver.answers.extend([500] * 100)
+    sender = sender_of(harness)
+    for _ in range(16):
+        run_sender(sender)
+        clock.advance(timedelta(hours=6, minutes=30))
+    assert harness.signer.request("GET", "/v1/webhooks/subscriptions").json["subscriptions"] == []
+    with database.connection_context():
+        assert WebhookDelivery.get().status == "failed"
+    listed = CliRunner().invoke(
+        cli,
+        ["webhook", "list", "--data-dir", str(harness.app.extensions["engine"].settings.data_dir), "--json"],
+    )
+    [endpoint] = json.loads(listed.stdout)["endpoints"]
+    assert endpoint["active"] is False and "HTTP 500" in endpoint["lastError"]
+    assert subscribe(harness, receiver.url).status_code == 200
+    assert len(harness.signer.request("GET", "/v1/webhooks/subscriptions").json["subscriptions"]) == 2
+
+
+def test_the_signed_input_is_framed_so_that_fields_cannot_slide_into_each_other() -> None:
+    assert protocol.signed_input("dlv_1", "100", "/a", b"x") != protocol.signed_input(
+        "dlv_1", "100", "/ax", b""
+    )
+    assert protocol.signed_input("dlv_1", "1001", "/a", b"") != protocol.signed_input(
+        "dlv_11", "001", "/a", b""
+    )
+    with pytest.raises(ValueError):
+        protocol.signed_input("dlv_1", "100", "/a\nb", b"")
+    headers = {"x-webhook-id": "dlv_1", "x-webhook-timestamp": "1000", "x-webhook-signature": "v1=00"}
+    assert not protocol.verify("s", headers, "/a", b"", now=1000 + 301)  # stale: refused before any HMAC
+    headers["x-webhook-signature"] = protocol.sign("s", "dlv_1", "1000", "/a", b"")
+    assert protocol.verify("s", headers, "/a", b"", now=1000 + 299)
+    assert protocol.verify("s", headers, "/a", b"", now=1000 - 299)
+    assert not protocol.verify("s", headers, "/a", b"", now=1000 - 301)
