@@ -181,6 +181,17 @@ class LocalChain:
             raise
         conn.execute("COMMIT")
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Reads that must see one state (a nonce and an execution at it): one read transaction,
+        so the miner committing a block in between cannot split them."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
+
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
@@ -263,7 +274,8 @@ class LocalChain:
         if contract is None:
             return int(chain.get_vm().state.get_balance(to_canonical_address(address)))
         data = BALANCE_OF + bytes(12) + to_canonical_address(address)
-        out = self._call(chain, contract, data)
+        with self._snapshot():
+            out = self._call(self._view()[0], contract, data)
         return int.from_bytes(out, "big") if out else 0
 
     def _call(self, chain: Any, to: str, data: bytes) -> bytes:
@@ -289,6 +301,10 @@ class LocalChain:
         return FeeQuote(max_fee_per_gas=2 * base + PRIORITY_FEE, max_priority_fee_per_gas=PRIORITY_FEE)
 
     def estimate_gas(self, sender: str, to: str, value: int, data: bytes) -> int:
+        with self._snapshot():
+            return self._estimate_gas(sender, to, value, data)
+
+    def _estimate_gas(self, sender: str, to: str, value: int, data: bytes) -> int:
         chain, _ = self._view()
         vm = chain.get_vm()
         canonical_sender = to_canonical_address(sender)
