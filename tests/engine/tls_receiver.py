@@ -72,6 +72,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    at: float = field(default_factory=time.time)  # when it arrived (unix seconds)
 
 
 @dataclass
