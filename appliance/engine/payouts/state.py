@@ -48,7 +48,9 @@ def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: 
     current = payout.status if payout.id is not None and payout.status else None
     if to not in LEGAL_MOVES.get(current, set()):
         raise IllegalMove(f"{current} -> {to}")
-    moment = clock.now()
+    # The first move happens at the payout's creation: the same instant, so that the history's
+    # first entry and createdAt agree to the millisecond.
+    moment = payout.created_at if current is None and payout.created_at else clock.now()
     changes: dict[str, Any] = {"status": to, "updated_at": moment, "reason": reason, **fields}
     if current is None:
         for name, value in changes.items():
