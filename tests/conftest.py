@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import peewee
 import pytest
 
 from appliance.common import clock
@@ -103,6 +104,18 @@ def engine_client(engine_app):
 
 def postgres_url() -> str | None:
     return os.environ.get("APPLIANCE_TEST_POSTGRES") or None
+
+
+def empty_postgres() -> peewee.Database:
+    """A database on the test PostgreSQL server with an empty public schema (skips without one)."""
+    url = postgres_url()
+    if not url:
+        pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
+    db = make_database(url)
+    with db.connection_context():
+        db.execute_sql("DROP SCHEMA public CASCADE")
+        db.execute_sql("CREATE SCHEMA public")
+    return db
 
 
 @pytest.fixture(scope="session")

@@ -9,23 +9,14 @@ import pytest
 
 from appliance.common.db import UTCDateTimeField, locked, make_database, write_transaction
 from migrations.support import forbid_changes
-from tests.conftest import postgres_url
+from tests.conftest import empty_postgres
 
 BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @pytest.fixture
 def database(request: pytest.FixtureRequest, tmp_path: Path):
-    if request.param == "sqlite":
-        db = make_database(f"sqlite:///{tmp_path / 'b.db'}")
-    else:
-        url = postgres_url()
-        if not url:
-            pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
-        db = make_database(url)
-        with db.connection_context():
-            db.execute_sql("DROP SCHEMA public CASCADE")
-            db.execute_sql("CREATE SCHEMA public")
+    db = make_database(f"sqlite:///{tmp_path / 'b.db'}") if request.param == "sqlite" else empty_postgres()
     proxy = peewee.DatabaseProxy()
     proxy.initialize(db)
 

@@ -7,20 +7,13 @@ import pytest
 
 from appliance.common import migrate
 from appliance.common.db import make_database
-from tests.conftest import postgres_url
+from tests.conftest import empty_postgres
 
 
 def _database(kind: str, tmp_path: Path, name: str = "m") -> peewee.Database:
     if kind == "sqlite":
         return make_database(f"sqlite:///{tmp_path / name}.db")
-    url = postgres_url()
-    if not url:
-        pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
-    db = make_database(url)
-    with db.connection_context():
-        db.execute_sql("DROP SCHEMA public CASCADE")
-        db.execute_sql("CREATE SCHEMA public")
-    return db
+    return empty_postgres()
 
 
 BACKENDS = [pytest.param("sqlite"), pytest.param("postgres", marks=pytest.mark.postgres)]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from appliance.common import migrate
-from appliance.common.db import make_database
-from tests.conftest import postgres_url
+from tests.conftest import empty_postgres, postgres_url
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order
 
@@ -15,18 +14,12 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def pg_app(settings):
-    url = postgres_url()
-    if not url:
-        pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
-    db = make_database(url)
-    with db.connection_context():
-        db.execute_sql("DROP SCHEMA public CASCADE")
-        db.execute_sql("CREATE SCHEMA public")
+    db = empty_postgres()
     migrate.apply(db, "migrations.dispatch")
     db.close_all()
     from appliance.dispatch.app import create_app
 
-    app = create_app(settings.replace(dispatch_database=url))
+    app = create_app(settings.replace(dispatch_database=postgres_url() or ""))
     yield app
     from appliance.dispatch.db import database
 

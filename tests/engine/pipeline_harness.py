@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -96,3 +97,25 @@ def make_harness(settings: Settings, mine: Callable[[Any], None], *, operator: b
     return Harness(
         app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline, lambda: mine(app)
     )
+
+
+def race_two_workers(harness: Harness, payout_ids: list[str], seconds: float = 60) -> None:
+    """Drive the harness's pipeline while a second one, holding its own stale copies, runs in a
+    thread over the same rows, until every payout is COMPLETED."""
+    second = Pipeline(harness.pipeline.chains, harness.pipeline.custody, lease=harness.pipeline.queue.lease)
+    stop = threading.Event()
+
+    def other_worker() -> None:
+        while not stop.is_set():
+            with database.connection_context():
+                second.run_pass()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        harness.drive(
+            lambda: all(harness.payout(p).status == "COMPLETED" for p in payout_ids), seconds=seconds
+        )
+    finally:
+        stop.set()
+        thread.join()

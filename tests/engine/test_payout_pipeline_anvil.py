@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, SignedPayload
-from appliance.engine.payouts.pipeline import Pipeline
 from tests.conftest import free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.pipeline_harness import (
@@ -22,6 +19,7 @@ from tests.engine.pipeline_harness import (
     Harness,
     harness_settings,
     make_harness,
+    race_two_workers,
 )
 
 DEST = "0x00000000000000000000000000000000000000d1"
@@ -170,26 +168,7 @@ def test_a_transaction_stuck_below_the_market_fee_is_replaced_at_the_same_nonce(
 def test_two_workers_racing_pay_each_payout_once_with_consecutive_nonces(harness: Harness) -> None:
     for n in range(6):
         harness.submit(f"pyo_racing{n:04d}", 1000 + n, destination=f"0x{0xD100 + n:040x}")
-    second = Pipeline(
-        harness.pipeline.chains, harness.pipeline.custody, lease=timedelta(seconds=1), poll=timedelta(0)
-    )
-    stop = threading.Event()
-
-    def other_worker() -> None:
-        while not stop.is_set():
-            with database.connection_context():
-                second.run_pass()
-
-    thread = threading.Thread(target=other_worker)
-    thread.start()
-    try:
-        harness.drive(
-            lambda: all(harness.payout(f"pyo_racing{n:04d}").status == "COMPLETED" for n in range(6)),
-            seconds=40,
-        )
-    finally:
-        stop.set()
-        thread.join()
+    race_two_workers(harness, [f"pyo_racing{n:04d}" for n in range(6)], seconds=40)
     for n in range(6):
         assert node_of(harness).balance(f"0x{0xD100 + n:040x}") == 1000 + n
     with database.connection_context():

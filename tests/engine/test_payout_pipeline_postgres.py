@@ -3,17 +3,21 @@ LOCKED, compare-and-set moves and nonce reservations under two racing workers.""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from appliance.common import migrate
-from appliance.common.db import make_database
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
-from tests.conftest import postgres_url
-from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, harness_settings, make_harness
+from tests.conftest import empty_postgres, postgres_url
+from tests.engine.pipeline_harness import (
+    ETHER,
+    PAYOUT_WALLET,
+    harness_settings,
+    make_harness,
+    race_two_workers,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -21,41 +25,16 @@ pytestmark = pytest.mark.postgres
 def test_two_workers_on_postgresql_pay_each_payout_once_with_consecutive_nonces(
     tmp_path: Path, template_dir: Path
 ) -> None:
-    url = postgres_url()
-    if not url:
-        pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
-    db = make_database(url)
-    with db.connection_context():
-        db.execute_sql("DROP SCHEMA public CASCADE")
-        db.execute_sql("CREATE SCHEMA public")
+    db = empty_postgres()
     migrate.apply(db, "migrations.engine")
     db.close_all()
-    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=url)
+    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=postgres_url() or "")
     harness = make_harness(settings, lambda app: app.extensions["engine"].chains.get("eth_local").mine())
     chain = harness.app.extensions["engine"].chains.get("eth_local")
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
     for n in range(8):
         harness.submit(f"pyo_pgrace{n:04d}", 500 + n, destination=f"0x{0xF000 + n:040x}")
-    from appliance.engine.payouts.pipeline import Pipeline
-
-    second = Pipeline(harness.pipeline.chains, harness.pipeline.custody, lease=harness.pipeline.queue.lease)
-    stop = threading.Event()
-
-    def other_worker() -> None:
-        while not stop.is_set():
-            with database.connection_context():
-                second.run_pass()
-
-    thread = threading.Thread(target=other_worker)
-    thread.start()
-    try:
-        harness.drive(
-            lambda: all(harness.payout(f"pyo_pgrace{n:04d}").status == "COMPLETED" for n in range(8)),
-            seconds=60,
-        )
-    finally:
-        stop.set()
-        thread.join()
+    race_two_workers(harness, [f"pyo_pgrace{n:04d}" for n in range(8)])
     for n in range(8):
         assert chain.balance(f"0x{0xF000 + n:040x}") == 500 + n
     with database.connection_context():

@@ -105,9 +105,14 @@ def sign_and_store(
         created_at=moment,
         updated_at=moment,
     )
+    return _keep_payload(broadcast, moment)
+
+
+def _keep_payload(broadcast: Broadcast, moment: Any) -> Broadcast:
+    """Every payload ever signed at a reservation is kept (append-only): any of them may land."""
     SignedPayload.create(
         broadcast=broadcast,
-        tx_hash=tx_hash,
+        tx_hash=broadcast.tx_hash,
         digest=broadcast.digest,
         raw=broadcast.raw,
         max_fee_per_gas=broadcast.max_fee_per_gas,
@@ -146,15 +151,7 @@ def replace(
     broadcast.status = "signed"
     broadcast.updated_at = moment  # type: ignore[assignment]
     broadcast.save()
-    SignedPayload.create(
-        broadcast=broadcast,
-        tx_hash=tx_hash,
-        digest=broadcast.digest,
-        raw=broadcast.raw,
-        max_fee_per_gas=broadcast.max_fee_per_gas,
-        created_at=moment,
-    )
-    return broadcast
+    return _keep_payload(broadcast, moment)
 
 
 def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:
