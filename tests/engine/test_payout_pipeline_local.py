@@ -3,6 +3,7 @@ gas top-ups from the fee wallet, the workers of `appliance serve`, and SIGKILL a
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, Payout
+from appliance.engine.models import Broadcast, Payout, WebhookEvent
 from tests.engine.pipeline_harness import (
     ETHER,
     FEE_WALLET,
@@ -67,6 +68,21 @@ def test_an_eth_payout_on_the_embedded_chain_completes_after_its_confirmations(h
     assert chain.receipt(detail["txHash"]).success  # type: ignore[union-attr]
     assert detail["broadcast"]["wallet"] == PAYOUT_WALLET
     assert [a["outcome"] for a in detail["attempts"]] == ["SENT"]
+    with database.connection_context():  # announced in the transaction of the final move
+        [event] = [json.loads(e.payload) for e in WebhookEvent.select()]
+    assert event["type"] == "payout.completed" and event["data"]["payoutId"] == "pyo_localeth01"
+    assert event["data"]["txHash"] == detail["txHash"] and int(event["data"]["networkFeeMinor"]) > 0
+
+
+def test_without_a_custody_key_the_engine_is_ready_and_payouts_wait_with_the_reason(
+    tmp_path: Path, template_dir: Path
+) -> None:
+    harness = make_harness(harness_settings(tmp_path, template_dir, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
+    assert harness.signer.client.get("/health/ready").status_code == 200
+    harness.submit("pyo_nocustody1", 5)
+    harness.run_pass()
+    detail = harness.detail("pyo_nocustody1")
+    assert detail["status"] == "REQUESTED" and "appliance custody init" in detail["reason"]
 
 
 def test_a_usdc_payout_gets_its_gas_from_the_fee_wallet_and_completes(harness: Harness) -> None:

@@ -85,7 +85,12 @@ def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
     assert created.status_code == 201
     body = created.json
     assert len(body["secret"]) >= 32 and body["endpointUrl"] == receiver.url
-    assert sorted(s["eventType"] for s in body["subscriptions"]) == ["deposit.confirmed", "deposit.retracted"]
+    assert sorted(s["eventType"] for s in body["subscriptions"]) == [
+        "deposit.confirmed",
+        "deposit.retracted",
+        "payout.completed",
+        "payout.failed",
+    ]
     assert all(s["subscriptionId"].startswith("wsub_") for s in body["subscriptions"])
     again = subscribe(harness, receiver.url, ["deposit.confirmed"])
     assert again.status_code == 200 and again.json["secret"] is None
@@ -221,7 +226,7 @@ def test_an_endpoint_failing_for_three_days_is_disabled_and_subscribing_again_re
     [endpoint] = json.loads(listed.stdout)["endpoints"]
     assert endpoint["active"] is False and "HTTP 500" in endpoint["lastError"]
     assert subscribe(harness, receiver.url).status_code == 200
-    assert len(harness.signer.request("GET", "/v1/webhooks/subscriptions").json["subscriptions"]) == 2
+    assert len(harness.signer.request("GET", "/v1/webhooks/subscriptions").json["subscriptions"]) == 4
 
 
 def test_the_signed_input_is_framed_so_that_fields_cannot_slide_into_each_other() -> None:
@@ -239,3 +244,17 @@ def test_the_signed_input_is_framed_so_that_fields_cannot_slide_into_each_other(
     assert protocol.verify("s", headers, "/a", b"", now=1000 + 299)
     assert protocol.verify("s", headers, "/a", b"", now=1000 - 299)
     assert not protocol.verify("s", headers, "/a", b"", now=1000 - 301)
+
+
+def test_an_operator_receives_only_its_own_events(
+    tmp_path: Path, template_dir: Path, receiver: Receiver
+) -> None:
+    harness = _harness(tmp_path, template_dir, receiver)
+    subscribe(harness, receiver.url)
+    other_op = make_operator(harness.app, "op_beta00001")
+    other = Signer(harness.app.test_client(), other_op["operatorId"], other_op["secret"])
+    other_url = receiver.url.replace("/hooks/engine", "/hooks/beta")
+    assert subscribe(harness, other_url, signer=other).status_code == 201
+    confirmed_deposit(harness)  # the first operator's deposit
+    run_sender(sender_of(harness))
+    assert [r.path for r in receiver.received] == ["/hooks/engine"]

@@ -37,6 +37,7 @@ from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.payouts import transactions
 from appliance.engine.payouts.state import StaleMove, transition
+from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
 
 log = logging.getLogger("appliance.engine.payouts")
 
@@ -278,6 +279,7 @@ class Pipeline:
                     reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was used by a transaction "
                     "the engine did not send; nothing of this payout can land",
                 )
+                announce(payout)
             return Outcome()
         if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
             with write_transaction(database):
@@ -377,6 +379,7 @@ class Pipeline:
                     fee_minor=fee,
                     reason="the transaction reverted on chain; nothing was paid (the network fee was)",
                 )
+            announce(payout)
         return Outcome()
 
     def _reorged(self, payout: Payout, broadcast: Broadcast) -> Outcome:
@@ -456,6 +459,25 @@ class Pipeline:
                 log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
                 return
             Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
+
+
+def announce(payout: Payout) -> None:
+    """payout.completed or payout.failed, in the transaction of the final move (the outbox)."""
+    emit(
+        payout.operator_id,
+        PAYOUT_COMPLETED if payout.status == "COMPLETED" else PAYOUT_FAILED,
+        {
+            "payoutId": payout.payout_id,
+            "status": payout.status,
+            "asset": payout.asset,
+            "amountMinor": payout.amount_minor,
+            "destination": payout.destination,
+            "chainId": payout.chain_id,
+            "txHash": payout.tx_hash,
+            "reason": payout.reason,
+            "networkFeeMinor": payout.fee_minor,
+        },
+    )
 
 
 def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> str:

@@ -12,10 +12,12 @@ from typing import Any
 from appliance.common import clock
 from appliance.engine.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSubscription
 
-# deposit.confirmed is the spec's; deposit.retracted is ours (docs/webhooks.md).
+# deposit.confirmed is the spec's; the others are ours (docs/webhooks.md).
 DEPOSIT_CONFIRMED = "deposit.confirmed"
 DEPOSIT_RETRACTED = "deposit.retracted"  # a confirmed deposit's block left the canonical chain
-EVENT_TYPES = (DEPOSIT_CONFIRMED, DEPOSIT_RETRACTED)
+PAYOUT_COMPLETED = "payout.completed"
+PAYOUT_FAILED = "payout.failed"
+EVENT_TYPES = (DEPOSIT_CONFIRMED, DEPOSIT_RETRACTED, PAYOUT_COMPLETED, PAYOUT_FAILED)
 
 
 def emit(operator_id: str, event_type: str, data: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import Schema
 
-EventType = Literal["deposit.confirmed", "deposit.retracted"]
+EventType = Literal["deposit.confirmed", "deposit.retracted", "payout.completed", "payout.failed"]
 UrlStr = Annotated[str, StringConstraints(pattern=r"^https://\S{1,2040}$")]
 
 
