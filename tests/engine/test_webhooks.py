@@ -163,7 +163,7 @@ def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_del
     harness = _harness(tmp_path, template_dir, receiver)
     secret = subscribe(harness, receiver.url).json["secret"]
     confirmed_deposit(harness)
-    receiver.answers.extend([500, "hang", 503])
+    receiver.answers.extend([500, "hang", 302])  # a redirect is a failure: never followed
     sender = sender_of(harness)
     for _ in range(4):
         run_sender(sender)
