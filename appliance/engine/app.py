@@ -20,7 +20,9 @@ from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
 from appliance.engine.custody import Custody, load_custody
 from appliance.engine.db import MIGRATIONS, database
 from appliance.engine.deposits.watcher import DepositWatcher
+from appliance.engine.exports.service import ExportWorker
 from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import Runtime, Worker
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
@@ -63,6 +65,13 @@ def build_workers(
     workers.append(
         ("webhooks", lambda stop: run_worker("webhooks", database, stop, sender.run_pass, idle_seconds=0.5))
     )
+    projector, exporter = ReportProjector(), ExportWorker()
+    workers.append(
+        ("reports", lambda stop: run_worker("reports", database, stop, projector.run_pass, idle_seconds=1.0))
+    )
+    workers.append(
+        ("exports", lambda stop: run_worker("exports", database, stop, exporter.run_pass, idle_seconds=1.0))
+    )
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
@@ -86,13 +95,23 @@ def create_app(settings: Settings) -> Flask:
 
     from appliance.engine.assets.routes import bp as assets_bp
     from appliance.engine.deposits.routes import bp as deposits_bp
+    from appliance.engine.exports.routes import bp as exports_bp
     from appliance.engine.health.routes import bp as health_bp
     from appliance.engine.payouts.routes import bp as payouts_bp
     from appliance.engine.treasury.routes import bp as treasury_bp
     from appliance.engine.wallets.routes import bp as wallets_bp
     from appliance.engine.webhooks.routes import bp as webhooks_bp
 
-    for blueprint in (health_bp, payouts_bp, assets_bp, wallets_bp, deposits_bp, webhooks_bp, treasury_bp):
+    for blueprint in (
+        health_bp,
+        payouts_bp,
+        assets_bp,
+        wallets_bp,
+        deposits_bp,
+        webhooks_bp,
+        exports_bp,
+        treasury_bp,
+    ):
         app.register_blueprint(blueprint)
 
     serve_openapi(

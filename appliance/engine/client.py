@@ -20,7 +20,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import requests
@@ -172,6 +172,20 @@ class EngineClient:
             "destination": destination,
         }
         return self._json(self.request("POST", "/v1/payouts", json_body=payload, idempotency_key=key))
+
+    def download_export(self, job_id: str, chunk_size: int = 65536) -> Iterator[bytes]:
+        """Stream a completed export's CSV. A transfer broken by the server raises (requests'
+        ChunkedEncodingError): a short file is never mistaken for a complete one."""
+        path = f"/v1/exports/{job_id}/download"
+        response = self.session.get(
+            self.base_url + path,
+            headers=self.signed_headers("GET", path, b"", None),
+            stream=True,
+            timeout=self.timeout,
+        )
+        if response.status_code >= 400:
+            self._json(response)
+        yield from response.iter_content(chunk_size)
 
     def get_payout(self, payout_id: str) -> dict[str, Any]:
         return self._json(self.request("GET", f"/v1/payouts/{payout_id}"))

@@ -279,7 +279,7 @@ class Pipeline:
                     reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was used by a transaction "
                     "the engine did not send; nothing of this payout can land",
                 )
-                announce(payout)
+                announce(payout, self.chains.native(payout.chain_id).code)
             return Outcome()
         if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
             with write_transaction(database):
@@ -379,7 +379,7 @@ class Pipeline:
                     fee_minor=fee,
                     reason="the transaction reverted on chain; nothing was paid (the network fee was)",
                 )
-            announce(payout)
+            announce(payout, self.chains.native(payout.chain_id).code)
         return Outcome()
 
     def _reorged(self, payout: Payout, broadcast: Broadcast) -> Outcome:
@@ -461,7 +461,7 @@ class Pipeline:
             Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
 
 
-def announce(payout: Payout) -> None:
+def announce(payout: Payout, fee_asset: str) -> None:
     """payout.completed or payout.failed, in the transaction of the final move (the outbox)."""
     emit(
         payout.operator_id,
@@ -476,6 +476,7 @@ def announce(payout: Payout) -> None:
             "txHash": payout.tx_hash,
             "reason": payout.reason,
             "networkFeeMinor": payout.fee_minor,
+            "feeAssetCode": fee_asset,
         },
     )
 
