@@ -134,7 +134,8 @@ class UTCDateTimeField(peewee.DateTimeField):
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         if is_sqlite(self.model._meta.database):
-            return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+            # isoformat, not strftime: "%Y" writes year 1 as "1", which no longer parses or sorts.
+            return value.isoformat(sep=" ", timespec="microseconds")
         return value
 
     def python_value(self, value: Any) -> Any:

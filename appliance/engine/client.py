@@ -173,6 +173,9 @@ class EngineClient:
         }
         return self._json(self.request("POST", "/v1/payouts", json_body=payload, idempotency_key=key))
 
+    def get_export(self, job_id: str) -> dict[str, Any]:
+        return self._json(self.request("GET", f"/v1/exports/{job_id}"))
+
     def download_export(self, job_id: str, chunk_size: int = 65536) -> Iterator[bytes]:
         """Stream a completed export's CSV. A transfer broken by the server raises (requests'
         ChunkedEncodingError): a short file is never mistaken for a complete one."""

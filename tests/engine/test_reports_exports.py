@@ -337,3 +337,13 @@ def test_the_cli_creates_and_downloads_an_export_to_a_file(
     )
     assert missing.exit_code != 0 and not (tmp_path / "x.csv").exists()
     assert not list(tmp_path.glob(".*.part"))
+
+
+def test_an_export_over_the_widest_range_of_times_is_answered(harness: Harness) -> None:
+    body = export_request(fromTime="0001-01-01T00:00:00Z", toTime="9999-12-31T23:59:59Z")
+    assert harness.signer.request("POST", "/v1/exports", body).status_code == 202
+    job = harness.signer.request("GET", "/v1/exports/job-0000001").json
+    assert job["fromTime"] == "0001-01-01T00:00:00.000Z" and job["toTime"].startswith("9999-12-31")
+    seed_rows("op_alpha0001", 3)
+    complete_exports()
+    assert harness.signer.request("GET", "/v1/exports/job-0000001").json["rowCount"] == "3"
