@@ -1,13 +1,20 @@
-"""`appliance demo`: seed a ready-to-try install. Each step is idempotent (running demo twice
-seeds once) and returns lines telling how to try it."""
+"""`appliance demo`: a ready-to-try install that works offline. Each step is idempotent (running
+demo twice seeds once) and returns lines telling how to try it: roads and map tiles from the shipped
+sample streets, a company with an owner, couriers and an order on its way with its tracking page,
+an engine operator, the custody key, a funded embedded chain, payouts and a deposit that complete
+once `serve` runs, and three commands to try."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from appliance.settings import Settings
 
-DemoStep = Callable[[Settings], list[str]]
+DemoStep = Callable[[Settings, dict[str, Any]], list[str]]
 
 DEMO_COMPANY = "Demo Delivery"
 OWNER = ("owner@demo.am", "Anahit Owner", "demo-owner-pass")
@@ -18,7 +25,7 @@ COURIERS = [
 OPERATOR = "op_demo0000001"
 
 
-def dispatch_step(settings: Settings) -> list[str]:
+def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     from appliance.common import clock
     from appliance.common.db import bind_database, connection, write_transaction
     from appliance.common.passwords import hash_password
@@ -59,7 +66,93 @@ def dispatch_step(settings: Settings) -> list[str]:
     return lines
 
 
-def engine_step(settings: Settings) -> list[str]:
+SAMPLE_STREETS = Path(__file__).resolve().parent / "sample" / "sample-streets.osm.pbf"
+# Points on the sample streets (Monaco's, moved onto Yerevan): the courier's position and a pin.
+COURIER_AT = (40.17956, 44.49337)
+ORDER_PIN = (40.18977, 44.50546)
+DEMO_RECIPIENT = "Demo Recipient"
+
+
+def geo_step(settings: Settings, state: dict[str, Any]) -> list[str]:
+    """Roads and map tiles from the shipped sample extract, built once and cached in the data
+    directory (the sample streets are real, but Monaco's, moved onto Yerevan)."""
+    import shutil
+
+    from appliance.dispatch.routing import build as routing
+    from appliance.dispatch.tiles import build as tiles
+
+    lines = []
+    quiet: Callable[[str], None] = lambda _line: None  # noqa: E731
+    if routing.build_info(settings.data_dir) is None:
+        routing.build(SAMPLE_STREETS, settings.data_dir, quiet)
+        lines.append(
+            "Roads: built from the sample streets (Monaco's real streets moved onto Yerevan, not Yerevan's)"
+        )
+    if not tiles.tiles_path(settings.data_dir).exists():
+        if shutil.which("tilemaker") is None:
+            lines.append(
+                "Map tiles: not built (install Debian's tilemaker, then run demo again): the maps stay blank"
+            )
+        else:
+            tiles.build(SAMPLE_STREETS, settings.data_dir, quiet)
+            lines.append("Map tiles: built from the same sample streets")
+    return lines
+
+
+def _dispatch_client(settings: Settings) -> Any:
+    from appliance.dispatch.app import create_app
+
+    app = create_app(settings)
+    return app.test_client()
+
+
+def _token(client: Any, email: str, password: str) -> dict[str, str]:
+    answer = client.post("/auth/login", json={"email": email, "password": password})
+    if answer.status_code != 200:
+        raise RuntimeError(f"demo sign-in of {email} failed: {answer.status_code} {answer.get_json()}")
+    return {"Authorization": f"Bearer {answer.get_json()['accessToken']}"}
+
+
+def delivery_step(settings: Settings, state: dict[str, Any]) -> list[str]:
+    """A courier on shift near an order they have picked up, and a fresh tracking link for it,
+    through the dispatch API itself (the same rules as any client)."""
+    from appliance.common import clock
+
+    client = _dispatch_client(settings)
+    owner = _token(client, OWNER[0], OWNER[2])
+    courier = _token(client, COURIERS[0][0], COURIERS[0][2])
+    client.post("/courier/shift/start", headers=courier)  # 409 when already open: fine
+    fix = {"lat": COURIER_AT[0], "lon": COURIER_AT[1], "capturedAt": clock.iso(clock.now())}
+    client.post("/courier/location", json={"points": [fix]}, headers=courier)
+    listed = client.get("/orders?limit=100", headers=owner).get_json()["orders"]
+    order = next(
+        (o for o in listed if o["recipientName"] == DEMO_RECIPIENT and o["status"] == "picked_up"), None
+    )
+    if order is None:
+        created = client.post(
+            "/orders",
+            json={
+                "recipientName": DEMO_RECIPIENT,
+                "recipientPhone": "+37491000000",
+                "amountAmd": 4500,
+                "addressLabelHy": "Ցուցադրական հասցե 1",
+                "addressLabelEn": "Demo address 1",
+                "pin": {"lat": ORDER_PIN[0], "lon": ORDER_PIN[1]},
+            },
+            headers=owner,
+        ).get_json()["order"]
+        client.post(f"/orders/{created['id']}/status", json={"status": "ready"}, headers=owner)
+        me = client.get("/courier/me", headers=courier).get_json()
+        courier_id = me["courier"]["id"]
+        client.post(f"/orders/{created['id']}/assign", json={"courierId": courier_id}, headers=owner)
+        client.post(f"/courier/orders/{created['id']}/status", json={"status": "picked_up"}, headers=courier)
+        order = created
+    link = client.post(f"/orders/{order['id']}/tracking", json={}, headers=owner).get_json()
+    state["tracking_url"] = settings.dispatch_public_url + link["path"]
+    return [f"Tracking page of an order on its way: {state['tracking_url']}"]
+
+
+def engine_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     from appliance.common.db import bind_database, connection
     from appliance.common.keys import load_or_create_master_key
     from appliance.engine.auth.operators import create_operator
@@ -74,6 +167,7 @@ def engine_step(settings: Settings) -> list[str]:
                 f"`appliance operator add-secret {OPERATOR}` makes another)"
             ]
         created = create_operator(load_or_create_master_key(settings.data_dir), OPERATOR)
+    state["secret"] = created["secret"]
     return [
         f"Engine: operator {OPERATOR} secret {created['secret']} "
         "(shown once; sign requests as docs/engine-auth.md says)"
@@ -82,9 +176,14 @@ def engine_step(settings: Settings) -> list[str]:
 
 DEMO_FUNDS = (("ETH", 100 * 10**18), ("USDC", 1_000_000 * 10**6))  # the payout wallet's, in minor units
 DEMO_FEE_FUNDS = 10 * 10**18  # the fee wallet's ETH, for gas top-ups
+DEMO_PAYOUTS = (
+    ("pyo_demo00000001", "ETH", "250000000000000000", "0x00000000000000000000000000000000000d3e01"),
+    ("pyo_demo00000002", "USDC", "125000000", "0x00000000000000000000000000000000000d3e02"),
+    ("pyo_demo00000003", "USDC", "42000000", "0x00000000000000000000000000000000000d3e03"),
+)
 
 
-def chain_step(settings: Settings) -> list[str]:
+def chain_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     """The custody key and a funded payout wallet on the embedded chain, so payouts complete."""
     from appliance.engine.chain.registry import open_local_chain
     from appliance.engine.custody import create_custody_key, load_custody
@@ -104,22 +203,85 @@ def chain_step(settings: Settings) -> list[str]:
                 chain.faucet(asset, wallet, amount)
         if chain.balance(custody.fee_address) == 0:
             chain.faucet("ETH", custody.fee_address, DEMO_FEE_FUNDS)
+        lines.append(f"Local chain eth_local: payout wallet {wallet} funded with 100 ETH and 1,000,000 USDC")
+        if "secret" in state:
+            lines += _payouts_and_a_deposit(settings, state["secret"], chain)
     finally:
         chain.close()
-    lines.append(f"Local chain eth_local: payout wallet {wallet} funded with 100 ETH and 1,000,000 USDC")
+    return lines
+
+
+def _payouts_and_a_deposit(settings: Settings, secret: str, chain: Any) -> list[str]:
+    """Three payouts and a deposit, through the signed API: `serve`'s workers complete and
+    confirm them within seconds of starting."""
+    import json
+
+    from appliance.common import clock
+    from appliance.engine.app import create_app
+    from appliance.engine.client import canonical_string, sign
+
+    client = create_app(settings).test_client()
+
+    def signed(method: str, path: str, payload: dict[str, Any], key: str | None = None) -> Any:
+        body = json.dumps(payload).encode()
+        timestamp = str(clock.unix())
+        headers = {
+            "X-Operator-Id": OPERATOR,
+            "X-Timestamp": timestamp,
+            "X-Signature": sign(secret, canonical_string(method, path, timestamp, key, body)),
+            "Content-Type": "application/json",
+        }
+        if key:
+            headers["Idempotency-Key"] = key
+        return client.open(path, method=method, data=body, headers=headers)
+
+    for payout_id, asset, amount, destination in DEMO_PAYOUTS:
+        payload = {"payoutId": payout_id, "asset": asset, "amountMinor": amount, "destination": destination}
+        signed("POST", "/v1/payouts", payload, key=f"demo-{payout_id}")
+    address = signed("POST", "/v1/deposit-addresses", {"accountRef": "demo-customer", "chainId": "eth_local"})
+    deposit_to = address.get_json()["address"]
+    chain.faucet("ETH", deposit_to, 5 * 10**17)
+    return [
+        f"Payouts: {', '.join(p[0] for p in DEMO_PAYOUTS)} submitted; they complete once serve runs",
+        f"Deposit: 0.5 ETH sent to demo-customer's address {deposit_to}; it confirms within seconds",
+    ]
+
+
+def try_it(settings: Settings, state: dict[str, Any]) -> list[str]:
+    """Three commands that work as printed."""
+    d, e = settings.dispatch_public_url, f"http://127.0.0.1:{settings.engine_port}"
+    login = json.dumps({"email": OWNER[0], "password": OWNER[2]})
+    lines = [
+        "",
+        "Try it:",
+        f"  TOKEN=$(curl -s -X POST {d}/auth/login -H 'Content-Type: application/json' -d '{login}' "
+        "| python3 -c 'import json,sys; print(json.load(sys.stdin)[\"accessToken\"])')",
+        f'  curl -s "{d}/orders" -H "Authorization: Bearer $TOKEN"',
+    ]
+    if "secret" not in state:
+        lines.append(f"  (a signed engine request needs a secret: appliance operator add-secret {OPERATOR})")
+    elif getattr(sys, "frozen", False):  # the single executable has no Python for the reference client
+        lines.append(
+            f"  TS=$(date +%s); SIG=$(printf 'GET\\n/v1/payouts\\n%s\\n\\n%s' \"$TS\" "
+            f"\"$(printf '' | sha256sum | cut -d' ' -f1)\" | openssl dgst -sha256 -hmac '{state['secret']}' "
+            f"| sed 's/^.*= //'); curl -s {e}/v1/payouts -H 'X-Operator-Id: {OPERATOR}' "
+            '-H "X-Timestamp: $TS" -H "X-Signature: $SIG"'
+        )
+    else:
+        lines.append(
+            f"  {sys.executable} -c 'from appliance.engine.client import EngineClient; "
+            f'print(EngineClient("{e}", "{OPERATOR}", "{state["secret"]}").list_payouts())\''
+        )
     return lines
 
 
 def _steps() -> list[DemoStep]:
-    return [dispatch_step, engine_step, chain_step]
+    return [geo_step, dispatch_step, delivery_step, engine_step, chain_step, try_it]
 
 
 def prepare_demo(settings: Settings) -> list[str]:
     lines: list[str] = []
+    state: dict[str, Any] = {}
     for step in _steps():
-        lines.extend(step(settings))
-    lines.append(
-        "Road routing and map tiles: `appliance routing build --pbf FILE` and "
-        "`appliance map build --pbf FILE`"
-    )
+        lines.extend(step(settings, state))
     return lines
