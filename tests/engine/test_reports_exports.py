@@ -347,3 +347,35 @@ def test_an_export_over_the_widest_range_of_times_is_answered(harness: Harness) 
     seed_rows("op_alpha0001", 3)
     complete_exports()
     assert harness.signer.request("GET", "/v1/exports/job-0000001").json["rowCount"] == "3"
+
+
+def test_a_cli_download_failing_mid_way_exits_non_zero_and_leaves_no_file(
+    harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed_rows("op_alpha0001", 10_000)
+    harness.signer.request("POST", "/v1/exports", export_request(fromTime="1800-01-01T00:00:00Z"))
+    complete_exports()
+
+    def breaking(url: str, pk: int, chunk_rows: int = 2000):
+        yield b"period,asset\r\n"
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(export_service, "stream_csv", breaking)
+    out = tmp_path / "broken.csv"
+    data_dir = str(harness.app.extensions["engine"].settings.data_dir)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "download",
+            "--data-dir",
+            data_dir,
+            "--operator",
+            "op_alpha0001",
+            "job-0000001",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code != 0
+    assert not out.exists() and not list(tmp_path.glob(".broken.csv.*"))
