@@ -452,11 +452,12 @@ def test_dispatchers_create_list_edit_and_deactivate_couriers(dispatch_client, d
         ]
         == 0
     )
+    # An inactive courier cannot sign in (issue 17: one notion of an active courier).
     assert (
         dispatch_client.post(
             "/auth/login", json={"email": "new@example.am", "password": "courier-pass"}
         ).status_code
-        == 200
+        == 403
     )
 
 

@@ -168,10 +168,10 @@ def test_a_retry_starts_a_new_attempt_and_clears_the_previous_outcome(
     assert retried["courierId"] is None and retried["proof"] is None and retried["finishedAt"] is None
 
 
-def test_a_dispatcher_failing_an_order_needs_a_reason(dispatch_client, dispatcher, courier) -> None:
+def test_a_dispatcher_may_fail_an_order_without_a_reason(dispatch_client, dispatcher, courier) -> None:
     order = order_in(dispatch_client, dispatcher, courier, "picked_up")
     response = dispatch_client.post(
         f"/orders/{order['id']}/status", json={"status": "failed"}, headers=dispatcher.headers
     )
-    assert response.status_code == 422
-    assert Order.get_by_id(int(order["id"])).status == "picked_up"
+    assert response.status_code == 200  # the spec's reason is optional
+    assert Order.get_by_id(int(order["id"])).status == "failed"

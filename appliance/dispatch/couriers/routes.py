@@ -68,7 +68,8 @@ def patch_courier(courier_id: int, body: schemas.CourierPatch):
             raise BadRequest(
                 f"{required} cannot be null.", errors=[{"field": required, "message": "must not be null"}]
             )
-    return {"courier": service.update_courier(current_caller().company_id, courier_id, changes)}
+    caller = current_caller()
+    return {"courier": service.update_courier(caller.company_id, courier_id, changes, caller.user.id)}
 
 
 @endpoint(

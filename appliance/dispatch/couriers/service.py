@@ -14,6 +14,7 @@ from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
+    AuthSession,
     Collection,
     Courier,
     CourierLocation,
@@ -271,7 +272,44 @@ def create_courier(company_id: int, fields: dict[str, Any]) -> dict[str, Any]:
         return courier_body(courier)
 
 
-def update_courier(company_id: int, courier_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+def end_sessions(company_id: int, user_id: int, reason: str = "membership_changed") -> None:
+    """Revoke every session of the member in this company (their refresh tokens stop working)."""
+    AuthSession.update(revoked_at=clock.now(), revoked_reason=reason).where(
+        (AuthSession.user == user_id) & (AuthSession.company == company_id) & AuthSession.revoked_at.is_null()
+    ).execute()
+
+
+def set_courier_active(courier: Courier, active: bool, actor_id: int | None) -> None:
+    """The one notion of an active courier (inside the caller's transaction): ``Courier.active``
+    and the courier's membership move together. A courier switched off cannot sign in, their
+    access tokens stop at once (the membership's session epoch moves), assignment and plans skip
+    them, and their orders that are assigned but not yet picked up go back to ready (unassigned)
+    for someone else; orders already picked up stay with them (the parcel is in their hands) for the
+    dispatcher to settle."""
+    from appliance.dispatch.orders.state import transition
+
+    Courier.update(active=active).where(Courier.id == courier.id).execute()
+    courier.active = active
+    if courier.user_id:
+        membership = Membership.get_or_none(
+            (Membership.company == courier.company_id) & (Membership.user == courier.user_id)
+        )
+        wanted = "active" if active else "disabled"
+        if membership is not None and membership.role == "courier" and membership.status != wanted:
+            Membership.update(status=wanted, session_epoch=Membership.session_epoch + 1).where(
+                Membership.id == membership.id
+            ).execute()
+            end_sessions(courier.company_id, courier.user_id)
+    if not active:
+        waiting = Order.select().where((Order.courier == courier.id) & (Order.status == "assigned"))
+        for order in list(waiting):
+            transition(order, "ready", actor_id, by="dispatcher", reason="courier deactivated")
+    record_event(courier.company_id, "courier.updated", {"courierId": str(courier.id), "active": active})
+
+
+def update_courier(
+    company_id: int, courier_id: int, changes: dict[str, Any], actor_id: int | None = None
+) -> dict[str, Any]:
     columns = {
         "displayName": "display_name",
         "phone": "phone",
@@ -281,8 +319,13 @@ def update_courier(company_id: int, courier_id: int, changes: dict[str, Any]) ->
     with write_transaction(database):
         courier = own_courier(company_id, courier_id)
         for field, column in columns.items():
-            if field in changes:
+            if field in changes and field != "active":
                 setattr(courier, column, changes[field])
         courier.save()
-        record_event(company_id, "courier.updated", {"courierId": str(courier.id), "active": courier.active})
+        if "active" in changes and bool(changes["active"]) != bool(courier.active):
+            set_courier_active(courier, bool(changes["active"]), actor_id)
+        else:
+            record_event(
+                company_id, "courier.updated", {"courierId": str(courier.id), "active": courier.active}
+            )
         return courier_body(courier)

@@ -122,7 +122,29 @@ def change_status(order_id: int, body: schemas.StatusChange):
     """Dispatcher moves: draft<->ready, cancel, unassign (assigned->ready), fail, retry (failed->ready)."""
     caller = current_caller()
     return {
-        "order": service.change_status(caller.company_id, order_id, caller.user.id, body.status, body.reason)
+        "order": service.change_status(
+            caller.company_id, order_id, caller.user.id, body.status, body.reason, runtime().master_key
+        )
+    }
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/delivery-code/reset",
+    guard=D,
+    response=schemas.OrderEnvelope,
+    errors=(404, 409),
+    tags=TAGS,
+)
+def reset_delivery_code(order_id: int):
+    """A fresh delivery code and attempt budget (after 423 locked, or a lost code); 409 when the
+    order requires no code or is finished. The tracking page shows the new code."""
+    caller = current_caller()
+    return {
+        "order": service.reset_delivery_code(
+            caller.company_id, order_id, caller.user.id, runtime().master_key
+        )
     }
 
 

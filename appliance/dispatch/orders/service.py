@@ -20,6 +20,8 @@ from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
 
+FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
+
 PUBLIC_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
 DEFAULT_LIMIT_WITHOUT_DATE = 200
 DEFAULT_LIMIT_WITH_DATE = 1000
@@ -367,17 +369,36 @@ def assign_orders(
 
 
 def change_status(
-    company_id: int, order_id: int, actor_id: int, status: str, reason: str | None
+    company_id: int, order_id: int, actor_id: int, status: str, reason: str | None, master_key: bytes
 ) -> dict[str, Any]:
+    """A dispatcher's move. Failing takes an optional reason: one of the failure codes is recorded as
+    the order's failureReason; any other text is kept as given in the audit trail (failureReason
+    other). A retry (failed → ready) is a new attempt with a fresh delivery code and attempt budget."""
     with write_transaction(database):
         order = own_order(company_id, order_id, lock=True)
-        if status == "failed" and not reason:
-            raise Invalid(
-                "A reason is required to fail an order.", errors=[{"field": "reason", "message": "required"}]
-            )
+        previous = order.status
         if status == "failed":
-            order.failure_reason = "other"
+            order.failure_reason = (reason if reason in FAILURE_CODES else "other") if reason else None
         transition(order, status, actor_id, by="dispatcher", reason=reason)
+        if previous == "failed" and status == "ready" and order.otp_required:
+            _set_code(order, master_key)
+            order.save()
+        return order_body(order)
+
+
+def reset_delivery_code(company_id: int, order_id: int, actor_id: int, master_key: bytes) -> dict[str, Any]:
+    """A new delivery code and attempt budget for an order that requires one (a locked code, or a
+    recipient who lost it); the tracking page shows the new code."""
+    with write_transaction(database):
+        order = own_order(company_id, order_id, lock=True)
+        if not order.otp_required:
+            raise Conflict("This order does not require a delivery code.")
+        if order.status in FINAL:
+            raise Conflict(f"The order is {order.status}: its delivery code is no longer used.")
+        _set_code(order, master_key)
+        order.updated_at = clock.now()  # type: ignore[assignment]
+        order.save()
+        audit(order, "delivery_code_reset", actor_id)
         return order_body(order)
 
 

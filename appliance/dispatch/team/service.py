@@ -11,8 +11,9 @@ from appliance.common.problems import Conflict, Forbidden, NotFound
 from appliance.dispatch.auth import links
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.service import invite_link_url, normalise_email
+from appliance.dispatch.couriers.service import end_sessions, set_courier_active
 from appliance.dispatch.db import database
-from appliance.dispatch.models import AuthSession, Courier, LinkToken, Membership, User
+from appliance.dispatch.models import Courier, LinkToken, Membership, User
 from appliance.dispatch.runtime import Runtime
 
 
@@ -115,14 +116,6 @@ def revoke_invite(caller: Caller, invite_id: int) -> None:
         LinkToken.update(revoked_at=clock.now()).where(LinkToken.id == row.id).execute()
 
 
-def _end_sessions(membership: Membership) -> None:
-    AuthSession.update(revoked_at=clock.now(), revoked_reason="membership_changed").where(
-        (AuthSession.user == membership.user_id)
-        & (AuthSession.company == membership.company_id)
-        & AuthSession.revoked_at.is_null()
-    ).execute()
-
-
 def change_member(caller: Caller, user_id: int, role: str | None, status: str | None) -> dict[str, Any]:
     with write_transaction(database):
         membership = locked(
@@ -162,7 +155,7 @@ def change_member(caller: Caller, user_id: int, role: str | None, status: str | 
             membership.status = new_status
             membership.session_epoch += 1
             membership.save()
-            _end_sessions(membership)
+            end_sessions(membership.company_id, membership.user_id)
             if (
                 new_role == "courier"
                 and Courier.get_or_none((Courier.company == caller.company_id) & (Courier.user == user_id))
@@ -176,6 +169,11 @@ def change_member(caller: Caller, user_id: int, role: str | None, status: str | 
                     phone=user.phone,
                     created_at=clock.now(),
                 )
+            courier = Courier.get_or_none((Courier.company == caller.company_id) & (Courier.user == user_id))
+            if courier is not None:  # a courier's membership and profile are one switch
+                active = new_role == "courier" and new_status == "active"
+                if bool(courier.active) != active:
+                    set_courier_active(courier, active, caller.user.id)
         return member_body(membership, User.get_by_id(user_id))
 
 
