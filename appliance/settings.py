@@ -81,7 +81,7 @@ class Settings:
     s3_secret_key: str = ""
     s3_region: str = "us-east-1"
     presigned_url_seconds: int = 300
-    max_upload_bytes: int = 5 * 1024 * 1024
+    max_upload_bytes: int = 15 * 1024 * 1024  # a phone camera photo is 3..12 MB
 
     # Road routing: "embedded" uses the OSRM data built into the data directory;
     # "osrm" or "valhalla" with routing_url use a server.

@@ -128,3 +128,90 @@ def test_a_dispatcher_fails_an_order_without_a_reason_or_with_one_recorded_as_gi
     events = client.get(f"/orders/{told['id']}/events", headers=owner.headers).json["events"]
     failed = [e for e in events if e.get("toStatus") == "failed"][-1]
     assert failed["data"]["reason"] == "the shop closed early"
+
+
+def test_tracking_links_live_as_long_as_the_setting_says_unless_asked_otherwise(settings) -> None:
+    from datetime import datetime, timedelta
+
+    from appliance.common import clock
+    from appliance.dispatch.app import create_app
+
+    app = create_app(settings.replace(tracking_ttl_hours=5))
+    client = app.test_client()
+    company = make_company("Arev")
+    owner = make_member(app, company, "owner")
+    order = create_order(client, owner)
+    link = client.post(f"/orders/{order['id']}/tracking", json={}, headers=owner.headers).json
+    expires = datetime.fromisoformat(link["expiresAt"].replace("Z", "+00:00"))
+    assert abs(expires - (clock.now() + timedelta(hours=5))) < timedelta(minutes=1)
+    asked = client.post(f"/orders/{order['id']}/tracking", json={"ttlHours": 24}, headers=owner.headers).json
+    expires = datetime.fromisoformat(asked["expiresAt"].replace("Z", "+00:00"))
+    assert abs(expires - (clock.now() + timedelta(hours=24))) < timedelta(minutes=1)
+
+
+def test_the_late_notice_names_the_companys_sms_sender(team) -> None:
+    client, owner, courier = team
+    client.patch("/company", json={"smsSender": "AREV"}, headers=owner.headers)
+    order = assigned_order(client, owner, courier)
+    courier_status(client, courier, order["id"], status="picked_up")
+    notice = client.post(
+        f"/orders/{order['id']}/notify-late", json={"delayMinutes": 20}, headers=owner.headers
+    )
+    assert notice.status_code == 201
+    assert notice.json["sender"] == "AREV" and "20" in notice.json["message"]
+    assert notice.json["trackingLink"]["url"].startswith("http")
+
+
+def test_signing_up_with_an_existing_accounts_email_makes_it_owner_only_through_the_emailed_link(
+    dispatch_app, data_dir
+) -> None:
+    from appliance.common.passwords import hash_password
+
+    client = dispatch_app.test_client()
+    company = make_company("Arev")
+    victim = make_member(
+        dispatch_app, company, "owner", email="ani@example.am", password_hash=hash_password("ani-pass-1")
+    )
+    body = {
+        "company": {"name": "Impostor"},
+        "owner": {"name": "Someone", "email": "ani@example.am"},
+        "depot": {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}},
+    }
+    assert client.post("/auth/signup", json=body).status_code == 202
+    new = Membership.get((Membership.user == victim.user.id) & (Membership.company != company.id))
+    assert new.status == "pending"
+    session = client.post("/auth/login", json={"email": "ani@example.am", "password": "ani-pass-1"}).json
+    assert session["company"]["name"] == "Arev"
+    switched = client.post(
+        "/auth/switch-company",
+        json={"companyId": str(new.company_id)},
+        headers={"Authorization": f"Bearer {session['accessToken']}"},
+    )
+    assert switched.status_code == 403  # not an owner of Impostor without the emailed link
+    mail = sorted((data_dir / "outbox").glob("*.eml"))[-1].read_text()
+    token = mail.split("/login?token=")[1].split()[0]
+    claimed = client.post("/auth/magic-link/verify", json={"token": token})
+    assert claimed.status_code == 200 and claimed.json["company"]["name"] == "Impostor"
+    assert Membership.get_by_id(new.id).status == "active"
+
+
+def test_an_order_failed_by_a_dispatcher_appears_in_the_couriers_history(team) -> None:
+    client, owner, courier = team
+    order = assigned_order(client, owner, courier)
+    courier_status(client, courier, order["id"], status="picked_up")
+    client.post(
+        f"/orders/{order['id']}/status", json={"status": "failed", "reason": "refused"}, headers=owner.headers
+    )
+    history = client.get("/courier/history", headers=courier.headers).json["history"]
+    assert [(h["orderId"], h["status"]) for h in history] == [(order["id"], "failed")]
+
+
+def test_a_phone_photo_of_twelve_megabytes_uploads(dispatch_app) -> None:
+    client = dispatch_app.test_client()
+    store = dispatch_app.extensions["dispatch"].engines["objects"]
+    upload = store.presign_put("1/p/phone.jpg", "image/jpeg")
+    path = upload.url.split("://", 1)[1].split("/", 1)[1]
+    response = client.put("/" + path, data=b"\xff" * (12 * 1024 * 1024), content_type="image/jpeg")
+    assert response.status_code == 200, response.get_json()
+    assert store.exists("1/p/phone.jpg")
+    assert store.max_bytes == 15 * 1024 * 1024

@@ -225,11 +225,21 @@ def signup(
             created_at=moment,
         )
         user = User.get_or_none(User.email == email)
+        existing = user is not None
         if user is None:
             user = User.create(
                 email=email, display_name=owner["name"], created_at=moment, last_company=new_company
             )
-        Membership.create(user=user, company=new_company, role="owner", joined_at=moment)
+        # An address that already has an account becomes owner only when its holder uses the
+        # emailed link (proof of the mailbox): until then the membership is pending, so nobody can
+        # make someone else's account the owner of a company.
+        Membership.create(
+            user=user,
+            company=new_company,
+            role="owner",
+            joined_at=moment,
+            status="pending" if existing else "active",
+        )
         Depot.create(
             company=new_company,
             name=depot["name"],
@@ -277,6 +287,11 @@ def verify_magic_link(rt: Runtime, token: str) -> dict[str, Any]:
         user.email_confirmed = True
         if row.company_id is not None:
             user.last_company = row.company_id
+            Membership.update(status="active").where(
+                (Membership.user == user.id)
+                & (Membership.company == row.company_id)
+                & (Membership.status == "pending")
+            ).execute()
         user.save()
         return _sign_in(rt, user)
 

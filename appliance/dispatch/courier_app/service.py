@@ -402,7 +402,7 @@ def history(courier: Courier, limit: int) -> list[dict[str, Any]]:
         .join(Order)
         .where(
             (OrderEvent.company == courier.company_id)
-            & (OrderEvent.actor == courier.user_id)
+            & ((OrderEvent.courier_id == courier.id) | (OrderEvent.actor == courier.user_id))
             & (OrderEvent.kind == "status_changed")
             & OrderEvent.to_status.in_(("delivered", "failed"))
         )

@@ -87,6 +87,9 @@ class OrderEvent(BaseModel):
     from_status = peewee.CharField(max_length=16, null=True)
     to_status = peewee.CharField(max_length=16, null=True)
     actor = peewee.ForeignKeyField(User, null=True, on_delete="RESTRICT")
+    # The courier holding the order when the event was written (not a foreign key: the audit trail
+    # outlives whatever it names).
+    courier_id = peewee.IntegerField(null=True)
     data = peewee.TextField(default="{}")
     created_at = UTCDateTimeField(default=now)
 

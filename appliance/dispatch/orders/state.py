@@ -52,6 +52,7 @@ def audit(
         from_status=from_status,
         to_status=to_status,
         actor=actor_id,
+        courier_id=order.courier_id or (order.last_courier_id if to_status in FINAL else None),
         data=json.dumps(data, separators=(",", ":"), default=str),
         created_at=clock.now(),
     )

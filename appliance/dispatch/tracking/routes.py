@@ -39,7 +39,9 @@ def _valid_token(token: str) -> bool:
 
 
 class TrackingRequest(Schema):
-    ttlHours: Annotated[int, Field(ge=1, le=720)] = 72
+    ttlHours: Annotated[int, Field(ge=1, le=720)] | None = Field(
+        default=None, description="hours the link lives; the tracking_ttl_hours setting when absent"
+    )
 
 
 class TrackingLinkOut(BaseModel):
@@ -48,10 +50,23 @@ class TrackingLinkOut(BaseModel):
     expiresAt: str
 
 
+class TrackingLinkFull(TrackingLinkOut):
+    url: str = Field(description="the public URL of the tracking page")
+
+
+class NotifyLateOut(BaseModel):
+    message: str = Field(description="the text to send, in the chosen language (or the company's template)")
+    recipientPhone: str
+    sender: str | None = Field(description="the company's SMS sender name (smsSender), for the SMS gateway")
+    trackingLink: TrackingLinkFull
+
+
 class NotifyLateRequest(Schema):
     delayMinutes: Annotated[int, Field(ge=1, le=600)] | None = None
     language: Literal["hy", "ru", "en"] = "hy"
-    ttlHours: Annotated[int, Field(ge=1, le=720)] = 72
+    ttlHours: Annotated[int, Field(ge=1, le=720)] | None = Field(
+        default=None, description="hours the link lives; the tracking_ttl_hours setting when absent"
+    )
 
 
 class RatingRequest(Schema):
@@ -114,6 +129,7 @@ def create_tracking_link(order_id: int, body: TrackingRequest):
     body=NotifyLateRequest,
     body_required=False,
     status=201,
+    response=NotifyLateOut,
     errors=(404, 409),
     tags=["Tracking"],
 )

@@ -87,12 +87,14 @@ def issue_link(rt: Runtime, order: Order, ttl_hours: int) -> dict[str, Any]:
     }
 
 
-def create_link(rt: Runtime, company_id: int, order_id: int, ttl_hours: int, actor_id: int) -> dict[str, Any]:
+def create_link(
+    rt: Runtime, company_id: int, order_id: int, ttl_hours: int | None, actor_id: int
+) -> dict[str, Any]:
     with write_transaction(database):
         order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
         if order is None:
             raise NotFound("No such order.")
-        link = issue_link(rt, order, ttl_hours)
+        link = issue_link(rt, order, ttl_hours or rt.settings.tracking_ttl_hours)
         audit(order, "tracking_link_issued", actor_id, expiresAt=link["expiresAt"])
     return {"token": link["token"], "path": link["path"], "expiresAt": link["expiresAt"]}
 
@@ -104,7 +106,7 @@ def notify_late(
     actor_id: int,
     delay_minutes: int | None,
     language: str,
-    ttl_hours: int,
+    ttl_hours: int | None,
 ) -> dict[str, Any]:
     with write_transaction(database):
         order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
@@ -114,11 +116,16 @@ def notify_late(
             raise Conflict("The order is not on its way.")
         company = Company.get_by_id(company_id)
         minutes = delay_minutes or _estimated_minutes(rt, order) or 15
-        link = issue_link(rt, order, ttl_hours)
+        link = issue_link(rt, order, ttl_hours or rt.settings.tracking_ttl_hours)
         template = company.sms_template or LATE_TEXTS[language]
         message = render(template, company=company.name, minutes=minutes, link=link["url"])
         audit(order, "late_notified", actor_id, delayMinutes=minutes, language=language)
-    return {"message": message, "recipientPhone": order.recipient_phone, "trackingLink": link}
+    return {
+        "message": message,
+        "recipientPhone": order.recipient_phone,
+        "sender": company.sms_sender,
+        "trackingLink": link,
+    }
 
 
 def _estimated_minutes(rt: Runtime, order: Order) -> int | None:
