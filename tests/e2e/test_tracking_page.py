@@ -100,5 +100,18 @@ def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
         page.wait_for_function("window.trackingMap && window.trackingMap.tilesLoaded > 0", timeout=30000)
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "tracking-page.png"), full_page=True)
+        # Armenian first, Russian and English: by ?lang=, a remembered choice, or the browser.
+        armenian = browser.new_page(locale="hy-AM")
+        armenian.goto(f"{url}/t/{token}")
+        armenian.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
+        assert armenian.inner_text("#headline") == "Ճանապարհին է"
+        assert armenian.evaluate("document.documentElement.lang") == "hy"
+        assert "րոպեից" in armenian.inner_text("#eta")
+        armenian.click("[data-lang='ru']")
+        assert armenian.inner_text("#headline") == "В пути" and "мин" in armenian.inner_text("#eta")
+        armenian.reload()
+        armenian.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
+        assert armenian.inner_text("#headline") == "В пути"  # the choice is remembered
+        armenian.screenshot(path=str(ARTIFACTS / "tracking-page-ru.png"), full_page=True)
         browser.close()
     assert (ARTIFACTS / "tracking-page.png").stat().st_size > 10000
