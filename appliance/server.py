@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from waitress import wasyncore
 from waitress.server import create_server
@@ -27,8 +28,26 @@ Worker = Callable[[threading.Event], None]
 
 
 class Listener:
-    def __init__(self, name: str, app: Any, host: str, port: int, threads: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        app: Any,
+        host: str,
+        port: int,
+        threads: int,
+        *,
+        trusted_proxy: str = "",
+        proxy_count: int = 1,
+    ) -> None:
         self.name = name
+        proxy: dict[str, Any] = {}
+        if trusted_proxy:
+            # The client's address (rate limits per real client) and scheme come from the proxy.
+            proxy = {
+                "trusted_proxy": trusted_proxy,
+                "trusted_proxy_count": proxy_count,
+                "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"},
+            }
         self.server: Any = create_server(
             app,
             host=host,
@@ -38,6 +57,7 @@ class Listener:
             channel_timeout=120,
             connection_limit=1000,
             clear_untrusted_proxy_headers=True,
+            **proxy,
         )
         self.thread = threading.Thread(target=self.server.run, name=f"{name}-http", daemon=True)
 
@@ -72,6 +92,26 @@ class Listener:
         self.thread.join(timeout=3)
 
 
+def link_warnings(settings: Settings) -> list[str]:
+    """What is wrong with the links this install e-mails and prints (sign-in, invites, tracking)."""
+    url = urlsplit(settings.dispatch_public_url)
+    # A link to loopback, or to the wildcard address the listener binds, opens nowhere else.
+    loopback_link = (url.hostname or "") in {"127.0.0.1", "localhost", "::1", "0.0.0.0", "::"}
+    loopback_bind = settings.host in {"127.0.0.1", "localhost", "::1"}
+    warnings = []
+    if loopback_link and not loopback_bind:
+        warnings.append(
+            f"links point at {settings.dispatch_public_url}, which only this machine can open (if any), "
+            f"while the service listens on {settings.host}: set public_url to the address people reach"
+        )
+    if url.scheme != "https" and not (loopback_link and loopback_bind):
+        warnings.append(
+            f"links use {url.scheme}:// ({settings.dispatch_public_url}): sign-in links and tokens travel in "
+            "the clear; serve behind TLS (docs/operations.md, reverse proxy) and set public_url to https://…"
+        )
+    return warnings
+
+
 def serve(
     settings: Settings,
     apps: Iterable[tuple[str, Any, int]],
@@ -83,7 +123,21 @@ def serve(
     """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly."""
     stop = stop or threading.Event()
     lifecycle.stopping.clear()
-    listeners = [Listener(name, app, settings.host, port, settings.threads) for name, app, port in apps]
+    listeners = [
+        Listener(
+            name,
+            app,
+            settings.host,
+            port,
+            settings.threads,
+            trusted_proxy=settings.trusted_proxy,
+            proxy_count=settings.trusted_proxy_count,
+        )
+        for name, app, port in apps
+    ]
+    for warning in link_warnings(settings):
+        log.warning(warning)
+        announce(f"warning: {warning}")
     worker_threads = [
         threading.Thread(target=fn, args=(lifecycle.stopping,), name=f"worker-{name}", daemon=True)
         for name, fn in workers

@@ -59,6 +59,10 @@ class Settings:
     dispatch_port: int = 8080
     engine_port: int = 8081
     public_url: str = ""
+    # Behind a reverse proxy: the proxy's address ("*" for any) whose X-Forwarded-For/-Proto/-Host
+    # are believed, and how many proxies are in the chain. Empty: those headers are dropped.
+    trusted_proxy: str = ""
+    trusted_proxy_count: int = 1
     threads: int = 100
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"

@@ -106,3 +106,43 @@ def test_only_serves_one_service(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=20)
     assert process.returncode == 0
+
+
+def test_behind_a_trusted_proxy_the_client_address_is_the_forwarded_one() -> None:
+    import requests
+
+    from appliance.server import Listener
+
+    def echo(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [environ.get("REMOTE_ADDR", "").encode()]
+
+    for trusted, expected in (("127.0.0.1", "203.0.113.9"), ("", "127.0.0.1")):
+        listener = Listener("echo", echo, "127.0.0.1", 0, 2, trusted_proxy=trusted)
+        listener.start()
+        try:
+            answer = requests.get(
+                listener.url + "/", headers={"X-Forwarded-For": "203.0.113.9"}, timeout=5
+            ).text
+        finally:
+            listener.stop_accepting()
+            listener.close()
+        assert answer == expected, trusted
+
+
+def test_serve_warns_when_links_would_point_nowhere_useful(tmp_path) -> None:
+    from appliance.server import link_warnings
+    from appliance.settings import load_settings
+
+    local = load_settings({"data_dir": str(tmp_path)}, environ={})
+    assert link_warnings(local) == []  # a demo on one machine: fine
+    exposed = load_settings({"data_dir": str(tmp_path), "host": "0.0.0.0"}, environ={})
+    assert any("only this machine" in w for w in link_warnings(exposed))
+    plain = load_settings(
+        {"data_dir": str(tmp_path), "host": "0.0.0.0", "public_url": "http://d.example.am"}, environ={}
+    )
+    assert [w for w in link_warnings(plain) if "in the clear" in w]
+    good = load_settings(
+        {"data_dir": str(tmp_path), "host": "0.0.0.0", "public_url": "https://d.example.am"}, environ={}
+    )
+    assert link_warnings(good) == []
