@@ -215,3 +215,41 @@ def test_a_phone_photo_of_twelve_megabytes_uploads(dispatch_app) -> None:
     assert response.status_code == 200, response.get_json()
     assert store.exists("1/p/phone.jpg")
     assert store.max_bytes == 15 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"status": "ok"}',  # no trip
+        b'{"trip": {"legs": [{"shape": 42}], "summary": {}}}',
+        b'{"trip": null}',
+        b"not json at all",
+        b'{"sources_to_targets": [[{"time": 1}]]}',  # a matrix of the wrong size
+    ],
+)
+def test_a_malformed_valhalla_answer_falls_back_to_straight_lines_never_a_500(answer: bytes) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from appliance.dispatch.routing.engines import Router, StraightLine, Valhalla
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        router = Router(Valhalla(f"http://127.0.0.1:{server.server_address[1]}"), StraightLine(1.3, 25))
+        points = [(40.18, 44.51), (40.19, 44.52), (40.20, 44.50)]
+        assert router.route(points[:2]).method == "straight_line"
+        assert router.table(points, points).method == "straight_line"
+    finally:
+        server.shutdown()

@@ -264,6 +264,14 @@ class Valhalla:
         return body
 
     def route(self, points: Sequence[Point]) -> RouteResult:
+        try:
+            return self._route(points)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:  # an answer without `trip`…
+            raise RoutingUnavailable(
+                f"Valhalla server: malformed route answer ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    def _route(self, points: Sequence[Point]) -> RouteResult:
         body = self._post(
             "route",
             {
@@ -289,6 +297,19 @@ class Valhalla:
         )
 
     def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
+        try:
+            result = self._table(sources, destinations)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise RoutingUnavailable(
+                f"Valhalla server: malformed matrix answer ({type(exc).__name__}: {exc})"
+            ) from exc
+        if len(result.durations) != len(sources) or any(
+            len(row) != len(destinations) for row in result.durations
+        ):
+            raise RoutingUnavailable("Valhalla server: the matrix does not match the request's size")
+        return result
+
+    def _table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
         body = self._post(
             "sources_to_targets",
             {
