@@ -234,7 +234,7 @@ def test_a_malformed_valhalla_answer_falls_back_to_straight_lines_never_a_500(an
     from appliance.dispatch.routing.engines import Router, StraightLine, Valhalla
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
