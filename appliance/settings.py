@@ -76,6 +76,7 @@ class Settings:
 
     # Email
     smtp_url: str = ""
+    smtp_ca_file: str = ""  # extra CA certificates for the SMTP server (beside the system store)
     mail_from: str = "Appliance <no-reply@appliance.local>"
 
     # Object storage: empty means objects/ in the data directory; an https URL means S3-compatible.

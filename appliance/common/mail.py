@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import logging
 import smtplib
+import ssl
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qsl, unquote, urlparse
 
 import peewee
 
@@ -28,6 +31,53 @@ log = logging.getLogger("appliance.mail")
 LEASE = timedelta(minutes=2)
 
 
+class MailTransportError(smtplib.SMTPException):
+    """The SMTP URL asks for something the server cannot do safely (credentials without TLS)."""
+
+
+@contextmanager
+def smtp_connection(smtp_url: str, ca_file: str = "") -> Iterator[smtplib.SMTP]:
+    """An authenticated connection for ``smtp_url``:
+
+    - ``smtps://user:password@host[:465]``: TLS from the first byte (implicit TLS);
+    - ``smtp://user:password@host[:587]``: STARTTLS whenever the server offers it, and always before
+      credentials are sent (a server without STARTTLS gets no password); ``?starttls=off`` only for
+      a relay on loopback without credentials.
+
+    Certificates are checked against the system store plus ``ca_file``."""
+    url = urlparse(smtp_url)
+    context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    host = url.hostname or "localhost"
+    starttls = dict(parse_qsl(url.query)).get("starttls", "auto")
+    smtp: smtplib.SMTP
+    if url.scheme == "smtps":
+        smtp = smtplib.SMTP_SSL(host, url.port or 465, timeout=10, context=context)
+    elif url.scheme == "smtp":
+        smtp = smtplib.SMTP(host, url.port or 25, timeout=10)
+    else:
+        raise MailTransportError(f"smtp_url must be smtp:// or smtps://, not {url.scheme}://")
+    try:
+        if url.scheme == "smtp" and starttls != "off":
+            smtp.ehlo()
+            if smtp.has_extn("starttls"):
+                smtp.starttls(context=context)
+                smtp.ehlo()
+            elif url.username or starttls == "required":
+                raise MailTransportError(
+                    "the SMTP server offers no STARTTLS: credentials are not sent in the clear"
+                )
+        if url.username:
+            smtp.login(unquote(url.username), unquote(url.password or ""))
+        yield smtp
+    finally:
+        try:
+            smtp.quit()
+        except (smtplib.SMTPException, OSError):
+            smtp.close()
+
+
 class Mailer:
     def __init__(
         self,
@@ -37,12 +87,14 @@ class Mailer:
         smtp_url: str,
         mail_from: str,
         outbox: Path,
+        ca_file: str = "",
     ) -> None:
         self.model = model
         self.database = database
         self.smtp_url = smtp_url
         self.mail_from = mail_from
         self.outbox = Path(outbox)
+        self.ca_file = ca_file
         self.queue = LeasedQueue(
             model,
             database,
@@ -80,10 +132,7 @@ class Mailer:
             temp.write_bytes(bytes(message))
             temp.replace(self.outbox / name)
             return
-        url = urlparse(self.smtp_url)
-        with smtplib.SMTP(url.hostname or "localhost", url.port or 25, timeout=10) as smtp:
-            if url.username:
-                smtp.login(unquote(url.username), unquote(url.password or ""))
+        with smtp_connection(self.smtp_url, self.ca_file) as smtp:
             smtp.send_message(message)
 
     def deliver(self, row_id: int) -> bool:

@@ -24,6 +24,7 @@ def init_app(app: Flask) -> None:
         database,
         smtp_url=rt.settings.smtp_url,
         mail_from=rt.settings.mail_from,
+        ca_file=rt.settings.smtp_ca_file,
         outbox=rt.settings.data_dir / "outbox",
     )
     rt.engines["mailer"] = mailer
