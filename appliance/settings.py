@@ -104,6 +104,12 @@ class Settings:
 
     # Tracking and events
     tracking_ttl_hours: int = 72
+    # Housekeeping (a leased job inside `serve`): retention, shifts left open, stale GPS for ETAs.
+    gps_retention_days: int = 90
+    event_retention_days: int = 7
+    shift_auto_end_hour: int = 4  # Yerevan local hour at which shifts still open end; -1: never
+    eta_max_fix_minutes: int = 30  # an older GPS fix is not an ETA's origin (the depot is, and says so)
+    housekeeping_minutes: int = 10
     event_stream_seconds: int = 300
     event_stream_max: int = 64
 

@@ -12,11 +12,13 @@ from appliance.common import keys, ratelimit
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
+from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
 from appliance.common.webapp import create_base_app
 from appliance.dispatch import problems
 from appliance.dispatch.db import MIGRATIONS, database
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
+from appliance.dispatch.housekeeping import Housekeeping
 from appliance.dispatch.routing.engines import Router
 from appliance.dispatch.routing.setup import make_router, routing_probe
 from appliance.dispatch.runtime import Runtime
@@ -83,6 +85,13 @@ def create_app(settings: Settings) -> Flask:
         engines={"router": router},
     )
     app.extensions["dispatch"] = runtime
+    housekeeping = Housekeeping(settings)
+    runtime.workers.append(
+        (
+            "housekeeping",
+            lambda stop: run_worker("housekeeping", database, stop, housekeeping.run_pass, idle_seconds=60),
+        )
+    )
 
     register_areas(app)
     ratelimit.install(

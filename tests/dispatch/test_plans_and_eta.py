@@ -255,7 +255,7 @@ def test_eta_runs_from_the_last_gps_fix_else_the_depot(client, dispatcher, couri
     assert 0 < first < second and second - first >= 300  # five minutes of service at the first stop
     client.post(
         "/courier/location",
-        json={"points": [{"lat": PINS[0][0], "lon": PINS[0][1], "capturedAt": "2026-11-22T10:00:00Z"}]},
+        json={"points": [{"lat": PINS[0][0], "lon": PINS[0][1], "capturedAt": clock.iso(clock.now())}]},
         headers=courier.headers,
     )
     from_gps = client.get("/courier/eta", headers=courier.headers).json

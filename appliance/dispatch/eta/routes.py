@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Literal
 
 from flask import Blueprint
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from appliance.common.api import endpoint
 from appliance.common.problems import Forbidden
@@ -23,6 +24,10 @@ class Origin(BaseModel):
     lon: float
     source: Literal["gps", "depot"]
     capturedAt: str | None
+    staleFixAt: str | None = Field(
+        default=None,
+        description="the stale fix's time when the depot stands in (fix older than eta_max_fix_minutes)",
+    )
 
 
 class EtaStop(BaseModel):
@@ -43,7 +48,11 @@ class Eta(BaseModel):
 
 
 def _eta(courier) -> dict[str, Any]:
-    return courier_eta(runtime().engines["router"], courier)
+    return courier_eta(
+        runtime().engines["router"],
+        courier,
+        max_fix_age=timedelta(minutes=runtime().settings.eta_max_fix_minutes),
+    )
 
 
 @endpoint(bp, "GET", "/couriers/<int:courier_id>/eta", guard=D, response=Eta, errors=(404,), tags=TAGS)

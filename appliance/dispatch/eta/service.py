@@ -17,14 +17,21 @@ YEREVAN_CENTRE = (40.1792, 44.4991)
 OPEN = ("assigned", "picked_up", "arrived")
 
 
-def courier_origin(courier: Courier) -> dict[str, Any] | None:
-    """The last GPS fix, else the default depot; None when neither exists."""
+def courier_origin(courier: Courier, max_fix_age: timedelta | None = None) -> dict[str, Any] | None:
+    """The last GPS fix when it is fresh (not older than ``max_fix_age``), else the default depot,
+    saying so (``staleFixAt`` names the fix that was too old); None when neither exists."""
     fix = latest_location(courier.id)
+    stale_at = None
     if fix is not None:
-        return {"lat": fix.lat, "lon": fix.lon, "source": "gps", "capturedAt": clock.iso(fix.captured_at)}
+        if max_fix_age is None or clock.now() - fix.captured_at <= max_fix_age:
+            return {"lat": fix.lat, "lon": fix.lon, "source": "gps", "capturedAt": clock.iso(fix.captured_at)}
+        stale_at = clock.iso(fix.captured_at)
     depot = Depot.get_or_none((Depot.company == courier.company_id) & Depot.is_default)
     if depot is not None:
-        return {"lat": depot.lat, "lon": depot.lon, "source": "depot", "capturedAt": None}
+        origin = {"lat": depot.lat, "lon": depot.lon, "source": "depot", "capturedAt": None}
+        if stale_at:
+            origin["staleFixAt"] = stale_at
+        return origin
     return None
 
 
@@ -55,9 +62,13 @@ def time_sequence(
 
 
 def courier_eta(
-    router: Router, courier: Courier, *, service_seconds: int = SERVICE_SECONDS
+    router: Router,
+    courier: Courier,
+    *,
+    service_seconds: int = SERVICE_SECONDS,
+    max_fix_age: timedelta | None = None,
 ) -> dict[str, Any]:
-    origin = courier_origin(courier)
+    origin = courier_origin(courier, max_fix_age)
     orders = run_orders(courier)
     now = clock.now()
     etas: list[int | None] = [None] * len(orders)

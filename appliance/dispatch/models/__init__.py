@@ -14,7 +14,7 @@ from appliance.dispatch.models.identity import (
     RefreshToken,
     User,
 )
-from appliance.dispatch.models.links import LinkToken, OutgoingMail
+from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
 from appliance.dispatch.models.orders import (
     Assignment,
     Collection,
@@ -37,6 +37,7 @@ __all__ = [
     "Courier",
     "CourierLocation",
     "Depot",
+    "JobLease",
     "LinkToken",
     "Membership",
     "Order",

@@ -46,3 +46,15 @@ class OutgoingMail(BaseModel):
 
     class Meta:
         table_name = "outgoing_mail"
+
+
+class JobLease(BaseModel):
+    """A background job's single-holder lease and when it last ran (housekeeping)."""
+
+    name = peewee.CharField(max_length=32, primary_key=True)
+    holder = peewee.CharField(max_length=64, null=True)
+    lease_until = UTCDateTimeField(null=True)
+    last_run_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "job_lease"

@@ -131,7 +131,11 @@ def notify_late(
 def _estimated_minutes(rt: Runtime, order: Order) -> int | None:
     if not order.courier_id:
         return None
-    eta = courier_eta(rt.engines["router"], Courier.get_by_id(order.courier_id))
+    eta = courier_eta(
+        rt.engines["router"],
+        Courier.get_by_id(order.courier_id),
+        max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes),
+    )
     seconds = next((s["etaSeconds"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
     return max(1, math.ceil(seconds / 60)) if seconds else None
 
@@ -191,7 +195,9 @@ def view(rt: Runtime, token: str) -> dict[str, Any]:
     eta_seconds = None
     stops_ahead = None
     if courier is not None and order.courier_id and state in ("preparing", "on_the_way"):
-        eta = courier_eta(rt.engines["router"], courier)
+        eta = courier_eta(
+            rt.engines["router"], courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes)
+        )
         stops = eta["stops"]
         mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
         if mine is not None:
