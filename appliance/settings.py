@@ -291,6 +291,10 @@ def _check(settings: Settings) -> None:
         url = getattr(settings, url_name)
         if url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")):
             raise SettingsError(f"setting {url_name}: only postgresql:// or sqlite:/// URLs are supported")
+    if settings.s3_endpoint and not (
+        settings.s3_bucket and settings.s3_access_key and settings.s3_secret_key
+    ):
+        raise SettingsError("settings s3_bucket, s3_access_key and s3_secret_key: required with s3_endpoint")
     if settings.routing_engine not in {"embedded", "osrm", "valhalla", "none"}:
         raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:

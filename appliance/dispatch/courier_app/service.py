@@ -177,14 +177,32 @@ def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, 
     return response
 
 
+def _uploaded_proof(rt: Runtime, courier: Courier, order: Order, key: str) -> bool:
+    """A key the app issued for this order (its prefix, one segment of hex and an image extension,
+    so no ``..`` or other path) to which a photo was uploaded."""
+    prefix = f"{courier.company_id}/proofs/{order.id}/"
+    name = key[len(prefix) :] if key.startswith(prefix) else ""
+    stem, _, extension = name.partition(".")
+    if (
+        len(stem) != 32
+        or not all(c in "0123456789abcdef" for c in stem)
+        or extension not in IMAGE_TYPES.values()
+    ):
+        return False
+    try:
+        return bool(rt.engines["objects"].exists(key))
+    except StorageUnavailable:
+        raise Unavailable("Object storage is unavailable.") from None
+
+
 def _apply_status(rt: Runtime, courier: Courier, order: Order, body: dict[str, Any]) -> dict[str, Any]:
     status = body["status"]
     if status in ("delivered", "failed"):
         photo_key = body.get("photoKey")
-        if photo_key is not None and not photo_key.startswith(f"{courier.company_id}/proofs/{order.id}/"):
+        if photo_key is not None and not _uploaded_proof(rt, courier, order, photo_key):
             raise Invalid(
-                "photoKey was not issued for this order.",
-                errors=[{"field": "photoKey", "message": "unknown"}],
+                "photoKey was not issued for this order, or nothing was uploaded to it.",
+                errors=[{"field": "photoKey", "message": "unknown or not uploaded"}],
             )
         order.proof_recipient_name = body.get("recipientName")
         order.proof_photo_key = photo_key

@@ -10,6 +10,7 @@ from flask import Blueprint, Flask, Response, request, send_file
 
 from appliance.common.objects import LocalObjectStore, ObjectTooLarge, StorageUnavailable
 from appliance.common.problems import Forbidden, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
+from appliance.common.s3store import S3ObjectStore
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("objects", __name__)
@@ -18,6 +19,21 @@ bp = Blueprint("objects", __name__)
 def init_app(app: Flask) -> None:
     rt = app.extensions["dispatch"]
     settings = rt.settings
+    if settings.s3_endpoint:
+        # Clients upload to and download from the bucket itself (presigned); these routes stay
+        # for the local store only.
+        store = S3ObjectStore(
+            settings.s3_endpoint,
+            settings.s3_bucket,
+            settings.s3_access_key,
+            settings.s3_secret_key,
+            settings.s3_region,
+            lifetime_seconds=settings.presigned_url_seconds,
+            max_bytes=settings.max_upload_bytes,
+        )
+        rt.engines["objects"] = store
+        rt.health.register("objects", store.probe)
+        return
     rt.engines["objects"] = LocalObjectStore(
         settings.data_dir / "objects",
         rt.master_key,
@@ -32,6 +48,8 @@ def object_store() -> LocalObjectStore:
 
 
 def _signed(op: str, key: str, content_type: str = "") -> bool:
+    if not isinstance(object_store(), LocalObjectStore):  # objects live in the bucket
+        return False
     args = request.args
     if args.get("op") != op:
         return False
