@@ -6,6 +6,7 @@ import pytest
 
 from appliance.dispatch.models import Courier, Membership, Order
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import mail_text
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order, ready_order
 
 
@@ -188,7 +189,7 @@ def test_signing_up_with_an_existing_accounts_email_makes_it_owner_only_through_
         headers={"Authorization": f"Bearer {session['accessToken']}"},
     )
     assert switched.status_code == 403  # not an owner of Impostor without the emailed link
-    mail = sorted((data_dir / "outbox").glob("*.eml"))[-1].read_text()
+    mail = mail_text(sorted((data_dir / "outbox").glob("*.eml"))[-1])
     token = mail.split("/login?token=")[1].split()[0]
     claimed = client.post("/auth/magic-link/verify", json={"token": token})
     assert claimed.status_code == 200 and claimed.json["company"]["name"] == "Impostor"
@@ -253,3 +254,30 @@ def test_a_malformed_valhalla_answer_falls_back_to_straight_lines_never_a_500(an
         assert router.table(points, points).method == "straight_line"
     finally:
         server.shutdown()
+
+
+def test_e_mails_speak_the_recipients_language(dispatch_app, data_dir) -> None:
+    from email import message_from_bytes, policy
+
+    client = dispatch_app.test_client()
+    company = make_company("Arev")
+    owner = make_member(dispatch_app, company, "owner", email="ani@example.am")
+
+    def last_mail():
+        path = sorted((data_dir / "outbox").glob("*.eml"))[-1]
+        return message_from_bytes(path.read_bytes(), policy=policy.default)
+
+    client.post("/auth/magic-link", json={"email": "ani@example.am"})
+    assert last_mail()["Subject"] == "Մուտքի հղում"  # Armenian first
+    changed = client.patch("/me", json={"language": "ru"}, headers=owner.headers)
+    assert changed.status_code == 200 and changed.json["user"]["language"] == "ru"
+    client.post("/auth/magic-link", json={"email": "ani@example.am"})
+    assert last_mail()["Subject"] == "Ссылка для входа"
+    client.post(
+        "/company/invites",
+        json={"email": "new@example.am", "name": "Lilit", "role": "courier"},
+        headers=owner.headers,
+    )
+    invite = last_mail()
+    assert invite["Subject"] == "Arev приглашает вас" and "курьер" in invite.get_content()
+    assert client.patch("/me", json={"language": "de"}, headers=owner.headers).status_code == 400

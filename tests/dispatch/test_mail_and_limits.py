@@ -13,6 +13,7 @@ from appliance.dispatch.app import create_app
 from appliance.dispatch.models import OutgoingMail
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import mail_text
 
 
 class _SMTPHandler(socketserver.StreamRequestHandler):
@@ -65,7 +66,7 @@ def test_mail_goes_through_smtp_when_configured(settings, smtp_server) -> None:
     make_member(app, make_company(), "owner", email="ani@example.am")
     assert app.test_client().post("/auth/magic-link", json={"email": "ani@example.am"}).status_code == 202
     assert len(smtp_server.messages) == 1
-    assert b"/login?token=" in smtp_server.messages[0]
+    assert "/login?token=" in mail_text(smtp_server.messages[0])
     assert not (settings.data_dir / "outbox").exists()
 
 

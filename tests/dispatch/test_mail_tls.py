@@ -14,6 +14,7 @@ from appliance.dispatch.app import create_app
 from appliance.dispatch.models import OutgoingMail
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import mail_text
 from tests.engine.tls_receiver import make_ca_and_server_cert
 
 
@@ -84,7 +85,7 @@ def test_mail_goes_out_through_starttls_with_a_login(settings, certificates) -> 
     finally:
         controller.stop()
     assert inbox.logins == ["mailer"] and inbox.tls == [True]
-    assert b"/login?token=" in inbox.messages[0]
+    assert "/login?token=" in mail_text(inbox.messages[0])
     assert OutgoingMail.get().status == "sent"
 
 

@@ -75,6 +75,14 @@ def me():
     return service.session_body(caller.membership, user=caller.user, company=caller.company)
 
 
+@endpoint(bp, "PATCH", "/me", guard=B, body=schemas.MePatch, response=schemas.Session, tags=TAGS)
+def patch_me(body: schemas.MePatch):
+    """Change the caller's language (hy, ru, en): the e-mails they get from now on, and the screens."""
+    caller = current_caller()
+    user = service.set_language(caller.user, body.language)
+    return service.session_body(caller.membership, user=user, company=caller.company)
+
+
 @endpoint(bp, "GET", "/auth/me", guard=B, response=schemas.Session, tags=TAGS)
 def auth_me():
     """Same as GET /me."""

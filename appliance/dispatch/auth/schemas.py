@@ -73,10 +73,15 @@ class SessionUser(BaseModel):
     email: str | None
     phone: str | None
     displayName: str
+    language: Literal["hy", "ru", "en"] = Field(description="the user's language: e-mails and screens")
     role: Literal["dispatcher", "courier"]
     companyRole: Role
     companyId: str
     courierId: str | None
+
+
+class MePatch(Schema):
+    language: Literal["hy", "ru", "en"]
 
 
 class SessionCompany(BaseModel):
@@ -91,7 +96,9 @@ class SessionMembership(BaseModel):
     companyId: str
     companyName: str
     role: Role
-    status: Literal["active", "disabled"]
+    status: Literal["active", "disabled", "pending"] = Field(
+        description="pending: owner of a company signed up with this e-mail, until its emailed link is used"
+    )
 
 
 class Session(BaseModel):

@@ -13,7 +13,7 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password, verify_password
 from appliance.common.problems import Conflict, Forbidden, NotFound, Unauthorized
-from appliance.dispatch.auth import links
+from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.sessions import (
     IssuedTokens,
@@ -45,6 +45,13 @@ def normalise_email(email: str) -> str:
 # -- the Session body ----------------------------------------------------------------------------
 
 
+def set_language(user: User, language: str) -> User:
+    with write_transaction(database):
+        User.update(language=language).where(User.id == user.id).execute()
+    user.language = language
+    return user
+
+
 def session_body(
     membership: Membership,
     tokens: IssuedTokens | None = None,
@@ -74,6 +81,7 @@ def session_body(
             "email": user.email,
             "phone": user.phone,
             "displayName": user.display_name,
+            "language": user.language,
             "role": "courier" if membership.role == "courier" else "dispatcher",
             "companyRole": membership.role,
             "companyId": str(company.id),
@@ -250,13 +258,14 @@ def signup(
             created_at=moment,
         )
         token, _ = links.issue("magic", links.MAGIC_LIFETIME, user=user, company=new_company)
-        mail_id = mailer.enqueue(
-            email,
-            f"Welcome to {new_company.name}: sign in",
-            f"Hello {owner['name']},\n\n{new_company.name} is ready. "
-            "Sign in within 15 minutes with this link:\n\n"
-            f"{login_link_url(rt, token)}\n\nThe link works once.\n",
+        subject, text = mail_texts.mail(
+            "welcome",
+            user.language,
+            name=owner["name"],
+            company=new_company.name,
+            link=login_link_url(rt, token),
         )
+        mail_id = mailer.enqueue(email, subject, text)
     sent = mailer.deliver(mail_id)
     return {"company": {"id": str(new_company.id), "name": new_company.name}, "emailSent": sent}
 
@@ -269,12 +278,8 @@ def request_magic_link(rt: Runtime, email: str) -> None:
         return
     with write_transaction(database):
         token, _ = links.issue("magic", links.MAGIC_LIFETIME, user=user)
-        mail_id = mailer.enqueue(
-            user.email,
-            "Your sign-in link",
-            f"Sign in within 15 minutes with this link:\n\n{login_link_url(rt, token)}\n\n"
-            "The link works once. If you did not ask for it, ignore this email.\n",
-        )
+        subject, text = mail_texts.mail("magic_link", user.language, link=login_link_url(rt, token))
+        mail_id = mailer.enqueue(user.email, subject, text)
     mailer.deliver(mail_id)
 
 

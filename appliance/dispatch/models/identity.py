@@ -29,6 +29,7 @@ class User(BaseModel):
     email = peewee.CharField(max_length=320, null=True, unique=True)
     phone = peewee.CharField(max_length=40, null=True)
     display_name = peewee.CharField(max_length=200)
+    language = peewee.CharField(max_length=2, default="hy")  # hy, ru, en: e-mails and screens
     password_hash = peewee.CharField(max_length=200, null=True)
     email_confirmed = peewee.BooleanField(default=False)
     last_company = peewee.ForeignKeyField(Company, null=True, on_delete="SET NULL")

@@ -8,7 +8,7 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import Conflict, Forbidden, NotFound
-from appliance.dispatch.auth import links
+from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.service import invite_link_url, normalise_email
 from appliance.dispatch.couriers.service import end_sessions, set_courier_active
@@ -97,13 +97,17 @@ def invite(rt: Runtime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any
         link = invite_link_url(rt, token)
         mail_id = None
         if email:
-            mail_id = mailer.enqueue(
-                email,
-                f"{caller.company.name} invites you",
-                f"Hello {fields['name']},\n\n{caller.user.display_name} invites you to "
-                f"{caller.company.name} as "
-                f"{fields['role']}. Accept within 7 days:\n\n{link}\n",
+            invitee = User.get_or_none(User.email == email)
+            subject, text = mail_texts.mail(
+                "invite",
+                invitee.language if invitee else caller.user.language,
+                name=fields["name"],
+                inviter=caller.user.display_name,
+                company=caller.company.name,
+                role=fields["role"],
+                link=link,
             )
+            mail_id = mailer.enqueue(email, subject, text)
     emailed = mailer.deliver(mail_id) if mail_id is not None else False
     return {"invite": invite_body(row), "link": link, "emailed": emailed}
 
