@@ -16,6 +16,7 @@ from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
+from tests.e2e.console_server import wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
 pytestmark = [pytest.mark.e2e, pytest.mark.server]
@@ -97,7 +98,8 @@ def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
         assert len(page.inner_text("#code").strip()) == 6
         page.wait_for_selector("[data-marker='courier']", timeout=20000)
         page.wait_for_selector("[data-marker='destination']", timeout=20000)
-        page.wait_for_function("window.trackingMap && window.trackingMap.tilesLoaded > 0", timeout=30000)
+        # Polled from outside: the page's Content-Security-Policy refuses wait_for_function's eval.
+        wait_until(page, "window.trackingMap && window.trackingMap.tilesLoaded > 0", timeout=30)
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "tracking-page.png"), full_page=True)
         # Armenian first, Russian and English: by ?lang=, a remembered choice, or the browser.

@@ -1,32 +1,98 @@
-"""Serve the sign-in and invite pages and their shared assets (plain HTML and JS, no build step)."""
+"""The pages of the dispatch service, plain HTML and JS from static/ with no build step: the
+dispatcher console (/console/), the courier app (/app/, an installable PWA), the pages behind
+emailed links (/login?token=, /invite/<token>) and their shared assets. Every page answers with the
+Content-Security-Policy of csp.py."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, send_from_directory
+from pathlib import Path
+
+from flask import Blueprint, Response, abort, redirect, send_from_directory
+from werkzeug.security import safe_join
 
 from appliance.common.assets import static_dir
+from appliance.dispatch.pages.csp import policy
+from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("pages", __name__)
 
 
-def _page(name: str) -> Response:
-    response = send_from_directory(static_dir(), name, mimetype="text/html", max_age=0)
-    response.headers["Referrer-Policy"] = "no-referrer"  # tokens sit in these URLs
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; img-src 'self' https: data:; style-src 'self' 'unsafe-inline'; "
-        "script-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
-    )
+def secure(response: Response, page: Path | None = None) -> Response:
+    """Add the page headers: the CSP (with the hashes of the page's inline blocks), no referrer (some
+    URLs carry one-time tokens), no sniffing, no framing."""
+    response.headers["Content-Security-Policy"] = policy(runtime().settings, page)
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"
     return response
+
+
+def page_response(relative: str) -> Response:
+    """An HTML page from static/, never cached (a new release shows at once)."""
+    response = send_from_directory(static_dir(), relative, mimetype="text/html", max_age=0)
+    return secure(response, static_dir() / relative)
+
+
+@bp.route("/", methods=["GET"])
+def root() -> Response:
+    return redirect("/console/", code=302)  # type: ignore[return-value]
 
 
 @bp.route("/login", methods=["GET"])
 def login_page() -> Response:
-    return _page("login.html")
+    return page_response("login.html")
 
 
 @bp.route("/invite/<token>", methods=["GET"])
 def invite_page(token: str) -> Response:
-    return _page("invite.html")
+    return page_response("invite.html")
+
+
+@bp.route("/console", methods=["GET"])
+@bp.route("/app", methods=["GET"])
+def without_slash() -> Response:
+    from flask import request
+
+    return redirect(request.path + "/", code=301)  # type: ignore[return-value]
+
+
+@bp.route("/console/", methods=["GET"])
+def console_page() -> Response:
+    return page_response("console/index.html")
+
+
+@bp.route("/app/", methods=["GET"])
+def courier_app_page() -> Response:
+    return page_response("app/index.html")
+
+
+# The service worker must come from /app/ to control /app/; its manifest sits next to it.
+_APP_TYPES = {
+    "sw.js": "text/javascript",
+    "manifest.webmanifest": "application/manifest+json",
+}
+
+
+def _asset(folder: str, name: str) -> Response:
+    if safe_join(str(static_dir() / folder), name) is None or name.endswith(".html"):
+        abort(404)
+    mimetype = _APP_TYPES.get(name) if folder == "app" else None
+    response = send_from_directory(static_dir() / folder, name, mimetype=mimetype, max_age=0)
+    response.headers["Cache-Control"] = "no-cache"  # revalidate: the app is updated in place
+    if name == "sw.js":
+        response.headers["Service-Worker-Allowed"] = "/app/"
+        secure(response)  # a worker's script carries the policy it runs under
+    return response
+
+
+@bp.route("/console/<path:name>", methods=["GET"])
+def console_asset(name: str) -> Response:
+    return _asset("console", name)
+
+
+@bp.route("/app/<path:name>", methods=["GET"])
+def courier_app_asset(name: str) -> Response:
+    return _asset("app", name)
 
 
 @bp.route("/static/<path:name>", methods=["GET"])

@@ -182,10 +182,6 @@ def rate(token: str, body: RatingRequest):
 
 @bp.route("/t/<token>", methods=["GET"])
 def tracking_page(token: str) -> Response:
-    from flask import send_from_directory
+    from appliance.dispatch.pages.routes import page_response
 
-    from appliance.common.assets import static_dir
-
-    response = send_from_directory(static_dir(), "track.html", mimetype="text/html", max_age=0)
-    response.headers["Referrer-Policy"] = "no-referrer"
-    return response
+    return page_response("track.html")  # with the pages' Content-Security-Policy

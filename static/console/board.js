@@ -1,0 +1,293 @@
+// The day board: one Yerevan working day of orders (GET /orders?date=), counted by state, searched
+// and filtered in the page; create (with the pin picker), ready/draft/cancel/unassign/retry,
+// assign and reassign, tracking link and the late notice. Orders whose courier's ETA falls after the
+// delivery window are flagged "at risk" before they are late (GET /couriers/{id}/eta).
+import {STATES} from "/console/texts.js";
+import {timeOf, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
+import {PinPicker} from "/console/livemap.js";
+
+const $ = (id) => document.getElementById(id);
+const OPEN = new Set(["draft", "ready", "assigned", "picked_up", "arrived"]);
+const MOVES = {  // the dispatcher's buttons per state (the API decides; these only offer its table)
+  draft: [["ready", "makeReady"], ["cancelled", "cancel"]],
+  ready: [["draft", "toDraft"], ["cancelled", "cancel"]],
+  assigned: [["ready", "unassign"], ["cancelled", "cancel"]],
+  picked_up: [], arrived: [],
+  failed: [["ready", "retry"]],
+  delivered: [], cancelled: [],
+};
+
+function el(tag, attributes, ...children) {
+  const element = document.createElement(tag);
+  Object.entries(attributes || {}).forEach(([key, value]) => {
+    if (value === undefined || value === null || value === false) { return; }
+    if (key === "dataset") { Object.assign(element.dataset, value); } else if (key in element && key !== "list") { element[key] = value; } else { element.setAttribute(key, value); }
+  });
+  element.append(...children.filter((c) => c !== null && c !== undefined));
+  return element;
+}
+
+export class Board {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.reset();
+    $("day-date").value = yerevanDate();
+    $("day-date").addEventListener("change", () => { this.load().catch((e) => ctx.fail(e)); });
+    $("search").addEventListener("input", () => this.render());
+    $("filter-courier").addEventListener("change", () => this.render());
+    $("new-order").addEventListener("click", () => this.openCreate());
+    $("order-close").addEventListener("click", () => $("order-dialog").close());
+    $("order-form").addEventListener("submit", (event) => { event.preventDefault(); this.create(); });
+    $("o-cod").addEventListener("change", () => { if ($("o-cod").checked && !$("o-cod-amount").value) { $("o-cod-amount").value = $("o-amount").value; } });
+    $("link-copy").addEventListener("click", () => this.copy("link-url"));
+    $("late-copy").addEventListener("click", () => this.copy("late-text"));
+    $("late-make").addEventListener("click", () => this.lateText());
+    this.picker = null;
+    setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
+  }
+
+  reset() {
+    this.orders = new Map();
+    this.selected = new Set();
+    this.state = "all";
+    this.risk = new Map();  // orderId -> eta ISO when the ETA is past the window's end
+    this.loaded = false;
+    if (document.querySelector("#orders tbody")) { this.render(); }
+  }
+
+  async load() {
+    const day = $("day-date").value || yerevanDate();
+    const {orders} = await this.ctx.api.get("/orders?date=" + encodeURIComponent(day) + "&limit=2000");
+    this.orders = new Map(orders.map((o) => [o.id, o]));
+    this.loaded = true;
+    this.render();
+    this.checkRisk();
+  }
+
+  upsert(order) { this.orders.set(order.id, order); this.render(); }
+
+  // Realtime: refetch the order an event names (the event carries ids only), so the row is exact.
+  onEvent(event) {
+    const orderId = event.payload && event.payload.orderId;
+    if (!orderId || !event.kind.match(/^(order|assignment)\./)) { return; }
+    this.ctx.api.get("/orders/" + orderId).then(({order}) => {
+      if (event.kind === "order.created" && $("day-date").value !== yerevanDate()) { return; }
+      this.upsert(order);
+      if (order.courierId) { this.checkRisk(order.courierId); }
+    }).catch(() => {});
+  }
+
+  visible() {
+    const query = $("search").value.trim().toLowerCase();
+    const courier = $("filter-courier").value;
+    return [...this.orders.values()].filter((o) => {
+      if (this.state !== "all" && o.status !== this.state) { return false; }
+      if (courier === "none" && o.courierId) { return false; }
+      if (courier && courier !== "none" && o.courierId !== courier) { return false; }
+      if (!query) { return true; }
+      return [o.publicId, o.recipientName, o.recipientPhone, o.addressLabelHy, o.addressLabelRu, o.addressLabelEn]
+        .some((v) => v && v.toLowerCase().includes(query));
+    });
+  }
+
+  address(order) {
+    const lang = this.ctx.lang;
+    return (lang === "ru" && order.addressLabelRu) || (lang === "en" && order.addressLabelEn) || order.addressLabelHy;
+  }
+
+  stateLabel(status) { const T = this.ctx.T; return status === "failed" ? T.failed_state : T[status]; }
+
+  render() {
+    const T = this.ctx.T;
+    const tbody = document.querySelector("#orders tbody");
+    if (!tbody) { return; }
+    // Counts per state and the state chips.
+    const counts = {all: this.orders.size};
+    STATES.forEach((s) => { counts[s] = 0; });
+    this.orders.forEach((o) => { counts[o.status] = (counts[o.status] || 0) + 1; });
+    const chips = $("state-counts");
+    chips.setAttribute("aria-label", T.status);
+    chips.replaceChildren(...["all", ...STATES].map((state) => {
+      const button = el("button", {type: "button", dataset: {state: state}, "aria-pressed": String(this.state === state)},
+        state === "all" ? T.all : this.stateLabel(state), el("span", {className: "count", dataset: {count: state}}, String(counts[state] || 0)));
+      button.addEventListener("click", () => { this.state = state; this.render(); });
+      return button;
+    }));
+    // The courier filter keeps its choice across renders.
+    const filter = $("filter-courier");
+    const chosen = filter.value;
+    const couriers = this.ctx.fleet ? this.ctx.fleet.list() : [];
+    filter.replaceChildren(el("option", {value: ""}, T.anyCourier), el("option", {value: "none"}, T.noCourier),
+      ...couriers.map((c) => el("option", {value: c.id}, c.displayName)));
+    filter.value = chosen;
+    const rows = this.visible().sort((a, b) => (a.status === b.status ? (b.createdAt > a.createdAt ? 1 : -1) : STATES.indexOf(a.status) - STATES.indexOf(b.status)));
+    tbody.replaceChildren(...rows.map((order) => this.row(order, couriers)));
+    $("no-orders").hidden = !this.loaded || rows.length > 0;
+    if (this.ctx.fleet) { this.ctx.fleet.showOrders([...this.orders.values()].filter((o) => OPEN.has(o.status))); }
+  }
+
+  row(order, couriers) {
+    const T = this.ctx.T;
+    const lang = this.ctx.lang;
+    const risk = this.risk.get(order.id);
+    const pick = el("input", {type: "checkbox", checked: this.selected.has(order.id), dataset: {select: order.id},
+                              "aria-label": T.choose + " " + order.publicId});
+    pick.addEventListener("change", () => { if (pick.checked) { this.selected.add(order.id); } else { this.selected.delete(order.id); } });
+    const window = order.deliveryWindowStart || order.deliveryWindowEnd
+      ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "";
+    const status = el("td", {}, el("span", {className: "badge", dataset: {status: order.status}}, this.stateLabel(order.status)));
+    if (risk) { status.append(" ", el("span", {className: "badge risk", title: T.atRisk}, T.atRisk + " " + timeOf(risk, lang))); }
+    let courierCell;
+    if (order.status === "ready" || order.status === "assigned") {
+      const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
+        el("option", {value: ""}, order.courierId ? "" : T.noCourier),
+        ...couriers.filter((c) => c.active).map((c) => el("option", {value: c.id, selected: c.id === order.courierId}, c.displayName)));
+      if (order.courierId) { select.firstChild.remove(); }
+      select.addEventListener("change", () => { if (select.value) { this.assign(order, select.value); } });
+      courierCell = el("td", {}, select);
+    } else {
+      const courier = couriers.find((c) => c.id === order.courierId) || null;
+      courierCell = el("td", {}, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "");
+    }
+    const actions = el("div", {className: "actions"});
+    MOVES[order.status].forEach(([to, label]) => {
+      const button = el("button", {type: "button", className: "small ghost", dataset: {move: to}}, T[label]);
+      button.addEventListener("click", () => this.move(order, to));
+      actions.append(button);
+    });
+    if (OPEN.has(order.status) && order.status !== "draft" || order.status === "delivered") {
+      const link = el("button", {type: "button", className: "small", dataset: {link: order.id}}, T.trackingLink);
+      link.addEventListener("click", () => this.openLink(order));
+      actions.append(link);
+    }
+    return el("tr", {dataset: {orderId: order.id, status: order.status, risk: risk ? "true" : "false"}},
+      el("td", {}, pick),
+      el("td", {}, el("strong", {}, order.publicId)),
+      el("td", {}, order.recipientName, el("br"), el("span", {className: "muted small"}, order.recipientPhone)),
+      el("td", {lang: lang === "ru" && order.addressLabelRu ? "ru" : lang === "en" && order.addressLabelEn ? "en" : "hy"}, this.address(order)),
+      el("td", {}, window),
+      status, courierCell, el("td", {}, actions));
+  }
+
+  async move(order, status) {
+    try {
+      const {order: moved} = await this.ctx.api.post("/orders/" + order.id + "/status", {status: status});
+      this.upsert(moved);
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  async assign(order, courierId) {
+    try {
+      const {order: assigned} = await this.ctx.api.post("/orders/" + order.id + "/assign", {courierId: Number(courierId)});
+      this.upsert(assigned);
+    } catch (error) { this.ctx.fail(error); this.render(); }
+  }
+
+  // At risk: an open, assigned order whose courier's ETA (GET /couriers/{id}/eta) is after its
+  // delivery window ends. Checked on load, every minute and when a courier's order moves.
+  async checkRisk(onlyCourier) {
+    const couriers = new Set();
+    this.orders.forEach((o) => {
+      if (o.courierId && o.deliveryWindowEnd && ["assigned", "picked_up", "arrived"].includes(o.status)) { couriers.add(o.courierId); }
+    });
+    for (const courierId of couriers) {
+      if (onlyCourier && courierId !== onlyCourier) { continue; }
+      try {
+        const eta = await this.ctx.api.get("/couriers/" + courierId + "/eta");
+        eta.stops.forEach((stop) => {
+          const order = this.orders.get(stop.orderId);
+          if (!order) { return; }
+          if (stop.eta && order.deliveryWindowEnd && new Date(stop.eta) > new Date(order.deliveryWindowEnd)) { this.risk.set(order.id, stop.eta); } else { this.risk.delete(order.id); }
+        });
+      } catch (error) { /* the next pass tries again */ }
+    }
+    this.render();
+  }
+
+  async openCreate() {
+    const dialog = $("order-dialog");
+    $("order-form").reset();
+    $("o-ready").checked = true;
+    $("order-error").textContent = "";
+    dialog.showModal();
+    if (!this.picker) {
+      let centre = {lat: 40.1792, lon: 44.4991};  // Republic Square until the default depot is known
+      try {
+        const {depots} = await this.ctx.api.get("/company/depots");
+        if (depots.length) { centre = depots[0].point; }
+      } catch (error) { /* the centre of Yerevan will do */ }
+      this.picker = new PinPicker("pin-map", centre, (point) => {
+        $("o-lat").value = point.lat.toFixed(6); $("o-lon").value = point.lon.toFixed(6);
+      });
+      const typed = () => {
+        const lat = parseFloat($("o-lat").value), lon = parseFloat($("o-lon").value);
+        if (!isNaN(lat) && !isNaN(lon)) { this.picker.set({lat: lat, lon: lon}); }
+      };
+      $("o-lat").addEventListener("change", typed); $("o-lon").addEventListener("change", typed);
+    } else { this.picker.clear(); this.picker.resize(); }
+    $("o-name").focus();
+  }
+
+  async create() {
+    const T = this.ctx.T;
+    const lat = parseFloat($("o-lat").value), lon = parseFloat($("o-lon").value);
+    if (isNaN(lat) || isNaN(lon)) { $("order-error").textContent = T.pinMissing; return; }
+    const optional = (id) => $(id).value.trim() || null;
+    const body = {
+      recipientName: $("o-name").value.trim(), recipientPhone: $("o-phone").value.trim(),
+      addressLabelHy: $("o-addr-hy").value.trim(), addressLabelRu: optional("o-addr-ru"), addressLabelEn: optional("o-addr-en"),
+      amountAmd: parseInt($("o-amount").value || "0", 10), isCod: $("o-cod").checked, otpRequired: $("o-code").checked,
+      deliveryWindowStart: fromYerevanLocal($("o-from").value), deliveryWindowEnd: fromYerevanLocal($("o-until").value),
+      pin: {lat: lat, lon: lon},
+    };
+    if (body.isCod && $("o-cod-amount").value) { body.codAmountAmd = parseInt($("o-cod-amount").value, 10); }
+    $("order-save").disabled = true;
+    try {
+      let {order} = await this.ctx.api.post("/orders", body);
+      if ($("o-ready").checked) { order = (await this.ctx.api.post("/orders/" + order.id + "/status", {status: "ready"})).order; }
+      this.upsert(order);
+      $("order-dialog").close();
+      this.ctx.toast(T.created + order.publicId);
+    } catch (error) {
+      $("order-error").textContent = this.ctx.explain(error);
+    } finally { $("order-save").disabled = false; }
+  }
+
+  async openLink(order) {
+    const T = this.ctx.T;
+    this.linkOrder = order;
+    $("late-text").value = ""; $("late-to").textContent = ""; $("late-copy").hidden = true;
+    $("link-code").hidden = true;
+    try {
+      const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
+      $("link-url").value = new URL(link.path, location.origin).href;
+      $("link-expires").textContent = T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"});
+      $("link-dialog").showModal();
+      $("link-url").select();
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  // The late notice: the API writes the text (recipient's language: the console's, by default) with
+  // a fresh tracking link, ready to paste into an SMS; nothing is sent from here.
+  async lateText() {
+    const T = this.ctx.T;
+    const order = this.linkOrder;
+    try {
+      const late = await this.ctx.api.post("/orders/" + order.id + "/notify-late",
+                                            {delayMinutes: parseInt($("late-delay").value || "15", 10), language: this.ctx.lang});
+      $("late-text").value = late.message;
+      $("link-url").value = late.trackingLink.url;
+      $("late-to").textContent = T.smsTo + late.recipientPhone + (late.sender ? " · " + T.sender + late.sender : "");
+      $("late-copy").hidden = false;
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  async copy(id) {
+    const field = $(id);
+    field.select();
+    try { await navigator.clipboard.writeText(field.value); } catch (error) { document.execCommand("copy"); }
+    this.ctx.toast(this.ctx.T.copied);
+  }
+
+  selectedIds() { return [...this.selected].filter((id) => this.orders.has(id)); }
+}

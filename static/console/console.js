@@ -1,0 +1,188 @@
+// The dispatcher console's shell: sign-in, company switcher, language, sign-out, and the realtime
+// stream that feeds the board, the couriers and the map. A client of the JSON API only: every rule
+// (who may do what, which move is allowed) is the API's, and its Problem answers are shown as given.
+import {Api, ApiError} from "/static/js/api.js";
+import {openEventStream} from "/static/js/events.js";
+import {applyTexts, initialLanguage, rememberLanguage} from "/static/js/i18n.js";
+import {TEXTS} from "/console/texts.js";
+import {Board} from "/console/board.js";
+import {Fleet} from "/console/fleet.js";
+import {Planner} from "/console/plan.js";
+
+const $ = (id) => document.getElementById(id);
+
+const ctx = {
+  lang: initialLanguage(),
+  get T() { return TEXTS[this.lang]; },
+  session: null,
+  toast(text) {
+    const toast = $("toast");
+    toast.textContent = text;
+    toast.hidden = false;
+    clearTimeout(this._toastTimer);
+    this._toastTimer = setTimeout(() => { toast.hidden = true; }, 4000);
+  },
+  // Show an API failure in the page's words: offline, or the Problem's own title/detail.
+  explain(error) {
+    if (error && error.offline) { return this.T.offline; }
+    if (error instanceof ApiError) {
+      const fields = (error.problem.errors || []).map((e) => (e.field || e.loc || "") + ": " + (e.message || e.msg || "")).join("; ");
+      return this.T.failed + (error.problem.detail || error.problem.title || error.status) + (fields ? " (" + fields + ")" : "");
+    }
+    return this.T.failed + String(error);
+  },
+  fail(error) { console.error(error); this.toast(this.explain(error)); },
+};
+
+// Refresh tokens stay in this tab only (sessionStorage); the /login page verifying an emailed link
+// leaves its session under the same key, and the first rotation replaces it by the refresh token alone.
+const SESSION_KEY = "appliance.session";
+const api = new Api({
+  storage: sessionStorage,
+  key: SESSION_KEY,
+  onSession: (session) => { showSession(session); },
+  onSignedOut: () => { stopWorkspace(); showSignIn(); },
+});
+ctx.api = api;
+
+const board = new Board(ctx);
+const fleet = new Fleet(ctx);
+const planner = new Planner(ctx, board, fleet);
+ctx.board = board; ctx.fleet = fleet; ctx.planner = planner;
+let stream = null;
+let workspaceCompany = null;
+
+function applyLanguage() {
+  applyTexts(document, ctx.T, ctx.lang);
+  document.title = ctx.T.title;
+  if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
+  board.render(); fleet.render(); planner.render();
+}
+
+document.querySelectorAll("[data-lang]").forEach((button) => {
+  button.addEventListener("click", () => {
+    ctx.lang = button.dataset.lang;
+    rememberLanguage(ctx.lang);
+    applyLanguage();
+    if (ctx.session) {  // remembered for the user, on every device (PATCH /me)
+      api.patch("/me", {language: ctx.lang}).then(() => { ctx.session.user.language = ctx.lang; }).catch((e) => ctx.fail(e));
+    }
+  });
+});
+
+function showSignIn(message) {
+  ctx.session = null;
+  document.body.dataset.view = "signin";
+  $("main").hidden = true;
+  $("signin").hidden = false;
+  $("switcher").hidden = true;
+  $("sign-out").hidden = true;
+  $("user-name").textContent = "";
+  $("stream-state").textContent = "";
+  $("company-name").textContent = ctx.T.title;
+  $("signin-message").textContent = message || "";
+  $("signin-email").focus();
+}
+
+function showSession(session) {
+  const first = !ctx.session || ctx.session.user.id !== session.user.id;
+  ctx.session = session;
+  if (first && session.user.language && TEXTS[session.user.language]) { ctx.lang = session.user.language; rememberLanguage(ctx.lang); }
+  document.documentElement.style.setProperty("--brand", session.company.brandColor || "#1F6FEB");
+  $("company-name").textContent = session.company.name;
+  $("user-name").textContent = session.user.displayName;
+  $("sign-out").hidden = false;
+  const select = $("company-switch");
+  select.replaceChildren();
+  session.memberships.filter((m) => m.status === "active").forEach((m) => {
+    const option = document.createElement("option");
+    option.value = m.companyId;
+    option.textContent = m.companyName + " · " + m.role;
+    option.selected = m.companyId === session.company.id;
+    select.append(option);
+  });
+  $("switcher").hidden = select.options.length < 2;
+  if (session.role === "courier") {
+    stopWorkspace();
+    showSignIn();
+    $("signin-message").textContent = ctx.T.courierHere + location.origin + "/app/";
+    $("sign-out").hidden = false;
+    return;
+  }
+  $("signin").hidden = true;
+  $("main").hidden = false;
+  document.body.dataset.view = "workspace";
+  document.body.dataset.company = session.company.id;
+  if (workspaceCompany !== session.company.id) { startWorkspace(); }
+  applyLanguage();
+}
+
+async function startWorkspace() {
+  stopWorkspace();
+  workspaceCompany = ctx.session.company.id;
+  board.reset(); fleet.reset(); planner.reset();
+  try {
+    // Seed the stream at the newest event first, so that nothing between the loads and the stream is lost.
+    const {cursor} = await api.get("/events/latest-cursor");
+    await Promise.all([board.load(), fleet.load()]);
+    stream = openEventStream(api, {
+      cursor: cursor,
+      onEvent: (event) => { board.onEvent(event); fleet.onEvent(event); },
+      onState: (state) => {
+        const element = $("stream-state");
+        element.dataset.state = state;
+        element.textContent = state === "live" ? ctx.T.live : ctx.T.waiting;
+        document.body.dataset.stream = state;
+      },
+    });
+  } catch (error) { ctx.fail(error); }
+}
+
+function stopWorkspace() {
+  if (stream) { stream.close(); stream = null; }
+  workspaceCompany = null;
+  board.reset(); fleet.reset(); planner.reset();
+}
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const message = $("signin-message");
+  message.textContent = "";
+  $("signin-submit").disabled = true;
+  try {
+    await api.signIn($("signin-email").value.trim(), $("signin-password").value);
+    $("signin-password").value = "";
+  } catch (error) {
+    message.textContent = error.status === 401 ? ctx.T.wrongPassword : error.status === 403 ? ctx.T.noCompany : ctx.explain(error);
+  } finally { $("signin-submit").disabled = false; }
+});
+
+$("signin-magic").addEventListener("click", async () => {
+  const email = $("signin-email").value.trim();
+  if (!email) { $("signin-email").reportValidity(); return; }
+  try {
+    const response = await fetch("/auth/magic-link", {method: "POST", headers: {"Content-Type": "application/json"},
+                                                      body: JSON.stringify({email: email})});
+    $("signin-message").textContent = response.ok ? ctx.T.magicSent : ctx.explain(new ApiError(response.status, await response.json().catch(() => null)));
+  } catch (error) { $("signin-message").textContent = ctx.explain(error); }
+});
+
+$("company-switch").addEventListener("change", async (event) => {
+  try { await api.switchCompany(event.target.value); } catch (error) { ctx.fail(error); }
+});
+
+$("sign-out").addEventListener("click", () => { api.signOut(); });
+
+async function boot() {
+  applyLanguage();
+  // A session left by /login (an emailed link) or by /invite (an accepted invite) in this tab.
+  let handed = null;
+  try { handed = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null"); } catch (e) { handed = null; }
+  if (handed && handed.accessToken && handed.user) { api.adopt(handed); return; }
+  try {
+    if (!(await api.resume())) { showSignIn(); }
+  } catch (error) { showSignIn(ctx.explain(error)); }
+}
+boot();
+// For tests and the curious; the API client (and its tokens) stays inside the module.
+window.dispatcherConsole = {board: board, fleet: fleet, planner: planner, get lang() { return ctx.lang; }};

@@ -1,0 +1,117 @@
+// Couriers: the list (shift, last fix and its age, cash outstanding, open orders; end a shift) and
+// their markers on the live map, kept current by the realtime stream (courier.location moves a
+// marker at once; shift and profile events refetch the courier).
+import {amd, timeOf} from "/static/js/i18n.js";
+import {LiveMap} from "/console/livemap.js";
+
+const $ = (id) => document.getElementById(id);
+// A courier on shift reports every few seconds; a fix older than five minutes is greyed as stale.
+const STALE_MS = 5 * 60 * 1000;
+
+export class Fleet {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.map = null;
+    this.reset();
+    setInterval(() => this.render(), 30000);  // fixes grow stale while nothing happens
+  }
+
+  reset() {
+    this.couriers = new Map();
+    this.chosen = new Set();
+    if (this.map) { this.map.couriers.forEach((m) => m.remove()); this.map.couriers.clear(); this.map.setOrders([]); this.map.setRoutes([]); }
+    if ($("couriers")) { $("couriers").replaceChildren(); }
+  }
+
+  list() { return [...this.couriers.values()].sort((a, b) => a.displayName.localeCompare(b.displayName)); }
+
+  async load() {
+    if (!this.map && typeof maplibregl !== "undefined") { this.map = new LiveMap("live-map"); }
+    const [{couriers}, {depots}] = await Promise.all([this.ctx.api.get("/couriers"), this.ctx.api.get("/company/depots")]);
+    this.couriers = new Map(couriers.map((c) => [c.id, c]));
+    if (this.map) { this.map.setDepots(depots); this.map.resize(); }
+    this.render();
+    this.ctx.board.render();
+  }
+
+  async refetch(courierId) {
+    try {
+      const {courier} = await this.ctx.api.get("/couriers/" + courierId);
+      const known = this.couriers.get(courierId);
+      this.couriers.set(courierId, Object.assign({}, known || {}, courier));
+      this.render();
+    } catch (error) { /* gone or not ours: the next load settles it */ }
+  }
+
+  onEvent(event) {
+    const payload = event.payload || {};
+    if (event.kind === "courier.location") {
+      const courier = this.couriers.get(payload.courierId);
+      if (!courier) { this.refetch(payload.courierId); return; }
+      courier.location = {lat: payload.lat, lon: payload.lon, capturedAt: payload.capturedAt, accuracyM: payload.accuracyM, source: payload.source};
+      this.render();
+    } else if (event.kind.startsWith("courier.") || event.kind.startsWith("cash.")) {
+      this.refetch(payload.courierId);
+    } else if (event.kind.startsWith("order.") && payload.courierId) {
+      setTimeout(() => this.refetch(payload.courierId), 300);  // open orders and cash follow the move
+    }
+  }
+
+  stale(courier) { return !courier.location || Date.now() - new Date(courier.location.capturedAt).getTime() > STALE_MS; }
+
+  shiftLabel(courier) {
+    const T = this.ctx.T;
+    if (!courier.shift) { return T.offlineCourier; }
+    return courier.shift.status === "on_break" ? T.onBreak : T.online;
+  }
+
+  render() {
+    const T = this.ctx.T;
+    const lang = this.ctx.lang;
+    const list = $("couriers");
+    if (!list) { return; }
+    list.replaceChildren(...this.list().map((courier) => {
+      const stale = this.stale(courier);
+      const li = document.createElement("li");
+      li.dataset.courierId = courier.id;
+      li.dataset.stale = String(stale);
+      li.dataset.shift = courier.shift ? courier.shift.status : "off";
+      const pick = document.createElement("input");
+      pick.type = "checkbox";
+      pick.checked = this.chosen.has(courier.id);
+      pick.disabled = !courier.active;
+      pick.dataset.chooseCourier = courier.id;
+      pick.setAttribute("aria-label", T.choose + " " + courier.displayName);
+      pick.addEventListener("change", () => { if (pick.checked) { this.chosen.add(courier.id); } else { this.chosen.delete(courier.id); } });
+      const who = document.createElement("div");
+      who.className = "who";
+      const name = document.createElement("strong");
+      name.textContent = courier.displayName;
+      const state = document.createElement("div");
+      state.className = "small";
+      state.textContent = this.shiftLabel(courier) + (courier.openOrders ? " · " + courier.openOrders + " " + T.openOrders : "");
+      const where = document.createElement("div");
+      where.className = "small where";
+      where.textContent = courier.location ? timeOf(courier.location.capturedAt, lang) + (stale ? " · " + T.staleFix : "") : T.noFix;
+      const cash = document.createElement("div");
+      cash.className = "small";
+      cash.textContent = T.cashOut + amd(courier.outstandingCashAmd, lang);
+      who.append(name, state, where, cash);
+      li.append(pick, who);
+      if (courier.shift) {
+        const end = document.createElement("button");
+        end.type = "button"; end.className = "small ghost"; end.textContent = T.endShift;
+        end.dataset.endShift = courier.id;
+        end.addEventListener("click", async () => {
+          try { await this.ctx.api.post("/couriers/" + courier.id + "/shift/end"); this.refetch(courier.id); } catch (error) { this.ctx.fail(error); }
+        });
+        li.append(end);
+      }
+      if (this.map) { this.map.setCourier(courier, stale, courier.displayName + " · " + this.shiftLabel(courier)); }
+      return li;
+    }));
+  }
+
+  showOrders(orders) { if (this.map) { this.map.setOrders(orders); } }
+  chosenIds() { return [...this.chosen].filter((id) => this.couriers.has(id)); }
+}

@@ -1,0 +1,123 @@
+// Maps of the console, MapLibre GL (static/vendor/) over the appliance's own tiles and style
+// (/map/style.json), as the tracking page: the pin picker of the order form and the live map of
+// couriers, depots, open orders and a suggested plan's routes.
+/* global maplibregl */
+
+const STYLE = "/map/style.json";
+
+function marker(kind, label) {
+  const element = document.createElement("div");
+  element.className = "map-marker " + kind;
+  element.dataset.marker = kind;
+  element.setAttribute("role", "img");
+  element.setAttribute("aria-label", label || kind);
+  element.title = label || kind;
+  return element;
+}
+
+const at = (point) => [point.lon, point.lat];
+
+// Click the map or drag the pin; onPick({lat, lon}) is told each time. The pin is the truth.
+export class PinPicker {
+  constructor(container, centre, onPick) {
+    this.onPick = onPick;
+    this.map = new maplibregl.Map({container: container, style: STYLE, center: at(centre), zoom: 14, attributionControl: {compact: true}});
+    this.map.addControl(new maplibregl.NavigationControl({showCompass: false}), "top-right");
+    this.pin = null;
+    this.map.on("click", (event) => { this.set({lat: event.lngLat.lat, lon: event.lngLat.lng}, true); });
+    window.pinPicker = this;
+  }
+
+  set(point, tell) {
+    if (!this.pin) {
+      this.pin = new maplibregl.Marker({element: marker("pin", "pin"), draggable: true}).setLngLat(at(point)).addTo(this.map);
+      this.pin.on("dragend", () => { const p = this.pin.getLngLat(); this.onPick({lat: p.lat, lon: p.lng}); });
+    } else { this.pin.setLngLat(at(point)); }
+    if (tell) { this.onPick(point); } else { this.map.jumpTo({center: at(point)}); }
+  }
+
+  clear() { if (this.pin) { this.pin.remove(); this.pin = null; } }
+  resize() { this.map.resize(); }
+}
+
+export const LANE_COLOURS = ["#1F6FEB", "#DD2590", "#12B76A", "#F79009", "#7A5AF8", "#0E9384", "#E04F16", "#475467"];
+
+// The live map: couriers (position, shift state, stale fixes greyed), depots, order pins and plan
+// routes. Markers carry data-marker and data-id for tests and assistive technology.
+export class LiveMap {
+  constructor(container) {
+    this.map = new maplibregl.Map({container: container, style: STYLE, center: [44.5136, 40.1811], zoom: 12, attributionControl: {compact: true}});
+    this.map.addControl(new maplibregl.NavigationControl({showCompass: false}), "top-right");
+    this.couriers = new Map();
+    this.depots = [];
+    this.orders = new Map();
+    this.loaded = false;
+    this.tilesLoaded = 0;
+    this.routes = {type: "FeatureCollection", features: []};
+    this.fitted = false;
+    this.map.on("data", (event) => { if (event.dataType === "source" && event.tile && event.sourceId !== "plan") { this.tilesLoaded++; } });
+    this.map.on("load", () => {
+      this.map.addSource("plan", {type: "geojson", data: this.routes});
+      this.map.addLayer({id: "plan", type: "line", source: "plan", layout: {"line-cap": "round", "line-join": "round"},
+                         paint: {"line-color": ["get", "colour"], "line-width": 4, "line-opacity": 0.85}});
+      this.loaded = true;
+    });
+    window.liveMap = this;
+  }
+
+  // courier: {id, displayName, location, shift}; stale: the fix is old.
+  setCourier(courier, stale, label) {
+    const existing = this.couriers.get(courier.id);
+    if (!courier.location) { if (existing) { existing.remove(); this.couriers.delete(courier.id); } return; }
+    let m = existing;
+    if (!m) {
+      m = new maplibregl.Marker({element: marker("courier", courier.displayName)}).setLngLat(at(courier.location)).addTo(this.map);
+      this.couriers.set(courier.id, m);
+    } else { m.setLngLat(at(courier.location)); }
+    const element = m.getElement();
+    element.dataset.id = courier.id;
+    element.dataset.lat = String(courier.location.lat);
+    element.dataset.lon = String(courier.location.lon);
+    element.classList.toggle("stale", Boolean(stale));
+    element.classList.toggle("on_break", Boolean(courier.shift && courier.shift.status === "on_break"));
+    element.title = label || courier.displayName;
+    element.setAttribute("aria-label", element.title);
+    if (!this.fitted && this.loaded) { this.fitted = true; this.map.jumpTo({center: at(courier.location)}); }
+  }
+
+  setDepots(depots) {
+    this.depots.forEach((m) => m.remove());
+    this.depots = depots.map((d) => {
+      const m = new maplibregl.Marker({element: marker("depot", d.name)}).setLngLat(at(d.point)).addTo(this.map);
+      m.getElement().dataset.id = d.id;
+      return m;
+    });
+    if (depots.length && !this.fitted) { this.map.jumpTo({center: at(depots[0].point)}); }
+  }
+
+  setOrders(orders) {
+    const keep = new Set();
+    orders.forEach((order) => {
+      keep.add(order.id);
+      let m = this.orders.get(order.id);
+      if (!m) {
+        m = new maplibregl.Marker({element: marker("order", order.publicId)}).setLngLat(at(order.pin)).addTo(this.map);
+        this.orders.set(order.id, m);
+      } else { m.setLngLat(at(order.pin)); }
+      m.getElement().dataset.id = order.id;
+      m.getElement().dataset.status = order.status;
+      m.getElement().classList.toggle("done", order.status === "delivered");
+    });
+    [...this.orders.keys()].forEach((id) => { if (!keep.has(id)) { this.orders.get(id).remove(); this.orders.delete(id); } });
+  }
+
+  // lines: [{colour, coordinates: [[lon, lat], ...]}]
+  setRoutes(lines) {
+    this.routes = {type: "FeatureCollection", features: lines.filter((l) => l.coordinates.length > 1).map((l) => (
+      {type: "Feature", properties: {colour: l.colour}, geometry: {type: "LineString", coordinates: l.coordinates}}))};
+    if (this.loaded) { this.map.getSource("plan").setData(this.routes); }
+    else { this.map.once("load", () => this.map.getSource("plan").setData(this.routes)); }
+  }
+
+  resize() { this.map.resize(); }
+}

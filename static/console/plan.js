@@ -1,0 +1,180 @@
+// Route plans: suggest for the chosen couriers and orders (none chosen: all ready orders and active
+// couriers), lanes with arrival times and the routes on the map, move a stop by drag and drop
+// (POST /plans/move-stop re-times every lane), recompute, and apply (one transaction in the API;
+// a stale plan changes nothing). Nothing is written until apply.
+import {timeOf} from "/static/js/i18n.js";
+import {LANE_COLOURS} from "/console/livemap.js";
+
+const $ = (id) => document.getElementById(id);
+
+export class Planner {
+  constructor(ctx, board, fleet) {
+    this.ctx = ctx; this.board = board; this.fleet = fleet;
+    this.reset();
+    $("plan-suggest").addEventListener("click", () => this.suggest());
+    $("plan-apply").addEventListener("click", () => this.apply());
+    $("plan-discard").addEventListener("click", () => { this.reset(); });
+  }
+
+  reset() {
+    this.plan = null;
+    this.unassigned = [];
+    this.computedAt = null;
+    if (this.fleet && this.fleet.map) { this.fleet.map.setRoutes([]); }
+    if ($("plan-lanes")) { this.render(); $("plan-status").textContent = ""; }
+  }
+
+  async suggest() {
+    const T = this.ctx.T;
+    const body = {};
+    const orders = this.board.selectedIds(), couriers = this.fleet.chosenIds();
+    if (orders.length) { body.orderIds = orders.map(Number); }
+    if (couriers.length) { body.courierIds = couriers.map(Number); }
+    $("plan-status").textContent = T.planning;
+    $("plan-suggest").disabled = true;
+    try {
+      const suggestion = await this.ctx.api.post("/plans/suggest", body);
+      this.take(suggestion, suggestion.unassigned);
+    } catch (error) { $("plan-status").textContent = this.ctx.explain(error); }
+    finally { $("plan-suggest").disabled = false; }
+  }
+
+  take(plan, unassigned) {
+    this.plan = plan;
+    this.unassigned = unassigned || this.unassigned;
+    this.computedAt = Date.now();
+    $("plan-status").textContent = plan.method === "straight_line" ? this.ctx.T.straight : this.ctx.T.moveHint;
+    document.body.dataset.plan = "shown";
+    this.render();
+    this.draw();
+  }
+
+  draft() {
+    return {routes: this.plan.routes.map((r) => ({courierId: r.courierId, stops: r.stops.map((s) => ({orderId: s.orderId}))}))};
+  }
+
+  async moveStop(orderId, toCourierId, toIndex) {
+    try {
+      const body = {plan: this.draft(), orderId: orderId, toCourierId: toCourierId};
+      if (toIndex !== null && toIndex !== undefined) { body.toIndex = toIndex; }
+      this.take(await this.ctx.api.post("/plans/move-stop", body));
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  async apply() {
+    const T = this.ctx.T;
+    const routes = this.plan.routes.filter((r) => r.stops.length).map((r) => ({
+      courierId: Number(r.courierId), stops: r.stops.map((s, i) => ({orderId: Number(s.orderId), sequence: i + 1}))}));
+    try {
+      await this.ctx.api.post("/plans/apply", {routes: routes});
+      this.reset();
+      document.body.dataset.plan = "applied";
+      $("plan-status").textContent = T.applied;
+      this.ctx.toast(T.applied);
+      await this.board.load();
+    } catch (error) {
+      $("plan-status").textContent = error.status === 409 ? T.stale : this.ctx.explain(error);
+    }
+  }
+
+  reason(orderId) {
+    const order = this.board.orders.get(orderId);
+    return order && order.status !== "ready" ? this.ctx.T.notReady : this.ctx.T.didNotFit;
+  }
+
+  render() {
+    const T = this.ctx.T;
+    const box = $("plan-lanes");
+    if (!box) { return; }
+    $("plan-apply").hidden = !this.plan;
+    $("plan-discard").hidden = !this.plan;
+    if (!this.plan) { box.replaceChildren(); return; }
+    const lanes = this.plan.routes.map((route, index) => {
+      const courier = this.fleet.couriers.get(route.courierId);
+      const lane = document.createElement("div");
+      lane.className = "lane";
+      lane.dataset.lane = route.courierId;
+      const title = document.createElement("h3");
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = LANE_COLOURS[index % LANE_COLOURS.length];
+      title.append(swatch, courier ? courier.displayName : "#" + route.courierId);
+      const list = document.createElement("ol");
+      route.stops.forEach((stop, position) => {
+        const order = this.board.orders.get(stop.orderId);
+        const li = document.createElement("li");
+        li.draggable = true;
+        li.tabIndex = 0;
+        li.dataset.stop = stop.orderId;
+        const eta = stop.etaSeconds === null ? "" : " · " + T.arrival + " " + timeOf(new Date(this.computedAt + stop.etaSeconds * 1000).toISOString(), this.ctx.lang);
+        li.textContent = (order ? order.publicId + " · " + this.board.address(order) : "#" + stop.orderId) + eta;
+        li.addEventListener("dragstart", (event) => { event.dataTransfer.setData("text/plain", stop.orderId); event.dataTransfer.effectAllowed = "move"; });
+        li.addEventListener("drop", (event) => {
+          event.preventDefault(); event.stopPropagation(); lane.classList.remove("drop");
+          this.moveStop(event.dataTransfer.getData("text/plain"), route.courierId, position);
+        });
+        li.addEventListener("dragover", (event) => event.preventDefault());
+        list.append(li);
+      });
+      lane.addEventListener("dragover", (event) => { event.preventDefault(); lane.classList.add("drop"); });
+      lane.addEventListener("dragleave", () => lane.classList.remove("drop"));
+      lane.addEventListener("drop", (event) => {
+        event.preventDefault(); lane.classList.remove("drop");
+        this.moveStop(event.dataTransfer.getData("text/plain"), route.courierId, null);
+      });
+      lane.append(title, list);
+      return lane;
+    });
+    // Couriers chosen but without a lane can still receive a dragged stop.
+    const laneIds = new Set(this.plan.routes.map((r) => r.courierId));
+    this.fleet.chosenIds().filter((id) => !laneIds.has(id)).forEach((id) => {
+      const lane = document.createElement("div");
+      lane.className = "lane"; lane.dataset.lane = id;
+      const title = document.createElement("h3");
+      title.textContent = this.fleet.couriers.get(id).displayName;
+      lane.append(title, document.createElement("ol"));
+      lane.addEventListener("dragover", (event) => { event.preventDefault(); lane.classList.add("drop"); });
+      lane.addEventListener("dragleave", () => lane.classList.remove("drop"));
+      lane.addEventListener("drop", (event) => { event.preventDefault(); this.moveStop(event.dataTransfer.getData("text/plain"), id, null); });
+      lanes.push(lane);
+    });
+    if (this.unassigned.length) {
+      const lane = document.createElement("div");
+      lane.className = "lane"; lane.dataset.lane = "unassigned";
+      const title = document.createElement("h3");
+      title.textContent = T.unassignedStops;
+      const list = document.createElement("ul");
+      this.unassigned.forEach((orderId) => {
+        const order = this.board.orders.get(orderId);
+        const li = document.createElement("li");
+        li.dataset.unassigned = orderId;
+        li.textContent = (order ? order.publicId : "#" + orderId) + " · " + this.reason(orderId);
+        list.append(li);
+      });
+      lane.append(title, list);
+      lanes.push(lane);
+    }
+    box.replaceChildren(...lanes);
+  }
+
+  // Each lane on the map along the roads (POST /geo/route, at most 25 points at a time), straight
+  // between the points when routing cannot answer.
+  async draw() {
+    const map = this.fleet.map;
+    if (!map || !this.plan) { return; }
+    const plan = this.plan;
+    const lines = await Promise.all(plan.routes.map(async (route, index) => {
+      const points = [{lat: route.start.lat, lon: route.start.lon}];
+      route.stops.forEach((s) => { const o = this.board.orders.get(s.orderId); if (o) { points.push(o.pin); } });
+      let coordinates = points.map((p) => [p.lon, p.lat]);
+      if (points.length >= 2 && points.length <= 25 && window.decodePolyline) {
+        try {
+          const answer = await this.ctx.api.post("/geo/route", {coordinates: points});
+          if (answer.routes.length && answer.routes[0].geometry) { coordinates = window.decodePolyline(answer.routes[0].geometry, 6); }
+        } catch (error) { /* straight lines */ }
+      }
+      return {colour: LANE_COLOURS[index % LANE_COLOURS.length], coordinates: coordinates};
+    }));
+    if (this.plan === plan) { map.setRoutes(lines); }
+  }
+}

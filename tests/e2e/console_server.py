@@ -1,0 +1,83 @@
+"""The real dispatch server for the console and courier app tests: accounts with passwords made
+through the app's own models, then `appliance serve --only dispatch` in a subprocess on a free port,
+and Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import requests
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "correct horse battery"
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, port: int) -> Iterator[str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "appliance",
+            "serve",
+            "--only",
+            "dispatch",
+            "--data-dir",
+            str(data_dir),
+            "--dispatch-port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                requests.get(f"{url}/openapi.json", timeout=2)
+                break
+            except requests.ConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise AssertionError("the server did not start") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def wait_until(page, expression: str, timeout: float = 20.0) -> object:
+    """Poll a JavaScript expression until it is truthy. Playwright's wait_for_function evaluates its
+    predicate with eval inside the page, which the pages' Content-Security-Policy rightly refuses."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout} s: {expression}")
+        page.wait_for_timeout(100)
