@@ -42,6 +42,7 @@ export class Board {
     $("link-copy").addEventListener("click", () => this.copy("link-url"));
     $("late-copy").addEventListener("click", () => this.copy("late-text"));
     $("late-make").addEventListener("click", () => this.lateText());
+    $("code-reset").addEventListener("click", () => this.resetCode());
     this.picker = null;
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
   }
@@ -257,7 +258,11 @@ export class Board {
     const T = this.ctx.T;
     this.linkOrder = order;
     $("late-text").value = ""; $("late-to").textContent = ""; $("late-copy").hidden = true;
-    $("link-code").hidden = true;
+    // The order record does not say whether its code is locked (the courier sees 423); for any
+    // open order with a code the dialog says what to do when it is, one click from a new code.
+    $("link-code").hidden = !(order.otpRequired && OPEN.has(order.status));
+    // The API writes a late notice only for an order on its way (picked up or arrived).
+    $("late-section").hidden = !["picked_up", "arrived"].includes(order.status);
     try {
       const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
       $("link-url").value = new URL(link.path, location.origin).href;
@@ -279,6 +284,15 @@ export class Board {
       $("link-url").value = late.trackingLink.url;
       $("late-to").textContent = T.smsTo + late.recipientPhone + (late.sender ? " · " + T.sender + late.sender : "");
       $("late-copy").hidden = false;
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  // A fresh code and attempt budget; the recipient's tracking page shows the new code.
+  async resetCode() {
+    try {
+      const {order} = await this.ctx.api.post("/orders/" + this.linkOrder.id + "/delivery-code/reset", {});
+      this.upsert(order);
+      this.ctx.toast(this.ctx.T.codeReset);
     } catch (error) { this.ctx.fail(error); }
   }
 

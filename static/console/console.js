@@ -56,6 +56,7 @@ function applyLanguage() {
   applyTexts(document, ctx.T, ctx.lang);
   document.title = ctx.T.title;
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
+  showStreamState(document.body.dataset.stream);
   board.render(); fleet.render(); planner.render();
 }
 
@@ -128,18 +129,21 @@ async function startWorkspace() {
     stream = openEventStream(api, {
       cursor: cursor,
       onEvent: (event) => { board.onEvent(event); fleet.onEvent(event); },
-      onState: (state) => {
-        const element = $("stream-state");
-        element.dataset.state = state;
-        element.textContent = state === "live" ? ctx.T.live : ctx.T.waiting;
-        document.body.dataset.stream = state;
-      },
+      onState: showStreamState,
     });
   } catch (error) { ctx.fail(error); }
 }
 
+function showStreamState(state) {
+  const element = $("stream-state");
+  element.dataset.state = state || "";
+  element.textContent = state === "live" ? ctx.T.live : state ? ctx.T.waiting : "";
+  if (state) { document.body.dataset.stream = state; } else { delete document.body.dataset.stream; }
+}
+
 function stopWorkspace() {
   if (stream) { stream.close(); stream = null; }
+  showStreamState(null);
   workspaceCompany = null;
   board.reset(); fleet.reset(); planner.reset();
 }

@@ -54,6 +54,8 @@ export function toYerevanLocal(iso) {
   return shifted.toISOString().slice(0, 16);
 }
 
+// Amounts in drams, with the unit in words (the ֏ sign is missing from many fonts).
+const DRAM = {hy: " դր.", ru: " драм", en: " AMD"};
 export function amd(value, lang) {
-  return new Intl.NumberFormat(lang).format(value || 0) + " ֏";
+  return new Intl.NumberFormat(lang).format(value || 0) + (DRAM[lang] || DRAM.en);
 }

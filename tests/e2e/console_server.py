@@ -81,3 +81,13 @@ def wait_until(page, expression: str, timeout: float = 20.0) -> object:
         if time.monotonic() > deadline:
             raise AssertionError(f"still false after {timeout} s: {expression}")
         page.wait_for_timeout(100)
+
+
+def sign_in_console(page, url: str, email: str, password: str = PASSWORD) -> None:
+    page.goto(url + "/console/?lang=en")
+    page.wait_for_selector("body[data-view='signin']")
+    page.fill("#signin-email", email)
+    page.fill("#signin-password", password)
+    page.click("#signin-submit")
+    page.wait_for_selector("body[data-view='workspace']")
+    page.wait_for_selector("body[data-stream='live']")
