@@ -272,6 +272,23 @@ def test_a_stream_broken_mid_way_is_a_failed_transfer_for_the_client(
         assert received  # rows had arrived before the break: a short file that must not be trusted
 
 
+def _download(runner: CliRunner, data_dir: str, job_id: str, out: Path):
+    return runner.invoke(
+        cli,
+        [
+            "export",
+            "download",
+            "--data-dir",
+            data_dir,
+            "--operator",
+            "op_alpha0001",
+            job_id,
+            "--out",
+            str(out),
+        ],
+    )
+
+
 def test_the_cli_creates_and_downloads_an_export_to_a_file(
     harness: Harness, activity: dict, tmp_path: Path
 ) -> None:
@@ -304,37 +321,11 @@ def test_the_cli_creates_and_downloads_an_export_to_a_file(
     job = json.loads(created.stdout)
     assert job["status"] == "COMPLETE" and job["rowCount"] == "1"
     out = tmp_path / "payouts.csv"
-    downloaded = runner.invoke(
-        cli,
-        [
-            "export",
-            "download",
-            "--data-dir",
-            data_dir,
-            "--operator",
-            "op_alpha0001",
-            "cli-job-0001",
-            "--out",
-            str(out),
-        ],
-    )
+    downloaded = _download(runner, data_dir, "cli-job-0001", out)
     assert downloaded.exit_code == 0, downloaded.output
     parsed = list(csv.reader(out.open()))
     assert parsed[0] == HEADER and parsed[1][1:5] == ["USDC", "1", "5000000", "0"]
-    missing = runner.invoke(
-        cli,
-        [
-            "export",
-            "download",
-            "--data-dir",
-            data_dir,
-            "--operator",
-            "op_alpha0001",
-            "nope-nope-1",
-            "--out",
-            str(tmp_path / "x.csv"),
-        ],
-    )
+    missing = _download(runner, data_dir, "nope-nope-1", tmp_path / "x.csv")
     assert missing.exit_code != 0 and not (tmp_path / "x.csv").exists()
     assert not list(tmp_path.glob(".*.part"))
 

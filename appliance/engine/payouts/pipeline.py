@@ -36,6 +36,7 @@ from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.payouts import transactions
+from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import StaleMove, transition
 from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
 
@@ -466,18 +467,7 @@ def announce(payout: Payout, fee_asset: str) -> None:
     emit(
         payout.operator_id,
         PAYOUT_COMPLETED if payout.status == "COMPLETED" else PAYOUT_FAILED,
-        {
-            "payoutId": payout.payout_id,
-            "status": payout.status,
-            "asset": payout.asset,
-            "amountMinor": payout.amount_minor,
-            "destination": payout.destination,
-            "chainId": payout.chain_id,
-            "txHash": payout.tx_hash,
-            "reason": payout.reason,
-            "networkFeeMinor": payout.fee_minor,
-            "feeAssetCode": fee_asset,
-        },
+        {**entry(payout), "networkFeeMinor": payout.fee_minor, "feeAssetCode": fee_asset},
     )
 
 

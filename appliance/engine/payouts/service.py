@@ -101,7 +101,7 @@ def submit(
     return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
 
 
-def _entry(payout: Payout) -> dict[str, Any]:
+def entry(payout: Payout) -> dict[str, Any]:
     return {
         "payoutId": payout.payout_id,
         "status": payout.status,
@@ -124,7 +124,7 @@ def detail(operator_id: str, payout_id: str) -> dict[str, Any]:
         PayoutTransition.select().where(PayoutTransition.payout == payout.id).order_by(PayoutTransition.id)
     )
     attempts = PayoutAttempt.select().where(PayoutAttempt.payout == payout.id).order_by(PayoutAttempt.id)
-    body = _entry(payout)
+    body = entry(payout)
     reservation = Broadcast.get_or_none(Broadcast.payout == payout.id)
     body["broadcast"] = (
         {
@@ -173,6 +173,6 @@ def page(operator_id: str, *, status: str | None, limit: int, cursor: str | None
     more = len(rows) > limit
     rows = rows[:limit]
     return {
-        "payouts": [_entry(row) for row in rows],
+        "payouts": [entry(row) for row in rows],
         "nextCursor": _encode_cursor(rows[-1].id) if more and rows else None,
     }
