@@ -117,6 +117,11 @@ export class LiveMap {
       {type: "Feature", properties: {colour: l.colour}, geometry: {type: "LineString", coordinates: l.coordinates}}))};
     if (this.loaded) { this.map.getSource("plan").setData(this.routes); }
     else { this.map.once("load", () => this.map.getSource("plan").setData(this.routes)); }
+    const points = lines.flatMap((l) => l.coordinates);
+    if (points.length > 1) {  // frame the plan
+      const bounds = points.reduce((b, p) => b.extend(p), new maplibregl.LngLatBounds(points[0], points[0]));
+      this.map.fitBounds(bounds, {padding: 50, maxZoom: 16, duration: 0});
+    }
   }
 
   resize() { this.map.resize(); }
