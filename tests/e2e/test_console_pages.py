@@ -21,7 +21,7 @@ def test_the_root_redirects_to_the_console(dispatch_client) -> None:
 
 
 def test_every_page_answers_with_a_policy_that_refuses_inline_and_eval(dispatch_client) -> None:
-    for path in ("/console/", "/login?token=x", "/invite/" + "t" * 40, "/t/" + "x" * 43):
+    for path in ("/console/", "/app/", "/login?token=x", "/invite/" + "t" * 40, "/t/" + "x" * 43):
         response = dispatch_client.get(path)
         assert response.status_code == 200, path
         assert response.mimetype == "text/html"

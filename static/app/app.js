@@ -1,0 +1,477 @@
+// The courier app (an installable PWA at /app/): sign in, shift, the run in order, status moves
+// with idempotency keys, proof photos through the presigned PUT, GPS while on shift; moves and
+// fixes wait in IndexedDB (outbox.js) while there is no signal. A client of the JSON API only.
+import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
+import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
+import {TEXTS} from "/app/texts.js";
+import {outbox} from "/app/outbox.js";
+
+const $ = (id) => document.getElementById(id);
+let lang = initialLanguage();
+let T = TEXTS[lang];
+let me = null;        // GET /courier/me: profile, shift, location
+let run = [];         // GET /courier/orders, in run order
+let pending = [];     // queued moves (outbox), shown on their orders
+let watch = null;
+let poll = null;
+let lastFix = null;
+let flushing = false;
+
+// An installed app must stay signed in across restarts, so the refresh token (what the API needs
+// back to rotate the session) is kept in localStorage; the access token stays in memory.
+const api = new Api({
+  storage: localStorage,
+  key: "appliance.courier.session",
+  onSession: (session) => showSession(session),
+  onSignedOut: () => showSignIn(),
+});
+
+function toast(text) {
+  const element = $("toast");
+  element.textContent = text;
+  element.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { element.hidden = true; }, 4000);
+}
+
+function explain(error) {
+  if (error && error.offline) { return T.offline; }
+  if (error instanceof ApiError) { return T.failed + (error.problem.detail || error.problem.title || error.status); }
+  return T.failed + String(error);
+}
+
+function applyLanguage() {
+  T = TEXTS[lang];
+  applyTexts(document, T, lang);
+  document.title = T.title;
+  if (api.session) { $("company-name").textContent = api.session.company.name; }
+  renderNet(); renderShift(); renderRun();
+}
+
+document.querySelectorAll("[data-lang]").forEach((button) => button.addEventListener("click", () => {
+  lang = button.dataset.lang;
+  rememberLanguage(lang);
+  applyLanguage();
+  if (api.session) { api.patch("/me", {language: lang}).catch(() => {}); }
+}));
+
+// ---- session -------------------------------------------------------------------------------
+
+function showSignIn(message) {
+  stopGps();
+  document.body.dataset.view = "signin";
+  $("main").hidden = true;
+  $("signin").hidden = false;
+  $("signin-message").textContent = message || "";
+}
+
+let shownUser = null;
+function showSession(session) {
+  if (session.role !== "courier") {
+    showSignIn(T.notCourier + location.origin + "/console/");
+    return;
+  }
+  if (shownUser !== session.user.id) {
+    shownUser = session.user.id;
+    if (session.user.language && TEXTS[session.user.language]) { lang = session.user.language; rememberLanguage(lang); }
+    $("signin").hidden = true;
+    $("main").hidden = false;
+    document.body.dataset.view = "app";
+    applyLanguage();
+    refresh();
+  }
+  document.documentElement.style.setProperty("--brand", session.company.brandColor || "#1F6FEB");
+  $("company-name").textContent = session.company.name;
+}
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  $("signin-submit").disabled = true;
+  try {
+    await api.signIn($("signin-email").value.trim(), $("signin-password").value);
+    $("signin-password").value = "";
+  } catch (error) {
+    $("signin-message").textContent = error.status === 401 ? T.wrongPassword : explain(error);
+  } finally { $("signin-submit").disabled = false; }
+});
+
+$("sign-out").addEventListener("click", async () => {
+  await api.signOut();
+  await outbox.clear();  // a signed-out phone keeps nothing of the courier's
+  localStorage.removeItem("appliance.courier.run");
+  shownUser = null;
+});
+
+// ---- what the server says ------------------------------------------------------------------
+
+async function refresh() {
+  try {
+    const [profile, orders] = await Promise.all([api.get("/courier/me"), api.get("/courier/orders")]);
+    me = profile.courier || profile;
+    run = orders.orders;
+    keepRun();
+  } catch (error) {
+    if (!error.offline) { toast(explain(error)); }
+  }
+  pending = await outbox.moves();
+  renderShift(); renderRun(); syncGps(); renderQueue();
+}
+
+// The last known profile and run, shown when the app opens without signal (no secrets in it).
+function keepRun() {
+  try { localStorage.setItem("appliance.courier.run", JSON.stringify({me: me, run: run})); } catch (e) { /* storage full or off */ }
+}
+
+function shiftStatus() { return me && me.shift ? me.shift.status : "off"; }
+
+function renderShift() {
+  if (!me) { return; }
+  const status = shiftStatus();
+  document.body.dataset.shift = status;
+  $("shift-state").textContent = status === "active" ? T.shiftActive : status === "on_break" ? T.shiftBreak : T.shiftOff;
+  $("shift-start").hidden = status !== "off";
+  $("shift-break").hidden = status === "off";
+  $("shift-end").hidden = status === "off";
+  $("shift-break").textContent = status === "on_break" ? T.breakEnd : T.breakStart;
+  $("gps-state").textContent = watch !== null ? T.gpsOn : T.gpsOff;
+}
+
+async function shift(path) {
+  try {
+    const {shift: changed} = await api.post("/courier/shift/" + path);
+    me.shift = changed.status === "ended" ? null : changed;
+    keepRun();
+  } catch (error) { toast(explain(error)); }
+  renderShift(); syncGps();
+}
+$("shift-start").addEventListener("click", () => shift("start"));
+$("shift-break").addEventListener("click", () => shift("break"));
+$("shift-end").addEventListener("click", () => shift("end"));
+
+function address(order) {
+  return (lang === "ru" && order.addressLabelRu) || (lang === "en" && order.addressLabelEn) || order.addressLabelHy;
+}
+
+const NEXT = {assigned: [["picked_up", "pickedUp"]], picked_up: [["arrived", "arrived"], ["delivered", "delivered"], ["failed", "failedMove"]],
+              arrived: [["delivered", "delivered"], ["failed", "failedMove"]]};
+
+function renderRun() {
+  const list = $("run");
+  if (!list) { return; }
+  list.replaceChildren(...run.map((order, index) => {
+    const queued = pending.filter((m) => m.orderId === order.id);
+    const status = queued.length ? queued[queued.length - 1].body.status : order.status;
+    const li = document.createElement("li");
+    li.dataset.orderId = order.id;
+    li.dataset.status = status;
+    li.dataset.pending = String(queued.length > 0);
+    const title = document.createElement("h3");
+    const seq = document.createElement("span");
+    seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);
+    title.append(seq, order.publicId);
+    const where = document.createElement("p");
+    where.textContent = address(order);
+    const who = document.createElement("p");
+    who.className = "muted";
+    who.textContent = order.recipientName;
+    const details = [];
+    if (order.deliveryWindowStart || order.deliveryWindowEnd) { details.push(timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang)); }
+    if (order.isCod) { details.push(T.cod + amd(order.codAmountAmd, lang)); }
+    const extra = document.createElement("p");
+    extra.className = "small";
+    extra.textContent = details.join(" · ");
+    if (order.otpRequired) { const badge = document.createElement("span"); badge.className = "badge code"; badge.textContent = T.codeNeeded; extra.append(" ", badge); }
+    const links = document.createElement("p");
+    links.className = "links";
+    const geo = document.createElement("a");
+    geo.href = "geo:" + order.pin.lat + "," + order.pin.lon + "?q=" + order.pin.lat + "," + order.pin.lon;
+    geo.textContent = T.navigate;
+    const mapLink = document.createElement("a");
+    mapLink.href = "#"; mapLink.textContent = T.map; mapLink.dataset.map = order.id;
+    mapLink.addEventListener("click", (event) => { event.preventDefault(); showMap(order); });
+    const call = document.createElement("a");
+    call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
+    links.append(geo, mapLink, call);
+    li.append(title, where, who, extra, links);
+    if (queued.length) {
+      const wait = document.createElement("p");
+      wait.className = "warning small";
+      wait.textContent = T.queued + " · " + T.willSend;
+      li.append(wait);
+    } else {
+      const row = document.createElement("div");
+      row.className = "row";
+      (NEXT[status] || []).forEach(([to, label]) => {
+        const button = document.createElement("button");
+        button.type = "button"; button.className = "big" + (to === "failed" ? " ghost" : "");
+        button.dataset.move = to; button.textContent = T[label];
+        button.addEventListener("click", () => startMove(order, to));
+        row.append(button);
+      });
+      li.append(row);
+    }
+    return li;
+  }));
+  $("no-run").hidden = run.length > 0;
+}
+
+// ---- moves ---------------------------------------------------------------------------------
+
+let moving = null;
+function startMove(order, status) {
+  // The key is made when the courier decides, and travels with the move through every retry.
+  moving = {order: order, key: idempotencyKey()};
+  if (status === "delivered") {
+    $("deliver-form").reset();
+    $("deliver-error").textContent = "";
+    $("deliver-order").textContent = order.publicId + " · " + address(order);
+    $("d-name").value = order.recipientName;
+    $("d-code-box").hidden = !order.otpRequired;
+    $("d-code").required = order.otpRequired;
+    $("d-cash-box").hidden = !order.isCod;
+    $("d-collected").value = order.isCod ? String(order.codAmountAmd) : "";
+    $("deliver-dialog").showModal();
+  } else if (status === "failed") {
+    $("fail-form").reset();
+    $("fail-dialog").showModal();
+  } else {
+    queueMove(order, {status: status}, null);
+  }
+}
+$("deliver-close").addEventListener("click", () => $("deliver-dialog").close());
+$("fail-close").addEventListener("click", () => $("fail-dialog").close());
+
+$("deliver-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const order = moving.order;
+  const body = {status: "delivered", recipientName: $("d-name").value.trim() || null, notes: $("d-notes").value.trim() || null};
+  if (order.otpRequired) { body.otpCode = $("d-code").value.trim(); }
+  if (order.isCod && $("d-collected").value !== "") { body.collectedAmountAmd = parseInt($("d-collected").value, 10); }
+  const file = $("d-photo").files[0];
+  const photo = file ? await shrink(file) : null;
+  $("deliver-dialog").close();
+  queueMove(order, body, photo);
+});
+
+$("fail-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  $("fail-dialog").close();
+  queueMove(moving.order, {status: "failed", failureReason: $("f-reason").value, notes: $("f-notes").value.trim() || null}, null);
+});
+
+// Phone photos are large and may be HEIC: redraw as a JPEG of at most 1600 px, which the upload
+// link accepts and a weak connection carries.
+async function shrink(file) {
+  try {
+    const bitmap = await createImageBitmap(file);
+    const scale = Math.min(1, 1600 / Math.max(bitmap.width, bitmap.height));
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.round(bitmap.width * scale); canvas.height = Math.round(bitmap.height * scale);
+    canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+    return await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
+  } catch (error) {
+    return ["image/jpeg", "image/png", "image/webp"].includes(file.type) ? file : null;
+  }
+}
+
+async function queueMove(order, body, photo) {
+  await outbox.addMove({orderId: order.id, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
+                        photoKey: null, queuedAt: new Date().toISOString()});
+  pending = await outbox.moves();
+  renderRun(); renderQueue();
+  flush();
+}
+
+// Send what waits, oldest first: moves (a photo is uploaded first, once), then fixes in batches.
+async function flush() {
+  if (flushing || !api.session) { return; }
+  flushing = true;
+  try {
+    for (const move of await outbox.moves()) {
+      if (!(await sendMove(move))) { break; }
+    }
+    for (;;) {
+      const points = await outbox.points(50);
+      if (!points.length) { break; }
+      try {
+        await api.post("/courier/location", {points: points});
+      } catch (error) {
+        if (error.offline || !(error instanceof ApiError) || error.status >= 500 || error.status === 429 || error.status === 401) { break; }
+        // 422: a batch the server will never take (outside the area): drop it rather than block the rest.
+      }
+      await outbox.dropPoints(points.map((p) => p.capturedAt));
+    }
+  } finally {
+    flushing = false;
+    pending = await outbox.moves();
+    renderRun(); renderQueue();
+  }
+}
+
+async function sendMove(move) {
+  try {
+    if (move.photo && !move.photoKey) {
+      const upload = await api.post("/courier/orders/" + move.orderId + "/proof/upload-url", {contentType: "image/jpeg"});
+      let put;
+      try {
+        put = await fetch(upload.url, {method: "PUT", headers: {"Content-Type": "image/jpeg"}, body: move.photo});
+      } catch (error) { return false; }
+      if (!put.ok) { throw new ApiError(put.status, {title: "upload " + put.status}); }
+      move.photoKey = upload.key;
+      await outbox.updateMove(move);
+    }
+    const body = Object.assign({}, move.body);
+    if (move.photoKey) { body.photoKey = move.photoKey; }
+    const answer = await api.post("/courier/orders/" + move.orderId + "/status", body);
+    await outbox.dropMove(move.seq);
+    const index = run.findIndex((o) => o.id === answer.order.id);
+    if (index >= 0 && ["delivered", "failed"].includes(answer.order.status)) { run.splice(index, 1); } else if (index >= 0) { run[index] = answer.order; }
+    keepRun();
+    toast(T.sent);
+    return true;
+  } catch (error) {
+    if (error.offline || error.status >= 500 || error.status === 429) { return false; }
+    // Refused for good (a wrong or locked code, a move no longer allowed): drop it and say why.
+    await outbox.dropMove(move.seq);
+    toast(error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error));
+    refresh();
+    return true;
+  }
+}
+
+async function renderQueue() {
+  const counts = await outbox.counts();
+  document.body.dataset.queuedMoves = String(counts.moves);
+  document.body.dataset.queuedPoints = String(counts.points);
+  $("queue-state").textContent = counts.moves + counts.points ? (counts.moves + counts.points) + " " + T.queued : "";
+}
+
+// ---- GPS -----------------------------------------------------------------------------------
+
+function syncGps() {
+  if (shiftStatus() === "off") { stopGps(); } else { startGps(); }
+  renderShift();
+}
+
+function onFix(position) {
+  const capturedAt = new Date(position.timestamp || Date.now()).toISOString();
+  if (lastFix === capturedAt) { return; }
+  lastFix = capturedAt;
+  $("gps-warning").hidden = true;
+  outbox.addPoint({lat: position.coords.latitude, lon: position.coords.longitude, capturedAt: capturedAt,
+                   accuracyM: position.coords.accuracy ? Math.round(position.coords.accuracy) : null, source: "browser"})
+    .then(() => { renderQueue(); flush(); });
+}
+
+function onGpsError(error) { if (error.code === 1) { $("gps-warning").hidden = false; } }
+
+function startGps() {
+  if (watch !== null || !navigator.geolocation) { return; }
+  const options = {enableHighAccuracy: true, maximumAge: 0, timeout: 20000};
+  watch = navigator.geolocation.watchPosition(onFix, onGpsError, options);
+  // A phone standing still reports nothing new: ask every 15 s so the dispatcher's fix stays fresh.
+  poll = setInterval(() => navigator.geolocation.getCurrentPosition(onFix, onGpsError, options), 15000);
+}
+
+function stopGps() {
+  if (watch !== null) { navigator.geolocation.clearWatch(watch); watch = null; }
+  clearInterval(poll); poll = null;
+}
+
+// ---- network -------------------------------------------------------------------------------
+
+function renderNet() {
+  const net = $("net");
+  net.dataset.online = String(navigator.onLine);
+  net.textContent = navigator.onLine ? "" : T.offline;
+}
+window.addEventListener("online", () => { renderNet(); flush(); refresh(); });
+window.addEventListener("offline", renderNet);
+setInterval(flush, 5000);
+
+// ---- map of a stop ---------------------------------------------------------------------------
+
+let stopMap = null;
+function showMap(order) {
+  $("map-dialog").showModal();
+  const view = {destination: order.pin, courier: me && me.location ? {lat: me.location.lat, lon: me.location.lon} : null};
+  if (typeof TrackingMap === "undefined") { return; }
+  if (!stopMap) { stopMap = new TrackingMap("stop-map", {destination: order.pin}); } else { stopMap.map.resize(); }
+  stopMap.update(view);
+}
+
+// ---- other tabs ------------------------------------------------------------------------------
+
+document.querySelectorAll("[data-tab]").forEach((button) => button.addEventListener("click", () => showTab(button.dataset.tab)));
+
+async function showTab(name) {
+  document.querySelectorAll("[data-tab]").forEach((b) => b.setAttribute("aria-current", b.dataset.tab === name ? "page" : "false"));
+  document.querySelectorAll("[data-tab-panel]").forEach((panel) => { panel.hidden = panel.dataset.tabPanel !== name; });
+  try {
+    if (name === "cash") { await showCash(); }
+    if (name === "history") { await showHistory(); }
+    if (name === "earnings") { await showEarnings(); }
+    if (name === "profile") { $("p-name").value = me.displayName || ""; $("p-phone").value = me.phone || ""; $("p-vehicle").value = me.vehicleLabel || ""; }
+    if (name === "run") { await refresh(); }
+  } catch (error) { toast(explain(error)); }
+}
+
+function item(text) { const li = document.createElement("li"); li.textContent = text; return li; }
+
+async function showCash() {
+  const cash = await api.get("/courier/cash");
+  $("cash-outstanding").textContent = T.outstanding + amd(cash.outstandingAmd, lang);
+  $("cash-open").textContent = cash.openSettlement ? T.awaiting + amd(cash.openSettlement.expectedAmd, lang) : "";
+  $("cash-settle").disabled = !cash.outstandingAmd || Boolean(cash.openSettlement);
+  $("cash-list").replaceChildren(...cash.recentCollections.map((c) => item(c.publicId + " · " + amd(c.amountAmd, lang) + " · " + timeOf(c.collectedAt, lang))));
+}
+$("cash-settle").addEventListener("click", async () => {
+  try { await api.post("/courier/cash/settle"); await showCash(); } catch (error) { toast(explain(error)); }
+});
+
+async function showHistory() {
+  const {history} = await api.get("/courier/history?limit=50");
+  $("history-list").replaceChildren(...(history.length ? history.map((h) => item(
+    h.publicId + " · " + T["status_" + h.status] + " · " + timeOf(h.at, lang) + (h.failureReason ? " · " + T[h.failureReason] : ""))) : [item(T.nothing)]));
+}
+
+async function showEarnings() {
+  const earnings = await api.get("/courier/earnings");
+  $("earnings").replaceChildren(...[["today", T.today], ["week", T.week], ["allTime", T.allTime]].map(([key, label]) => {
+    const p = document.createElement("p");
+    const w = earnings[key];
+    p.textContent = label + ": " + w.delivered + " " + T.deliveries + " · " + amd(w.amountAmd, lang);
+    return p;
+  }));
+}
+
+$("profile-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const changes = {displayName: $("p-name").value.trim(), phone: $("p-phone").value.trim() || null, vehicleLabel: $("p-vehicle").value.trim() || null};
+  try { const answer = await api.patch("/courier/me", changes); me = answer.courier || me; toast(T.saved); } catch (error) { toast(explain(error)); }
+});
+
+// ---- start ---------------------------------------------------------------------------------
+
+async function boot() {
+  applyLanguage();
+  if ("serviceWorker" in navigator) { navigator.serviceWorker.register("/app/sw.js", {scope: "/app/"}).catch(() => {}); }
+  let handed = null;  // a session left in this tab by /login (an emailed or member login link)
+  try { handed = JSON.parse(sessionStorage.getItem("appliance.session") || "null"); } catch (e) { handed = null; }
+  if (handed && handed.accessToken && handed.role === "courier") { sessionStorage.removeItem("appliance.session"); api.adopt(handed); return; }
+  try {
+    if (!(await api.resume())) { showSignIn(); }
+  } catch (error) {
+    // Offline with a kept session: show the last known run from this device until the signal returns.
+    const kept = JSON.parse(localStorage.getItem("appliance.courier.run") || "null");
+    if (kept && api.storedRefreshToken()) {
+      me = kept.me; run = kept.run;
+      $("signin").hidden = true; $("main").hidden = false; document.body.dataset.view = "app";
+      pending = await outbox.moves();
+      renderShift(); renderRun(); renderQueue();
+      window.addEventListener("online", () => api.resume().catch(() => {}), {once: true});
+    } else { showSignIn(explain(error)); }
+  }
+}
+boot();
+window.courierApp = {get run() { return run; }, get pending() { return pending; }, flush: flush};

@@ -1,0 +1,182 @@
+"""The courier app in a real browser (a phone-sized Chromium context with geolocation set by the
+test) against the real server: sign-in, shift, GPS, the run, picked up, then delivered with a code
+and a photo while offline; everything reaches the server once the connection returns, exactly once.
+The service worker opens the app without signal."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+import requests
+
+from appliance.common.passwords import hash_password
+from appliance.dispatch.app import create_app
+from appliance.dispatch.models import CourierLocation, Order, OrderEvent
+from tests.conftest import free_port
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import ORDER
+from tests.e2e.console_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PASSWORD,
+    eventually,
+    screenshot,
+    serving,
+    wait_until,
+)
+from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.server,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
+]
+
+
+def photo_file(tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "door.png"
+    image = Image.new("RGB", (640, 480), (200, 120, 40))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+@pytest.fixture
+def courier_app(mapped_data_dir, settings):
+    port = free_port()
+    app = create_app(settings.replace(dispatch_port=port))
+    company = make_company("Arev Express", depot=ROAD_A)
+    dispatcher = make_member(app, company, "dispatcher")
+    courier = make_member(
+        app, company, "courier", email="narek@arev.am", name="Narek", password_hash=hash_password(PASSWORD)
+    )
+    with serving(mapped_data_dir, port) as url:
+        orders = []
+        for n, (point, extra) in enumerate(
+            ((ROAD_B, {"otpRequired": True, "isCod": True, "amountAmd": 6000}), (ROAD_C, {}))
+        ):
+            body = (
+                ORDER | extra | {"recipientName": f"Recipient {n}", "pin": {"lat": point[0], "lon": point[1]}}
+            )
+            order = requests.post(f"{url}/orders", json=body, headers=dispatcher.headers).json()["order"]
+            requests.post(
+                f"{url}/orders/{order['id']}/status", json={"status": "ready"}, headers=dispatcher.headers
+            )
+            assigned = requests.post(
+                f"{url}/orders/{order['id']}/assign",
+                json={"courierId": int(courier.courier.id)},
+                headers=dispatcher.headers,
+            )
+            assert assigned.status_code == 201, assigned.text
+            orders.append(order)
+        yield url, dispatcher, courier, orders
+
+
+def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courier_app, tmp_path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, courier, orders = courier_app
+    first = orders[0]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844},
+            device_scale_factor=1,
+            is_mobile=True,
+            has_touch=True,
+            locale="hy-AM",
+            geolocation={"latitude": ROAD_A[0], "longitude": ROAD_A[1], "accuracy": 8},
+            permissions=["geolocation"],
+        )
+        page = context.new_page()
+        page.goto(url + "/app/")
+        page.wait_for_selector("body[data-view='signin']")
+        assert page.inner_text("#signin-submit") == "Մուտք գործել"  # Armenian first
+        screenshot(page, "courier-app-sign-in")
+        page.fill("#signin-email", "narek@arev.am")
+        page.fill("#signin-password", PASSWORD)
+        page.click("#signin-submit")
+        page.wait_for_selector("body[data-view='app']")
+        page.click("[data-lang='en']")
+        # The run in order, with navigation links.
+        page.wait_for_selector(f"#run li[data-order-id='{first['id']}']")
+        assert page.locator("#run li").count() == 2
+        geo = page.get_attribute(f"#run li[data-order-id='{first['id']}'] a[href^='geo:']", "href")
+        assert geo.startswith(f"geo:{ROAD_B[0]},{ROAD_B[1]}")
+
+        page.click("#shift-start")
+        page.wait_for_selector("body[data-shift='active']")
+        eventually(lambda: _latest_fix(courier) == pytest.approx(ROAD_A, abs=1e-6))
+        screenshot(page, "courier-app-run")
+
+        page.click(f"#run li[data-order-id='{first['id']}'] [data-move='picked_up']")
+        page.wait_for_selector(
+            f"#run li[data-order-id='{first['id']}'][data-status='picked_up'][data-pending='false']"
+        )
+        assert Order.get_by_id(first["id"]).status == "picked_up"
+        token = requests.post(f"{url}/orders/{first['id']}/tracking", headers=dispatcher.headers).json()[
+            "token"
+        ]
+        code = requests.get(f"{url}/track/{token}").json()["otpCode"]
+
+        # No signal: the courier moves on, delivers with the code and a photo; all of it waits.
+        context.set_offline(True)
+        context.set_geolocation({"latitude": ROAD_B[0], "longitude": ROAD_B[1], "accuracy": 5})
+        page.wait_for_selector("#net[data-online='false']")
+        page.click(f"#run li[data-order-id='{first['id']}'] [data-move='delivered']")
+        page.wait_for_selector("#deliver-dialog[open]")
+        assert page.input_value("#d-collected") == "6000"
+        page.fill("#d-name", "Gayane")
+        page.fill("#d-code", code)
+        page.set_input_files("#d-photo", str(photo_file(tmp_path)))
+        screenshot(page, "courier-app-deliver")
+        page.click("#deliver-send")
+        page.wait_for_selector(f"#run li[data-order-id='{first['id']}'][data-pending='true']")
+        wait_until(page, "document.body.dataset.queuedMoves === '1'")
+        screenshot(page, "courier-app-offline-queued")
+        assert Order.get_by_id(first["id"]).status == "picked_up"
+
+        # The connection returns: the photo goes up, the move and the fixes follow, once.
+        context.set_offline(False)
+        wait_until(
+            page, "document.body.dataset.queuedMoves === '0' && document.body.dataset.queuedPoints === '0'"
+        )
+        delivered = Order.get_by_id(first["id"])
+        assert delivered.status == "delivered" and delivered.proof_recipient_name == "Gayane"
+        assert delivered.proof_photo_key and delivered.collected_amount_amd == 6000
+        photo = requests.get(
+            f"{url}/orders/{first['id']}/proof/photo-url", headers=dispatcher.headers
+        ).json()["url"]
+        assert requests.get(photo).headers["Content-Type"] == "image/jpeg"
+        moves = OrderEvent.select().where(
+            (OrderEvent.order == first["id"]) & (OrderEvent.to_status == "delivered")
+        )
+        assert moves.count() == 1
+        page.wait_for_selector(f"#run li[data-order-id='{first['id']}']", state="detached")
+        eventually(lambda: _latest_fix(courier) == pytest.approx(ROAD_B, abs=1e-6))
+
+        # The app shell opens without signal (service worker), with the kept run.
+        wait_until(page, "navigator.serviceWorker.controller !== null")
+        context.set_offline(True)
+        page.reload()
+        page.wait_for_selector("body[data-view='app']")
+        assert page.locator("#run li").count() == 1  # the second order, as last seen
+        assert page.evaluate("navigator.onLine") is False
+        screenshot(page, "courier-app-offline-shell")
+        context.set_offline(False)
+        browser.close()
+
+
+def _latest_fix(courier) -> tuple[float, float]:
+    fix = (
+        CourierLocation.select()
+        .where(CourierLocation.courier == courier.courier.id)
+        .order_by(CourierLocation.captured_at.desc())
+        .first()
+    )
+    return (fix.lat, fix.lon) if fix else (0.0, 0.0)
