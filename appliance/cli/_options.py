@@ -47,11 +47,11 @@ def settings_from(**overrides: Any) -> Settings:
 
 
 def configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    from appliance.common.logs import SafeFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     logging.getLogger().setLevel(settings.log_level.upper())
 
 

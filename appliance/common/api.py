@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -27,9 +28,37 @@ from appliance.common.problems import ApiError, BadRequest, Invalid, Unsupported
 UNPROCESSABLE_ERROR_TYPES = {"service_area", "unprocessable"}
 
 
+def _refuse_nul(where: str, status: int) -> None:
+    """A NUL character in any text is refused at validation on every backend: PostgreSQL cannot
+    store one (a 500 there) and SQLite would keep it silently."""
+    detail = f"Invalid {where}: text may not contain NUL characters."
+    errors = [{"field": where, "message": "NUL character"}]
+    raise (Invalid(detail, errors=errors) if status == 422 else BadRequest(detail, errors=errors))
+
+
+def _nul_path(value: Any, path: str = "") -> str | None:
+    """Where a NUL character hides in parsed input (keys included), or None."""
+    if isinstance(value, str):
+        return path or "body" if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return where
+            found = _nul_path(item, where)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _nul_path(item, f"{path}.{index}" if path else str(index))
+            if found:
+                return found
+    return None
+
+
 class Schema(BaseModel):
     """Request bodies: strict JSON types (a number is never accepted for a string, nor the reverse),
-    unknown fields ignored."""
+    unknown fields ignored. A NUL character anywhere is refused before the model runs (_read_body)."""
 
     model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
 
@@ -101,6 +130,13 @@ def _read_body(model: type[BaseModel], op: Operation) -> BaseModel:
         raw = b"{}"
     elif request.mimetype != "application/json":
         raise UnsupportedMediaType("Send the request body as application/json.")
+    if b"\\u0000" in raw:  # JSON can carry a NUL only escaped; look closer only then (cheap)
+        try:
+            where = _nul_path(json.loads(raw))
+        except ValueError:
+            where = None  # malformed JSON: the model's own error says so
+        if where:
+            _refuse_nul(where, op.validation_status)
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
@@ -108,6 +144,9 @@ def _read_body(model: type[BaseModel], op: Operation) -> BaseModel:
 
 
 def _read_query(model: type[BaseModel], op: Operation) -> BaseModel:
+    for key, value in request.args.items(multi=True):
+        if "\x00" in key or "\x00" in value:
+            _refuse_nul(f"query.{key}", op.validation_status)
     values: dict[str, Any] = {}
     for key in request.args:
         items = request.args.getlist(key)
