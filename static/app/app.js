@@ -388,6 +388,8 @@ function renderNet() {
 window.addEventListener("online", () => { renderNet(); flush(); refresh(); });
 window.addEventListener("offline", renderNet);
 setInterval(flush, 5000);
+// New assignments reach the courier on the next look: every 30 s while the run is on screen.
+setInterval(() => { if (navigator.onLine && api.session && !$("tab-run").hidden && !flushing) { refresh(); } }, 30000);
 
 // ---- map of a stop ---------------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ export class Planner {
     try {
       await this.ctx.api.post("/plans/apply", {routes: routes});
       this.reset();
+      this.board.selected.clear();
       document.body.dataset.plan = "applied";
       $("plan-status").textContent = T.applied;
       this.ctx.toast(T.applied);
