@@ -3,7 +3,7 @@
 // assign and reassign, tracking link and the late notice. Orders whose courier's ETA falls after the
 // delivery window are flagged "at risk" before they are late (GET /couriers/{id}/eta).
 import {STATES} from "/console/texts.js";
-import {timeOf, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
+import {amd, timeOf, toYerevanLocal, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
 import {PinPicker} from "/console/livemap.js";
 
 const $ = (id) => document.getElementById(id);
@@ -163,11 +163,51 @@ export class Board {
     }
     return el("tr", {dataset: {orderId: order.id, status: order.status, risk: risk ? "true" : "false"}},
       el("td", {}, pick),
-      el("td", {}, el("strong", {}, order.publicId)),
+      el("td", {}, this.detailButton(order)),
       el("td", {}, order.recipientName, el("br"), el("span", {className: "muted small"}, order.recipientPhone)),
       el("td", {lang: lang === "ru" && order.addressLabelRu ? "ru" : lang === "en" && order.addressLabelEn ? "en" : "hy"}, this.address(order)),
       el("td", {}, window),
       status, courierCell, el("td", {}, actions));
+  }
+
+  detailButton(order) {
+    const b = el("button", {type: "button", className: "link", dataset: {detail: order.id}}, order.publicId);
+    b.addEventListener("click", () => this.openDetail(order.id));
+    return b;
+  }
+
+  // The order in full: its fields, the proof (photo through a short-lived signed link), and the
+  // audit trail (GET /orders/{id}/events), with Edit for a draft or ready order.
+  async openDetail(orderId) {
+    const T = this.ctx.T, lang = this.ctx.lang, api = this.ctx.api;
+    try {
+      const [{order}, {events}] = await Promise.all([api.get("/orders/" + orderId), api.get("/orders/" + orderId + "/events")]);
+      this.upsert(order);
+      const courier = this.ctx.fleet.couriers.get(order.courierId);
+      const rows = [[T.status, this.stateLabel(order.status)], [T.recipient, order.recipientName + " · " + order.recipientPhone],
+        [T.address, [order.addressLabelHy, order.addressLabelRu, order.addressLabelEn].filter(Boolean).join(" / ")],
+        [T.pin, order.pin.lat.toFixed(6) + ", " + order.pin.lon.toFixed(6)],
+        [T.window, order.deliveryWindowStart || order.deliveryWindowEnd ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "—"],
+        [T.amount, amd(order.amountAmd, lang) + (order.isCod ? " · " + T.cod + " " + amd(order.codAmountAmd, lang) : "")],
+        [T.code, order.otpRequired ? "✓" : "—"], [T.courier, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "—"]];
+      if (order.proof) { rows.push([T.proofBy, (order.proof.recipientName || "—") + (order.proof.notes ? " · " + order.proof.notes : "")]); }
+      if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
+      $("detail-title").textContent = order.publicId;
+      $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+      $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind}},
+        timeOf(e.createdAt, lang) + " · " + e.kind.replace(/_/g, " ") + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
+        (e.data && e.data.reason ? " (" + e.data.reason + ")" : ""))));
+      const edit = $("detail-edit");
+      edit.hidden = !["draft", "ready"].includes(order.status);
+      edit.onclick = () => { $("detail-dialog").close(); this.openCreate(order); };
+      const photo = $("detail-photo");
+      photo.hidden = true;
+      $("detail-dialog").showModal();
+      if (order.proof && order.proof.hasPhoto) {
+        const {url} = await api.get("/orders/" + order.id + "/proof/photo-url");
+        photo.src = url; photo.alt = T.photo + " " + order.publicId; photo.hidden = false;
+      }
+    } catch (error) { this.ctx.fail(error); }
   }
 
   async move(order, status) {
@@ -205,11 +245,24 @@ export class Board {
     this.render();
   }
 
-  async openCreate() {
+  // The order form: a new order, or (given one) an edit of a draft or ready order (PATCH).
+  async openCreate(editing) {
+    const T = this.ctx.T;
     const dialog = $("order-dialog");
+    this.editing = editing || null;
     $("order-form").reset();
     $("o-ready").checked = true;
+    $("o-ready").closest("label").hidden = Boolean(editing);
+    $("order-dialog-title").textContent = editing ? T.editTitle + " " + editing.publicId : T.orderTitle;
     $("order-error").textContent = "";
+    if (editing) {
+      $("o-name").value = editing.recipientName; $("o-phone").value = editing.recipientPhone;
+      $("o-addr-hy").value = editing.addressLabelHy; $("o-addr-ru").value = editing.addressLabelRu || ""; $("o-addr-en").value = editing.addressLabelEn || "";
+      $("o-amount").value = String(editing.amountAmd); $("o-cod").checked = editing.isCod;
+      $("o-cod-amount").value = editing.isCod ? String(editing.codAmountAmd) : ""; $("o-code").checked = editing.otpRequired;
+      $("o-from").value = toYerevanLocal(editing.deliveryWindowStart); $("o-until").value = toYerevanLocal(editing.deliveryWindowEnd);
+      $("o-lat").value = editing.pin.lat.toFixed(6); $("o-lon").value = editing.pin.lon.toFixed(6);
+    }
     dialog.showModal();
     if (!this.picker) {
       let centre = {lat: 40.1792, lon: 44.4991};  // Republic Square until the default depot is known
@@ -226,6 +279,7 @@ export class Board {
       };
       $("o-lat").addEventListener("change", typed); $("o-lon").addEventListener("change", typed);
     } else { this.picker.clear(); this.picker.resize(); }
+    if (editing) { this.picker.set(editing.pin); }
     $("o-name").focus();
   }
 
@@ -244,6 +298,13 @@ export class Board {
     if (body.isCod && $("o-cod-amount").value) { body.codAmountAmd = parseInt($("o-cod-amount").value, 10); }
     $("order-save").disabled = true;
     try {
+      if (this.editing) {
+        const {order} = await this.ctx.api.patch("/orders/" + this.editing.id, body);
+        this.upsert(order);
+        $("order-dialog").close();
+        this.ctx.toast(T.saved);
+        return;
+      }
       let {order} = await this.ctx.api.post("/orders", body);
       if ($("o-ready").checked) { order = (await this.ctx.api.post("/orders/" + order.id + "/status", {status: "ready"})).order; }
       this.upsert(order);

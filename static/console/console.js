@@ -8,6 +8,7 @@ import {TEXTS} from "/console/texts.js";
 import {Board} from "/console/board.js";
 import {Fleet} from "/console/fleet.js";
 import {Planner} from "/console/plan.js";
+import {Admin} from "/console/admin.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -48,7 +49,8 @@ ctx.api = api;
 const board = new Board(ctx);
 const fleet = new Fleet(ctx);
 const planner = new Planner(ctx, board, fleet);
-ctx.board = board; ctx.fleet = fleet; ctx.planner = planner;
+const admin = new Admin(ctx);
+ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin;
 let stream = null;
 let workspaceCompany = null;
 
@@ -57,8 +59,20 @@ function applyLanguage() {
   document.title = ctx.T.title;
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
   showStreamState(document.body.dataset.stream);
-  board.render(); fleet.render(); planner.render();
+  board.render(); fleet.render(); planner.render(); admin.render();
 }
+
+// Views: the day (board, map, plan, couriers), cash, team and company.
+let view = "day";
+function showView(name) {
+  view = name;
+  document.body.dataset.consoleView = name;
+  document.querySelectorAll("[data-view-tab]").forEach((b) => b.setAttribute("aria-current", b.dataset.viewTab === name ? "page" : "false"));
+  $("main").hidden = !ctx.session || name !== "day";
+  document.querySelectorAll("[data-view-panel]").forEach((panel) => { panel.hidden = !ctx.session || panel.dataset.viewPanel !== name; });
+  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else { admin.show(name); }
+}
+document.querySelectorAll("[data-view-tab]").forEach((b) => b.addEventListener("click", () => showView(b.dataset.viewTab)));
 
 document.querySelectorAll("[data-lang]").forEach((button) => {
   button.addEventListener("click", () => {
@@ -75,6 +89,8 @@ function showSignIn(message) {
   ctx.session = null;
   document.body.dataset.view = "signin";
   $("main").hidden = true;
+  document.querySelectorAll("[data-view-panel]").forEach((panel) => { panel.hidden = true; });
+  $("views").hidden = true;
   $("signin").hidden = false;
   $("switcher").hidden = true;
   $("sign-out").hidden = true;
@@ -111,8 +127,9 @@ function showSession(session) {
     return;
   }
   $("signin").hidden = true;
-  $("main").hidden = false;
+  $("views").hidden = false;
   document.body.dataset.view = "workspace";
+  showView(workspaceCompany === session.company.id ? view : "day");
   document.body.dataset.company = session.company.id;
   if (workspaceCompany !== session.company.id) { startWorkspace(); }
   applyLanguage();
@@ -128,7 +145,7 @@ async function startWorkspace() {
     await Promise.all([board.load(), fleet.load()]);
     stream = openEventStream(api, {
       cursor: cursor,
-      onEvent: (event) => { board.onEvent(event); fleet.onEvent(event); },
+      onEvent: (event) => { board.onEvent(event); fleet.onEvent(event); admin.onEvent(event); },
       onState: showStreamState,
     });
   } catch (error) { ctx.fail(error); }
@@ -156,6 +173,7 @@ $("signin-form").addEventListener("submit", async (event) => {
   try {
     await api.signIn($("signin-email").value.trim(), $("signin-password").value);
     $("signin-password").value = "";
+    await acceptInvite();
   } catch (error) {
     message.textContent = error.status === 401 ? ctx.T.wrongPassword : error.status === 403 ? ctx.T.noCompany : ctx.explain(error);
   } finally { $("signin-submit").disabled = false; }
@@ -177,14 +195,32 @@ $("company-switch").addEventListener("change", async (event) => {
 
 $("sign-out").addEventListener("click", () => { api.signOut(); });
 
+// An invite for an existing account: /invite/… sends the person here with #invite=TOKEN (a
+// fragment never reaches the server or a referrer); once signed in, the invite is accepted with the
+// bearer token and the new company's session replaces this one.
+const INVITE_KEY = "appliance.invite";
+async function acceptInvite() {
+  const token = sessionStorage.getItem(INVITE_KEY);
+  if (!token || !ctx.session) { return; }
+  sessionStorage.removeItem(INVITE_KEY);
+  try {
+    const session = await api.post("/auth/invite/accept", {token: token});
+    api.adopt(session);
+    ctx.toast(ctx.T.joined + session.company.name);
+  } catch (error) { ctx.toast(ctx.T.inviteFailed + ctx.explain(error)); }
+}
+
 async function boot() {
+  const invite = new URLSearchParams(location.hash.slice(1)).get("invite");
+  if (invite) { sessionStorage.setItem(INVITE_KEY, invite); history.replaceState(null, "", location.pathname + location.search); }
   applyLanguage();
   // A session left by /login (an emailed link) or by /invite (an accepted invite) in this tab.
   let handed = null;
   try { handed = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null"); } catch (e) { handed = null; }
   if (handed && handed.accessToken && handed.user) { api.adopt(handed); return; }
   try {
-    if (!(await api.resume())) { showSignIn(); }
+    if (!(await api.resume())) { showSignIn(); return; }
+    await acceptInvite();
   } catch (error) { showSignIn(ctx.explain(error)); }
 }
 boot();

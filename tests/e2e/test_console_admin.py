@@ -1,0 +1,187 @@
+"""The console's other views in a real browser against the real server: an order's detail (audit
+trail, proof photo, edit), cash handovers confirmed with a shortfall, the team (invite, disable, login
+link), company settings, depots and plan, and an invite accepted by an existing account that signs
+in first."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+import requests
+
+from appliance.common.passwords import hash_password
+from appliance.dispatch.app import create_app
+from appliance.dispatch.models import Company, Depot, Membership, Order
+from tests.conftest import free_port
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import ORDER
+from tests.e2e.console_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PASSWORD,
+    screenshot,
+    serving,
+    sign_in_console,
+    wait_until,
+)
+from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.server,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
+]
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (320, 240), (30, 140, 90)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _delivered_cash_order(url: str, dispatcher, courier) -> dict:
+    """A cash order the courier delivered with a photo, through the API as the app would."""
+    pin = {"lat": ROAD_B[0], "lon": ROAD_B[1]}
+    body = ORDER | {"isCod": True, "amountAmd": 9000, "pin": pin}
+    order = requests.post(f"{url}/orders", json=body, headers=dispatcher.headers).json()["order"]
+    path = f"{url}/orders/{order['id']}"
+    requests.post(f"{path}/status", json={"status": "ready"}, headers=dispatcher.headers)
+    requests.post(f"{path}/assign", json={"courierId": int(courier.courier.id)}, headers=dispatcher.headers)
+    mine = f"{url}/courier/orders/{order['id']}"
+    requests.post(f"{mine}/status", json={"status": "picked_up"}, headers=courier.headers)
+    upload = requests.post(
+        f"{mine}/proof/upload-url", json={"contentType": "image/png"}, headers=courier.headers
+    )
+    put = requests.put(upload.json()["url"], data=_png(), headers={"Content-Type": "image/png"})
+    assert put.status_code == 200, put.text
+    done = {"status": "delivered", "recipientName": "Ani", "photoKey": upload.json()["key"]}
+    answer = requests.post(f"{mine}/status", json=done, headers=courier.headers)
+    assert answer.status_code == 200, answer.text
+    return order
+
+
+@pytest.fixture
+def office(mapped_data_dir, settings):
+    port = free_port()
+    app = create_app(settings.replace(dispatch_port=port))
+    arev = make_company("Arev Express", depot=ROAD_A)
+    owner = make_member(
+        app, arev, "owner", email="ani@arev.am", name="Ani", password_hash=hash_password(PASSWORD)
+    )
+    courier = make_member(app, arev, "courier", name="Narek")
+    draft_body = ORDER | {"recipientName": "Draft Person"}
+    garun = make_company("Garun Delivery", depot=ROAD_C)
+    garun_owner = make_member(app, garun, "owner", name="Hayk")
+    with serving(mapped_data_dir, port) as url:
+        delivered = _delivered_cash_order(url, owner, courier)
+        assert requests.post(f"{url}/courier/cash/settle", headers=courier.headers).status_code in (200, 201)
+        draft = requests.post(f"{url}/orders", json=draft_body, headers=owner.headers).json()["order"]
+        invite = requests.post(
+            f"{url}/company/invites",
+            json={"role": "dispatcher", "name": "Ani", "email": "ani@arev.am"},
+            headers=garun_owner.headers,
+        ).json()
+        yield url, courier, delivered, draft, invite["link"], garun
+
+
+def test_the_office_views_of_the_console(office) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, courier, delivered, draft, invite_link, garun = office
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+        page = context.new_page()
+        sign_in_console(page, url, "ani@arev.am")
+        page.click("[data-lang='en']")
+
+        # An order's detail: the audit trail and the proof photo.
+        page.click(f"[data-detail='{delivered['id']}']")
+        page.wait_for_selector("#detail-dialog[open]")
+        page.wait_for_selector("#detail-photo:not([hidden])")
+        wait_until(page, "document.querySelector('#detail-photo').naturalWidth === 320")
+        kinds = page.eval_on_selector_all("#detail-audit li", "els => els.map(e => e.dataset.kind)")
+        assert kinds[0] == "created" and "assigned" in kinds and kinds.count("status_changed") >= 3
+        assert page.is_hidden("#detail-edit")
+        screenshot(page, "console-order-detail")
+        page.click("#detail-dialog button[type='submit']")
+        # A draft is edited in the same form, pin included.
+        page.click(f"[data-detail='{draft['id']}']")
+        page.click("#detail-edit")
+        page.wait_for_selector("#order-dialog[open]")
+        assert page.input_value("#o-name") == "Draft Person"
+        page.fill("#o-name", "Edited Person")
+        page.fill("#o-lat", str(ROAD_C[0]))
+        page.fill("#o-lon", str(ROAD_C[1]))
+        page.click("#order-save")
+        page.wait_for_selector("#order-dialog", state="hidden")
+        edited = Order.get_by_id(draft["id"])
+        assert edited.recipient_name == "Edited Person" and round(edited.lat, 5) == round(ROAD_C[0], 5)
+
+        # Cash: the courier's handover, confirmed short with a note.
+        page.click("[data-view-tab='cash']")
+        page.wait_for_selector("#settlements tbody tr[data-settlement]")
+        page.fill("[data-received]", "8000")
+        page.fill("[data-note]", "1000 missing, to be repaid")
+        screenshot(page, "console-cash")
+        page.click("[data-confirm]")
+        page.wait_for_selector("#confirmed li[data-confirmed]")
+        assert "1,000" in page.inner_text("#confirmed")
+        assert page.is_visible("#no-settlements")
+
+        # Team: invite a courier (a shareable link), disable and enable the courier, a login link.
+        page.click("[data-view-tab='team']")
+        page.wait_for_selector(f"#members tr[data-member='{courier.user.id}']")
+        page.fill("#i-name", "Sona")
+        page.select_option("#i-role", "courier")
+        page.click("#invite-form button[type='submit']")
+        page.wait_for_selector("#invite-link-box:not([hidden])")
+        assert "/invite/" in page.input_value("#invite-link")
+        page.wait_for_selector("#invites li[data-invite]")
+        page.click(f"[data-toggle='{courier.user.id}']")
+        page.wait_for_selector(f"#members tr[data-member='{courier.user.id}'][data-status='disabled']")
+        page.click(f"[data-toggle='{courier.user.id}']")
+        page.wait_for_selector(f"#members tr[data-member='{courier.user.id}'][data-status='active']")
+        page.click(f"[data-login-link='{courier.user.id}']")
+        page.wait_for_selector("#login-link-box:not([hidden])")
+        assert "/invite/" in page.input_value("#login-link")
+        screenshot(page, "console-team")
+
+        # Company: settings, a depot, the plan.
+        page.click("[data-view-tab='company']")
+        wait_until(page, "document.querySelector('#c-name').value === 'Arev Express'")
+        page.fill("#c-support", "+37410101010")
+        page.fill("#c-sender", "AREV")
+        page.click("#company-form button[type='submit']")
+        wait_until(page, "document.querySelector('#toast').textContent === 'Saved'")
+        assert Company.get(Company.name == "Arev Express").sms_sender == "AREV"
+        page.fill("#dp-name", "North")
+        page.fill("#dp-address", "Komitas 20")
+        page.fill("#dp-lat", str(ROAD_C[0]))
+        page.fill("#dp-lon", str(ROAD_C[1]))
+        page.click("#depot-form button[type='submit']")
+        wait_until(page, "document.querySelectorAll('#depots li').length === 2")
+        assert Depot.select().where(Depot.name == "North").count() == 1
+        page.click("[data-plan='city']")
+        wait_until(page, "document.querySelector(\"[data-plan='city']\").disabled")
+        screenshot(page, "console-company")
+
+        # An invite for this existing account: sign in first, then it is accepted.
+        page.click("#sign-out")
+        page.wait_for_selector("body[data-view='signin']")
+        page.goto(invite_link)
+        page.click("#button")
+        page.click("#sign-in-to-accept")
+        page.wait_for_selector("body[data-view='signin']")
+        assert "#invite" not in page.url
+        page.fill("#signin-email", "ani@arev.am")
+        page.fill("#signin-password", PASSWORD)
+        page.click("#signin-submit")
+        wait_until(page, "document.querySelector('#company-name').textContent === 'Garun Delivery'")
+        assert Membership.select().where(Membership.company == garun.id).count() == 2
+        assert page.locator("#company-switch option").count() == 2
+        browser.close()
