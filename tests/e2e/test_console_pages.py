@@ -68,3 +68,14 @@ def test_the_policy_names_the_object_store_so_presigned_uploads_work(data_dir) -
     )
     text = policy(settings)
     assert "connect-src 'self' https://objects.example.am:9000" in text
+
+
+def test_the_map_debug_page_answers_only_this_machine(dispatch_client) -> None:
+    local = dispatch_client.get("/static/map-check.html")
+    assert local.status_code == 200 and "Content-Security-Policy" in local.headers
+    remote = dispatch_client.get("/static/map-check.html", environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert remote.status_code == 404
+    proxied = dispatch_client.get("/static/map-check.html", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert proxied.status_code == 404
+    elsewhere = {"REMOTE_ADDR": "203.0.113.9"}
+    assert dispatch_client.get("/static/app.css", environ_base=elsewhere).status_code == 200

@@ -16,6 +16,7 @@ from appliance.dispatch.app import create_app
 from appliance.settings import Settings
 from tests import map_fixtures
 from tests.conftest import serving
+from tests.e2e.console_server import wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
 pytestmark = [
@@ -81,7 +82,7 @@ def test_the_map_draws_the_tiles_the_markers_and_the_route_line(browser_page) ->
     encoded = polyline.encode(ROUTE, 6)
     query = f"destination={ROAD_B[0]},{ROAD_B[1]}&courier={ROAD_A[0]},{ROAD_A[1]}&route={encoded}"
     page.goto(f"{url}/static/map-check.html?{query}")
-    page.wait_for_function(IDLE, timeout=60000)
+    wait_until(page, IDLE, timeout=60)  # polled: the page's CSP refuses eval
 
     # Vector tiles were fetched from the appliance and drawn with the style's layers.
     assert page.evaluate("mapCheck.tilesLoaded") > 0
@@ -115,7 +116,7 @@ def test_the_map_draws_the_tiles_the_markers_and_the_route_line(browser_page) ->
 def test_updating_the_view_moves_the_courier_and_clears_the_route(browser_page) -> None:
     page, url, _seen = browser_page
     page.goto(f"{url}/static/map-check.html?destination={ROAD_B[0]},{ROAD_B[1]}")
-    page.wait_for_function(IDLE, timeout=60000)
+    wait_until(page, IDLE, timeout=60)  # polled: the page's CSP refuses eval
     assert page.locator("[data-marker='courier']").count() == 0
 
     view = {
@@ -124,7 +125,7 @@ def test_updating_the_view_moves_the_courier_and_clears_the_route(browser_page) 
         "route": polyline.encode([ROAD_C, ROAD_B], 6),
     }
     page.evaluate("(view) => mapCheck.update(view)", view)
-    page.wait_for_function(IDLE, timeout=60000)
+    wait_until(page, IDLE, timeout=60)  # polled: the page's CSP refuses eval
     (mx, my), (px, py) = marker_centre(page, "courier"), projected(page, ROAD_C)
     assert abs(mx - px) < 3 and abs(my - py) < 3
     assert len(page.evaluate("mapCheck.routeCoordinates")) == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, redirect, send_from_directory
+from flask import Blueprint, Response, abort, redirect, request, send_from_directory
 from werkzeug.security import safe_join
 
 from appliance.common.assets import static_dir
@@ -51,8 +51,6 @@ def invite_page(token: str) -> Response:
 @bp.route("/console", methods=["GET"])
 @bp.route("/app", methods=["GET"])
 def without_slash() -> Response:
-    from flask import request
-
     return redirect(request.path + "/", code=301)  # type: ignore[return-value]
 
 
@@ -95,6 +93,20 @@ def courier_app_asset(name: str) -> Response:
     return _asset("app", name)
 
 
+# The map's debug page answers only a browser on this machine, never through a proxy.
+DEBUG_PAGES = {"map-check.html"}
+_PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+
+
+def _local_request() -> bool:
+    proxied = any(header in request.headers for header in _PROXY_HEADERS)
+    return request.remote_addr in {"127.0.0.1", "::1"} and not proxied
+
+
 @bp.route("/static/<path:name>", methods=["GET"])
 def static_file(name: str) -> Response:
+    if name in DEBUG_PAGES:
+        if not _local_request():
+            abort(404)
+        return page_response(name)
     return send_from_directory(static_dir(), name, max_age=3600)
