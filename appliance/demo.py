@@ -61,7 +61,11 @@ def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
                     Membership.create(user=user, company=company_id, role="courier", joined_at=clock.now())
                     Courier.create(company=company_id, user=user, display_name=name, created_at=clock.now())
     url = settings.dispatch_public_url
-    lines = [f"Dispatch: sign in at POST {url}/auth/login as {OWNER[0]} / {OWNER[2]} (owner)"]
+    lines = [
+        f"Dispatcher console: {url}/console/ (sign in as {OWNER[0]} / {OWNER[2]}, the owner;"
+        f" the API: POST {url}/auth/login)",
+        f"Courier app: {url}/app/ (on a phone, installable; sign in as a courier)",
+    ]
     lines += [f"          courier {email} / {password}" for email, _, password in COURIERS]
     return lines
 

@@ -67,6 +67,9 @@ def test_the_demo_starts_whole_and_what_it_prints_works(tmp_path: Path) -> None:
         tracking = re.search(r"Tracking page of an order on its way: (\S+)", text)
         assert tracking, text
         assert requests.get(tracking.group(1), timeout=10).status_code == 200
+        for screen in (r"Dispatcher console: (\S+)", r"Courier app: (\S+)"):
+            printed_url = re.search(screen, text)
+            assert printed_url and requests.get(printed_url.group(1), timeout=10).status_code == 200, text
         commands = [line.strip() for line in text.split("Try it:")[1].splitlines()[1:4]]
         script = (
             "set -e\n" + "\n".join(commands[:2]) + " -o /dev/null -w '%{http_code}\\n'\n" + commands[2] + "\n"
