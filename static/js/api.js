@@ -3,9 +3,9 @@
 // Tokens: the access token lives in memory only; the refresh token is kept in the storage the page
 // chooses (the console: sessionStorage, gone with the tab; the courier app: localStorage, so that an
 // installed app stays signed in), because the API needs it back to rotate the session. Rotation is
-// single-flight: one POST /auth/refresh at a time, a minute before the access token expires or on a
-// 401, and the rotated pair replaces the old one at once (a rotated-out token that comes back ends
-// the whole session, so it is never sent twice).
+// single-flight: one POST /auth/refresh at a time, shortly before the access token expires (a
+// minute, or a fifth of a short lifetime) or on a 401, and the rotated pair replaces the old one at
+// once (a rotated-out token that comes back ends the whole session, so it is never sent twice).
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -46,10 +46,11 @@ export class Api {
   _keep(session) {
     this.session = session;
     this.accessToken = session.accessToken;
-    this.expiresAt = Date.now() + (session.expiresIn || 900) * 1000;
+    this.lifetime = (session.expiresIn || 900) * 1000;
+    this.expiresAt = Date.now() + this.lifetime;
     try { this.storage.setItem(this.key, JSON.stringify({refreshToken: session.refreshToken})); } catch (e) { /* storage off */ }
     clearTimeout(this.timer);
-    const early = Math.max(5000, (session.expiresIn || 900) * 1000 - 60000);
+    const early = Math.max(1000, this.lifetime - Math.min(60000, this.lifetime / 5));
     this.timer = setTimeout(() => { this.refresh().catch(() => {}); }, early);
     const view = Object.assign({}, session);
     delete view.accessToken; delete view.refreshToken;
@@ -121,7 +122,7 @@ export class Api {
   }
 
   async authorization() {
-    if (!this.accessToken || Date.now() > this.expiresAt - 30000) { await this.refresh(); }
+    if (!this.accessToken || Date.now() > this.expiresAt - Math.min(30000, this.lifetime / 10)) { await this.refresh(); }
     return "Bearer " + this.accessToken;
   }
 

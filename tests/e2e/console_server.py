@@ -5,6 +5,7 @@ and Debian's Chromium driven by Playwright."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ PASSWORD = "correct horse battery"
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, port: int) -> Iterator[str]:
+def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) -> Iterator[str]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -45,6 +46,7 @@ def serving(data_dir: Path, port: int) -> Iterator[str]:
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, **(environ or {})},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -91,3 +93,12 @@ def sign_in_console(page, url: str, email: str, password: str = PASSWORD) -> Non
     page.click("#signin-submit")
     page.wait_for_selector("body[data-view='workspace']")
     page.wait_for_selector("body[data-stream='live']")
+
+
+def eventually(check, timeout: float = 20.0) -> None:
+    """Poll a Python check (for example, a row the browser's request should have written)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("the check never passed")
+        time.sleep(0.1)
