@@ -94,8 +94,9 @@ export class Api {
 
   refresh() {
     if (!this.refreshing) {
-      const token = this.storedRefreshToken();
-      this.refreshing = (async () => {
+      const rotate = async () => {
+        // Read the token inside the lock: another tab sharing the storage may have just rotated it.
+        const token = this.storedRefreshToken();
         if (!token) { throw new ApiError(401, {title: "Not signed in"}); }
         try {
           this._keep(await this._post("/auth/refresh", {refreshToken: token}));
@@ -103,7 +104,11 @@ export class Api {
           if (!e.offline) { this._forget(); this.onSignedOut(); }
           throw e;
         }
-      })().finally(() => { this.refreshing = null; });
+      };
+      // Tabs of one origin sharing the stored token rotate one at a time (Web Locks), so none of
+      // them ever sends a token another has already rotated out.
+      const locked = navigator.locks ? navigator.locks.request("refresh:" + this.key, rotate) : rotate();
+      this.refreshing = locked.finally(() => { this.refreshing = null; });
     }
     return this.refreshing;
   }
