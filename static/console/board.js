@@ -195,7 +195,7 @@ export class Board {
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
       $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind}},
-        timeOf(e.createdAt, lang) + " · " + e.kind.replace(/_/g, " ") + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
+        timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
         (e.data && e.data.reason ? " (" + e.data.reason + ")" : ""))));
       const edit = $("detail-edit");
       edit.hidden = !["draft", "ready"].includes(order.status);

@@ -18,6 +18,7 @@ export class Fleet {
 
   reset() {
     this.couriers = new Map();
+    this.earnings = new Map();  // shown on request (GET /couriers/{id}/earnings), per courier
     this.chosen = new Set();
     if (this.map) { this.map.couriers.forEach((m) => m.remove()); this.map.couriers.clear(); this.map.setOrders([]); this.map.setRoutes([]); }
     if ($("couriers")) { $("couriers").replaceChildren(); }
@@ -97,6 +98,23 @@ export class Fleet {
       cash.className = "small";
       cash.textContent = T.cashOut + amd(courier.outstandingCashAmd, lang);
       who.append(name, state, where, cash);
+      const earned = this.earnings.get(courier.id);
+      if (earned) {
+        const line = document.createElement("div");
+        line.className = "small";
+        line.dataset.earnings = courier.id;
+        line.textContent = T.earnings + ": " + T.todayShort + " " + earned.today.delivered + " " + T.deliveredShort + " · " +
+          amd(earned.today.amountAmd, lang) + "; " + T.weekShort + " " + earned.week.delivered + " · " + amd(earned.week.amountAmd, lang);
+        who.append(line);
+      } else {
+        const show = document.createElement("button");
+        show.type = "button"; show.className = "small ghost"; show.textContent = T.earnings;
+        show.dataset.showEarnings = courier.id;
+        show.addEventListener("click", async () => {
+          try { this.earnings.set(courier.id, await this.ctx.api.get("/couriers/" + courier.id + "/earnings")); this.render(); } catch (error) { this.ctx.fail(error); }
+        });
+        who.append(show);
+      }
       li.append(pick, who);
       if (courier.shift) {
         const end = document.createElement("button");

@@ -133,6 +133,11 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=assigned]').length === 3")
         screenshot(page, "console-plan-applied")
 
+        # A courier's earnings on request.
+        page.click(f"[data-show-earnings='{narek.courier.id}']")
+        page.wait_for_selector(f"[data-earnings='{narek.courier.id}']")
+        assert "today 0 delivered" in page.inner_text(f"[data-earnings='{narek.courier.id}']")
+
         # End a shift from the console.
         page.click(f"[data-end-shift='{sona.courier.id}']")
         page.wait_for_selector(f"#couriers li[data-courier-id='{sona.courier.id}'][data-shift='off']")
