@@ -13,6 +13,7 @@ export class Planner {
     this.reset();
     $("plan-suggest").addEventListener("click", () => this.suggest());
     $("plan-apply").addEventListener("click", () => this.apply());
+    $("plan-recompute").addEventListener("click", () => this.recompute());
     $("plan-discard").addEventListener("click", () => { this.reset(); });
   }
 
@@ -61,6 +62,11 @@ export class Planner {
     } catch (error) { this.ctx.fail(error); }
   }
 
+  // Re-time every lane along its sequence from now (the courier may have moved, time has passed).
+  async recompute() {
+    try { this.take(await this.ctx.api.post("/plans/recompute", this.draft())); } catch (error) { this.ctx.fail(error); }
+  }
+
   async apply() {
     const T = this.ctx.T;
     const routes = this.plan.routes.filter((r) => r.stops.length).map((r) => ({
@@ -88,6 +94,7 @@ export class Planner {
     const box = $("plan-lanes");
     if (!box) { return; }
     $("plan-apply").hidden = !this.plan;
+    $("plan-recompute").hidden = !this.plan;
     $("plan-discard").hidden = !this.plan;
     if (!this.plan) { box.replaceChildren(); return; }
     const lanes = this.plan.routes.map((route, index) => {

@@ -13,7 +13,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import CourierLocation, Order, OrderEvent
+from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -159,6 +159,24 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
         assert moves.count() == 1
         page.wait_for_selector(f"#run li[data-order-id='{first['id']}']", state="detached")
         eventually(lambda: _latest_fix(courier) == pytest.approx(ROAD_B, abs=1e-6))
+
+        # Cash: the collected 6,000 handed over; history, earnings, profile.
+        page.click("[data-tab='cash']")
+        wait_until(page, "document.querySelector('#cash-outstanding').textContent.includes('6,000')")
+        page.click("#cash-settle")
+        wait_until(page, "document.querySelector('#cash-open').textContent.includes('6,000')")
+        screenshot(page, "courier-app-cash")
+        page.click("[data-tab='history']")
+        history = "document.querySelector('#history-list').textContent"
+        wait_until(page, f"{history}.includes('{first['publicId']}')")
+        page.click("[data-tab='earnings']")
+        wait_until(page, "document.querySelector('#earnings').textContent.includes('Today: 1 deliveries')")
+        page.click("[data-tab='profile']")
+        page.fill("#p-vehicle", "Scooter 12")
+        page.click("#profile-form button[type='submit']")
+        wait_until(page, "document.querySelector('#toast').textContent === 'Saved'")
+        assert Courier.get_by_id(courier.courier.id).vehicle_label == "Scooter 12"
+        page.click("[data-tab='run']")
 
         # The app shell opens without signal (service worker), with the kept run.
         wait_until(page, "navigator.serviceWorker.controller !== null")
