@@ -7,6 +7,7 @@ from flask import Blueprint
 from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest, Forbidden
 from appliance.dispatch.auth.guards import C, current_caller
+from appliance.dispatch.cash import service as cash_service
 from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
@@ -177,7 +178,7 @@ def proof_upload_url(order_id: int, body: schemas.ProofUploadRequest):
 @endpoint(bp, "GET", "/courier/cash", guard=C, response=CashSummary, tags=TAGS)
 def cash():
     """Outstanding amount, any open settlement and recent collections."""
-    return service.cash_summary(me())
+    return cash_service.cash_summary(me())
 
 
 @endpoint(
@@ -192,7 +193,7 @@ def cash():
 )
 def settle():
     """Hand over the outstanding cash (400 nothing outstanding, 409 one already awaits)."""
-    return {"settlement": service.settle(me())}
+    return {"settlement": cash_service.settle(me())}
 
 
 @endpoint(bp, "GET", "/courier/earnings", guard=C, response=courier_schemas.EarningsOut, tags=TAGS)

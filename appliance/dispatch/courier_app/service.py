@@ -1,5 +1,6 @@
 """Courier app rules: GPS batches, the courier's own orders and their status moves (with
-idempotency keys, delivery codes, proof and cash collection), cash handover and history."""
+idempotency keys, delivery codes, proof and cash collection) and history. Cash itself (balance,
+handovers) is the cash area's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
-    BadRequest,
     Conflict,
     Invalid,
     Locked,
@@ -21,10 +21,11 @@ from appliance.common.problems import (
     Unavailable,
     UnsupportedMediaType,
 )
-from appliance.dispatch.couriers.service import carried_shortfall, latest_location, location_body, outstanding
+from appliance.dispatch.cash.service import record_collection
+from appliance.dispatch.couriers.service import latest_location, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
-from appliance.dispatch.models import Collection, Courier, CourierLocation, Order, Settlement, StatusRequest
+from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.service import order_body
 from appliance.dispatch.orders.state import transition
@@ -230,13 +231,7 @@ def _apply_status(rt: Runtime, courier: Courier, order: Order, body: dict[str, A
         collectedAmountAmd=collected,
     )
     if collected:
-        Collection.create(
-            company=courier.company_id,
-            courier=courier.id,
-            order=order.id,
-            amount_amd=collected,
-            collected_at=clock.now(),
-        )
+        record_collection(courier, order, collected)
     return {"order": order_body(order), "replayed": False}
 
 
@@ -257,164 +252,9 @@ def proof_upload_url(rt: Runtime, courier: Courier, order_id: int, content_type:
     return {"key": upload.key, "url": upload.url, "expiresIn": upload.expires_in}
 
 
-# -- cash ----------------------------------------------------------------------------------------
-
-
-def settlement_body(row: Settlement) -> dict[str, Any]:
-    from appliance.dispatch.models import User
-
-    accepted = User.get_or_none(User.id == row.accepted_by_id) if row.accepted_by_id else None
-    courier = Courier.get_or_none(Courier.id == row.courier_id)
-    collections = (
-        Collection.select(Collection, Order)
-        .join(Order)
-        .where(Collection.settlement == row.id)
-        .order_by(Collection.id)
-    )
-    return {
-        "id": str(row.id),
-        "courierId": str(row.courier_id),
-        "courierName": courier.display_name if courier else "",
-        "status": row.status,
-        "expectedAmd": row.expected_amd,
-        "receivedAmd": row.received_amd,
-        "shortfallAmd": row.shortfall_amd,
-        "note": row.note,
-        "acceptedByName": accepted.display_name if accepted else None,
-        "submittedAt": clock.iso(row.submitted_at),
-        "confirmedAt": clock.iso(row.confirmed_at),
-        "orders": [
-            {
-                "orderId": str(c.order.id),
-                "publicId": c.order.public_id,
-                "amountAmd": c.amount_amd,
-                "collectedAt": clock.iso(c.collected_at),
-            }
-            for c in collections
-        ],
-    }
-
-
-def cash_summary(courier: Courier) -> dict[str, Any]:
-    awaiting = Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted"))
-    recent = (
-        Collection.select(Collection, Order)
-        .join(Order)
-        .where(Collection.courier == courier.id)
-        .order_by(Collection.id.desc())
-        .limit(50)
-    )
-    return {
-        "outstandingAmd": outstanding(courier.id),
-        "openSettlement": settlement_body(awaiting) if awaiting else None,
-        "recentCollections": [
-            {
-                "orderId": str(c.order.id),
-                "publicId": c.order.public_id,
-                "amountAmd": c.amount_amd,
-                "collectedAt": clock.iso(c.collected_at),
-                "settled": c.settlement_id is not None,
-            }
-            for c in recent
-        ],
-    }
-
-
-def settle(courier: Courier) -> dict[str, Any]:
-    with write_transaction(database):
-        if Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted")):
-            raise Conflict("A handover already awaits confirmation.")
-        # The handover covers exactly the collections read (and locked) here, so a delivery
-        # committed meanwhile is neither counted without being covered nor covered uncounted.
-        pending = list(
-            locked(
-                Collection.select(Collection.id, Collection.amount_amd).where(
-                    (Collection.courier == courier.id) & Collection.settlement.is_null()
-                )
-            )
-        )
-        amount = sum(c.amount_amd for c in pending) + carried_shortfall(courier.id)
-        if amount <= 0:
-            raise BadRequest("Nothing to settle.")
-        try:
-            with database.atomic():
-                row = Settlement.create(
-                    company=courier.company_id,
-                    courier=courier.id,
-                    status="submitted",
-                    expected_amd=amount,
-                    submitted_at=clock.now(),
-                    awaiting=1,
-                )
-        except peewee.IntegrityError:
-            raise Conflict("A handover already awaits confirmation.") from None
-        if pending:
-            Collection.update(settlement=row.id).where(Collection.id.in_([c.id for c in pending])).execute()
-        record_event(
-            courier.company_id,
-            "cash.settlement_submitted",
-            {"settlementId": str(row.id), "courierId": str(courier.id), "expectedAmd": amount},
-        )
-        return settlement_body(row)
-
-
-def confirm(
-    company_id: int, settlement_id: int, actor_id: int, received: int | None, note: str | None
-) -> dict[str, Any]:
-    ids.require(settlement_id, "settlement")
-    with write_transaction(database):
-        row = locked(
-            Settlement.select().where((Settlement.id == settlement_id) & (Settlement.company == company_id))
-        ).first()
-        if row is None:
-            raise NotFound("No such settlement.")
-        if row.status != "submitted":
-            raise Conflict("This settlement is not awaiting confirmation.")
-        received = row.expected_amd if received is None else received
-        if received > row.expected_amd:
-            raise Invalid(
-                "receivedAmd is more than the submitted amount.",
-                errors=[{"field": "receivedAmd", "message": "above the submitted amount"}],
-            )
-        if received < row.expected_amd and not (note or "").strip():
-            raise Invalid(
-                "A note is required when the handover is short.",
-                errors=[{"field": "note", "message": "required"}],
-            )
-        updated = (
-            Settlement.update(
-                status="confirmed",
-                received_amd=received,
-                shortfall_amd=row.expected_amd - received,
-                note=note,
-                confirmed_at=clock.now(),
-                accepted_by=actor_id,
-                awaiting=None,
-            )
-            .where((Settlement.id == row.id) & (Settlement.status == "submitted"))
-            .execute()
-        )
-        if updated != 1:
-            raise Conflict("This settlement is not awaiting confirmation.")
-        row = Settlement.get_by_id(row.id)
-        record_event(
-            company_id,
-            "cash.settlement_confirmed",
-            {
-                "settlementId": str(row.id),
-                "courierId": str(row.courier_id),
-                "receivedAmd": received,
-                "shortfallAmd": row.shortfall_amd,
-            },
-        )
-        return {"settlement": settlement_body(row), "courierOutstandingAmd": outstanding(row.courier_id)}
-
-
 def history(courier: Courier, limit: int) -> list[dict[str, Any]]:
     """Every delivered or failed attempt of this courier, newest first, from the audit trail (so a
     failed attempt stays in the history after the order is retried)."""
-    from appliance.dispatch.models import OrderEvent
-
     rows = (
         OrderEvent.select(OrderEvent, Order)
         .join(Order)

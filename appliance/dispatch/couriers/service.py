@@ -11,16 +11,15 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password
 from appliance.common.problems import Conflict, NotFound
+from appliance.dispatch.cash.service import outstanding
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
     AuthSession,
-    Collection,
     Courier,
     CourierLocation,
     Membership,
     Order,
-    Settlement,
     Shift,
     User,
 )
@@ -136,37 +135,6 @@ def end_shift(courier: Courier, ended_by: int | None) -> dict[str, Any]:
             },
         )
         return shift_body(shift) or {}
-
-
-# -- cash ----------------------------------------------------------------------------------------
-
-
-def carried_shortfall(courier_id: int) -> int:
-    latest = (
-        Settlement.select()
-        .where((Settlement.courier == courier_id) & (Settlement.status == "confirmed"))
-        .order_by(Settlement.confirmed_at.desc(), Settlement.id.desc())
-        .first()
-    )
-    return latest.shortfall_amd or 0 if latest else 0
-
-
-def unsettled_total(courier_id: int) -> int:
-    total = (
-        Collection.select(peewee.fn.COALESCE(peewee.fn.SUM(Collection.amount_amd), 0))
-        .where((Collection.courier == courier_id) & Collection.settlement.is_null())
-        .scalar()
-    )
-    return int(total or 0)
-
-
-def outstanding(courier_id: int) -> int:
-    """Cash the courier holds for the company: unsettled collections plus a carried shortfall.
-    While a settlement awaits confirmation, its amount is still outstanding."""
-    awaiting = Settlement.get_or_none((Settlement.courier == courier_id) & (Settlement.status == "submitted"))
-    if awaiting is not None:
-        return awaiting.expected_amd + unsettled_total(courier_id)
-    return unsettled_total(courier_id) + carried_shortfall(courier_id)
 
 
 # -- earnings and history --------------------------------------------------------------------------

@@ -9,47 +9,19 @@ streams run at once; one more answers 503 so streams never starve the API's thre
 
 from __future__ import annotations
 
-import json
-import threading
-import time
-from collections.abc import Iterator
-from typing import Annotated
-
 from flask import Blueprint, Flask, Response, request
-from pydantic import BaseModel, Field
 
-from appliance.common import clock, lifecycle
-from appliance.common.api import QuerySchema, endpoint
+from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest, Unavailable
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.db import database
+from appliance.dispatch.events.schemas import Cursor, StreamQuery
 from appliance.dispatch.events.store import latest_cursor
-from appliance.dispatch.models import RealtimeEvent
+from appliance.dispatch.events.stream import StreamSlots, stream
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("events", __name__)
 TAGS = ["Realtime"]
-POLL_SECONDS = 0.5
-HEARTBEAT_SECONDS = 15.0
-BATCH = 500
-
-
-class StreamSlots:
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.active = 0
-        self.lock = threading.Lock()
-
-    def acquire(self) -> bool:
-        with self.lock:
-            if self.active >= self.limit:
-                return False
-            self.active += 1
-            return True
-
-    def release(self) -> None:
-        with self.lock:
-            self.active -= 1
 
 
 def init_app(app: Flask) -> None:
@@ -57,57 +29,10 @@ def init_app(app: Flask) -> None:
     rt.engines["event_slots"] = StreamSlots(rt.settings.event_stream_max)
 
 
-class Cursor(BaseModel):
-    cursor: int
-
-
-class StreamQuery(QuerySchema):
-    cursor: Annotated[int, Field(ge=0)] | None = None
-
-
 @endpoint(bp, "GET", "/events/latest-cursor", guard=D, response=Cursor, tags=TAGS)
 def events_latest_cursor():
     """The newest event id, so a new dispatcher session starts after history."""
     return {"cursor": latest_cursor(current_caller().company_id)}
-
-
-def _fetch(company_id: int, after: int) -> list[tuple[int, str, str, str]]:
-    with database.connection_context():
-        rows = (
-            RealtimeEvent.select(
-                RealtimeEvent.id, RealtimeEvent.kind, RealtimeEvent.payload, RealtimeEvent.created_at
-            )
-            .where((RealtimeEvent.company == company_id) & (RealtimeEvent.id > after))
-            .order_by(RealtimeEvent.id)
-            .limit(BATCH)
-        )
-        return [(r.id, r.kind, r.payload, clock.iso(r.created_at) or "") for r in rows]
-
-
-def _frame(event_id: int, kind: str, payload: str, created_at: str) -> str:
-    data = json.dumps(
-        {"id": event_id, "kind": kind, "createdAt": created_at, "payload": json.loads(payload)},
-        separators=(",", ":"),
-    )
-    return f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
-
-
-def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
-    yield f"retry: 1000\n: stream open, cursor {after}\n\n"
-    ends = time.monotonic() + lifetime
-    next_beat = time.monotonic() + HEARTBEAT_SECONDS
-    while time.monotonic() < ends and not lifecycle.stopping.is_set():
-        rows = _fetch(company_id, after)
-        for event_id, kind, payload, created_at in rows:
-            after = event_id
-            yield _frame(event_id, kind, payload, created_at)
-        if len(rows) == BATCH:
-            continue
-        if time.monotonic() >= next_beat:
-            next_beat = time.monotonic() + HEARTBEAT_SECONDS
-            yield ": heartbeat\n\n"
-        lifecycle.stopping.wait(POLL_SECONDS)
-    yield ": stream ends, reconnect with Last-Event-ID\n\n"
 
 
 @endpoint(

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from appliance.common import clock
+from appliance.dispatch.db import database
 from appliance.dispatch.models import RealtimeEvent
 
 
@@ -27,3 +28,18 @@ def latest_cursor(company_id: int) -> int:
         .first()
     )
     return row.id if row else 0
+
+
+def events_after(company_id: int, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+    """(id, kind, payload JSON, createdAt) of the company's events after ``after``, oldest first;
+    opens and closes its own connection, so a stream holds none while it waits."""
+    with database.connection_context():
+        rows = (
+            RealtimeEvent.select(
+                RealtimeEvent.id, RealtimeEvent.kind, RealtimeEvent.payload, RealtimeEvent.created_at
+            )
+            .where((RealtimeEvent.company == company_id) & (RealtimeEvent.id > after))
+            .order_by(RealtimeEvent.id)
+            .limit(limit)
+        )
+        return [(r.id, r.kind, r.payload, clock.iso(r.created_at) or "") for r in rows]

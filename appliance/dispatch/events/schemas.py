@@ -1,0 +1,17 @@
+"""Shapes of the realtime endpoints (the event payloads are listed in docs/events.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from appliance.common.api import QuerySchema
+
+
+class Cursor(BaseModel):
+    cursor: int
+
+
+class StreamQuery(QuerySchema):
+    cursor: Annotated[int, Field(ge=0)] | None = None

@@ -1,0 +1,63 @@
+"""The server-sent event stream: replay after a cursor, then poll, with heartbeats, for a bounded
+lifetime; and the limit on how many streams run at once (so streams never starve the API's
+threads)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+from appliance.common import lifecycle
+from appliance.dispatch.events.store import events_after
+
+POLL_SECONDS = 0.5
+HEARTBEAT_SECONDS = 15.0
+BATCH = 500
+
+
+class StreamSlots:
+    """At most ``limit`` streams at once, counted in this process."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+        self.lock = threading.Lock()
+
+    def acquire(self) -> bool:
+        with self.lock:
+            if self.active >= self.limit:
+                return False
+            self.active += 1
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.active -= 1
+
+
+def frame(event_id: int, kind: str, payload: str, created_at: str) -> str:
+    data = json.dumps(
+        {"id": event_id, "kind": kind, "createdAt": created_at, "payload": json.loads(payload)},
+        separators=(",", ":"),
+    )
+    return f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
+
+
+def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
+    yield f"retry: 1000\n: stream open, cursor {after}\n\n"
+    ends = time.monotonic() + lifetime
+    next_beat = time.monotonic() + HEARTBEAT_SECONDS
+    while time.monotonic() < ends and not lifecycle.stopping.is_set():
+        rows = events_after(company_id, after, BATCH)
+        for event_id, kind, payload, created_at in rows:
+            after = event_id
+            yield frame(event_id, kind, payload, created_at)
+        if len(rows) == BATCH:
+            continue
+        if time.monotonic() >= next_beat:
+            next_beat = time.monotonic() + HEARTBEAT_SECONDS
+            yield ": heartbeat\n\n"
+        lifecycle.stopping.wait(POLL_SECONDS)
+    yield ": stream ends, reconnect with Last-Event-ID\n\n"
