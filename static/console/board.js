@@ -161,6 +161,11 @@ export class Board {
       link.addEventListener("click", () => this.openLink(order));
       actions.append(link);
     }
+    if (risk && ["picked_up", "arrived"].includes(order.status)) {  // the late notice, one click away
+      const late = el("button", {type: "button", className: "small", dataset: {late: order.id}}, T.lateText);
+      late.addEventListener("click", async () => { await this.openLink(order); await this.lateText(); });
+      actions.append(late);
+    }
     return el("tr", {dataset: {orderId: order.id, status: order.status, risk: risk ? "true" : "false"}},
       el("td", {}, pick),
       el("td", {}, this.detailButton(order)),

@@ -59,6 +59,7 @@ function applyLanguage() {
   document.title = ctx.T.title;
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
   showStreamState(document.body.dataset.stream);
+  renderSwitcher();
   board.render(); fleet.render(); planner.render(); admin.render();
 }
 
@@ -109,16 +110,7 @@ function showSession(session) {
   $("company-name").textContent = session.company.name;
   $("user-name").textContent = session.user.displayName;
   $("sign-out").hidden = false;
-  const select = $("company-switch");
-  select.replaceChildren();
-  session.memberships.filter((m) => m.status === "active").forEach((m) => {
-    const option = document.createElement("option");
-    option.value = m.companyId;
-    option.textContent = m.companyName + " · " + m.role;
-    option.selected = m.companyId === session.company.id;
-    select.append(option);
-  });
-  $("switcher").hidden = select.options.length < 2;
+  renderSwitcher();
   if (session.role === "courier") {
     stopWorkspace();
     showSignIn();
@@ -149,6 +141,22 @@ async function startWorkspace() {
       onState: showStreamState,
     });
   } catch (error) { ctx.fail(error); }
+}
+
+// The user's active companies, with their role there, in the console's language.
+function renderSwitcher() {
+  const session = ctx.session;
+  const select = $("company-switch");
+  select.replaceChildren();
+  if (!session) { return; }
+  session.memberships.filter((m) => m.status === "active").forEach((m) => {
+    const option = document.createElement("option");
+    option.value = m.companyId;
+    option.textContent = m.companyName + " · " + (ctx.T["role_" + m.role] || m.role);
+    option.selected = m.companyId === session.company.id;
+    select.append(option);
+  });
+  $("switcher").hidden = select.options.length < 2;
 }
 
 function showStreamState(state) {

@@ -73,6 +73,13 @@ def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(conso
         page.wait_for_selector("body[data-view='workspace']")  # the tab kept the refresh token
         assert page.inner_text("#new-order") == "New order"
         screenshot(page, "console-day-board-empty")
+        page.click("[data-lang='ru']")
+        assert page.inner_text("#new-order") == "Новый заказ"
+        assert page.evaluate("document.documentElement.lang") == "ru"
+        page.set_viewport_size({"width": 820, "height": 1180})  # a tablet: one column
+        screenshot(page, "console-tablet-ru")
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.click("[data-lang='en']")
 
         # The company switcher opens a session in the other company.
         page.select_option("#company-switch", label="Garun Delivery · dispatcher")

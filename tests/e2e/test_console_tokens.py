@@ -23,6 +23,7 @@ from tests.e2e.console_server import (
     screenshot,
     serving,
     sign_in_console,
+    wait_until,
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
@@ -97,6 +98,10 @@ def test_the_console_rotates_short_tokens_and_flags_an_order_at_risk(short_token
         )
         assert picked.status_code == 200
         page.wait_for_selector(f"{row}[data-status='picked_up']", timeout=10000)
+        # At risk and on its way: the late notice is one click away, ready to paste.
+        page.click(f"{row} [data-late]")
+        wait_until(page, "document.querySelector('#late-text').value.includes('/t/')")
+        page.click("#link-dialog button[type='submit']")
         assert page.is_visible("body[data-view='workspace']")
         screenshot(page, "console-at-risk")
         browser.close()
