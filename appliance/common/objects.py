@@ -19,7 +19,7 @@ import secrets
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 from urllib.parse import quote, urlencode
 
 from appliance.common import clock
@@ -50,6 +50,21 @@ class StoredObject:
     path: Path
     content_type: str
     size: int
+
+
+class ObjectStore(Protocol):
+    """What the dispatch service asks of a store: the embedded LocalObjectStore or S3ObjectStore."""
+
+    lifetime_seconds: int
+    max_bytes: int
+
+    def presign_put(self, key: str, content_type: str) -> PresignedUpload: ...
+
+    def presign_get(self, key: str) -> str: ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def probe(self) -> Check: ...
 
 
 def valid_key(key: str) -> bool:

@@ -1,11 +1,9 @@
-"""The dispatch service's WSGI app: create_app(settings) binds the database, the engines and every
-area's routes. Nothing here runs at import time."""
+"""The dispatch service's WSGI app: create_app(settings) binds the database, builds every engine
+into one DispatchRuntime and registers every area's routes. Nothing here runs at import time."""
 
 from __future__ import annotations
 
-import importlib
-
-from flask import Flask
+from flask import Blueprint, Flask
 
 from appliance import __version__
 from appliance.common import keys, ratelimit
@@ -13,87 +11,141 @@ from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
 from appliance.common.jobs import run_worker
+from appliance.common.mail import Mailer
+from appliance.common.objects import LocalObjectStore, ObjectStore
 from appliance.common.openapi_routes import serve_openapi
+from appliance.common.runtime import Worker
+from appliance.common.s3store import S3ObjectStore
 from appliance.common.webapp import create_base_app
 from appliance.dispatch import problems
+from appliance.dispatch.auth import routes as auth
+from appliance.dispatch.cash import routes as cash
+from appliance.dispatch.company import routes as company
+from appliance.dispatch.courier_app import routes as courier_app
+from appliance.dispatch.couriers import routes as couriers
 from appliance.dispatch.db import MIGRATIONS, database
+from appliance.dispatch.eta import routes as eta
+from appliance.dispatch.events import routes as events
+from appliance.dispatch.events.stream import StreamSlots
+from appliance.dispatch.geo import routes as geo
+from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
+from appliance.dispatch.models import OutgoingMail
+from appliance.dispatch.objects import routes as objects
+from appliance.dispatch.orders import routes as orders
+from appliance.dispatch.pages import routes as pages
+from appliance.dispatch.plans import routes as plans
 from appliance.dispatch.routing.engines import Router
 from appliance.dispatch.routing.setup import make_router, routing_probe
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
+from appliance.dispatch.team import routes as team
+from appliance.dispatch.tiles import routes as tiles
+from appliance.dispatch.tracking import routes as tracking
 from appliance.settings import Settings
 
 API_VERSION = "0.5.0"
 
+# The areas of the service, in registration order (the order of the OpenAPI document's paths).
+AREAS: tuple[Blueprint, ...] = (
+    health.bp,
+    auth.bp,
+    company.bp,
+    team.bp,
+    objects.bp,
+    orders.bp,
+    couriers.bp,
+    courier_app.bp,
+    cash.bp,
+    geo.bp,
+    plans.bp,
+    eta.bp,
+    tracking.bp,
+    events.bp,
+    tiles.bp,
+    pages.bp,
+)
 
-def build_health(settings: Settings, router: Router) -> HealthRegistry:
+
+def build_object_store(settings: Settings, master_key: bytes) -> ObjectStore:
+    """An S3-compatible bucket when s3_endpoint is set (clients then upload to and download from
+    the bucket itself), else the embedded store served at /objects."""
+    if settings.s3_endpoint:
+        return S3ObjectStore(
+            settings.s3_endpoint,
+            settings.s3_bucket,
+            settings.s3_access_key,
+            settings.s3_secret_key,
+            settings.s3_region,
+            lifetime_seconds=settings.presigned_url_seconds,
+            max_bytes=settings.max_upload_bytes,
+        )
+    return LocalObjectStore(
+        settings.data_dir / "objects",
+        master_key,
+        settings.dispatch_public_url,
+        lifetime_seconds=settings.presigned_url_seconds,
+        max_bytes=settings.max_upload_bytes,
+    )
+
+
+def build_mailer(settings: Settings) -> Mailer:
+    return Mailer(
+        OutgoingMail,
+        database,
+        smtp_url=settings.smtp_url,
+        mail_from=settings.mail_from,
+        ca_file=settings.smtp_ca_file,
+        outbox=settings.data_dir / "outbox",
+    )
+
+
+def build_health(settings: Settings, router: Router, store: ObjectStore) -> HealthRegistry:
     health = HealthRegistry()
     health.register("routing", routing_probe(router))
     health.register("solver", solver_probe)
     health.register("database", database_probe(database, MIGRATIONS))
     health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
+    if isinstance(store, S3ObjectStore):  # the embedded store is the data directory's, checked above
+        health.register("objects", store.probe)
     return health
 
 
-# Areas of the service, in registration order. Each is a package appliance/dispatch/<area>/ whose
-# routes.py defines a Blueprint `bp` and may define `init_app(app)` to attach its engines (and
-# health probes) to the runtime.
-AREAS = (
-    "health",
-    "auth",
-    "company",
-    "team",
-    "objects",
-    "orders",
-    "couriers",
-    "courier_app",
-    "cash",
-    "geo",
-    "plans",
-    "eta",
-    "tracking",
-    "events",
-    "tiles",
-    "pages",
-)
+def build_workers(settings: Settings, mailer: Mailer) -> list[tuple[str, Worker]]:
+    """The service's background work for `appliance serve`, each claimed from the database."""
+    housekeeping = Housekeeping(settings)
+    return [
+        (
+            "housekeeping",
+            lambda stop: run_worker("housekeeping", database, stop, housekeeping.run_pass, idle_seconds=60),
+        ),
+        ("mail", mailer.worker),
+    ]
 
 
-def register_areas(app: Flask) -> None:
-    for area in AREAS:
-        name = f"appliance.dispatch.{area}.routes"
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name in {name, f"appliance.dispatch.{area}"}:
-                continue  # an area not built yet
-            raise
-        init_app = getattr(module, "init_app", None)
-        if init_app is not None:
-            init_app(app)
-        app.register_blueprint(module.bp)
+def build_runtime(settings: Settings) -> DispatchRuntime:
+    master_key = keys.load_or_create_master_key(settings.data_dir)
+    router = make_router(settings)
+    store = build_object_store(settings, master_key)
+    mailer = build_mailer(settings)
+    return DispatchRuntime(
+        settings=settings,
+        master_key=master_key,
+        health=build_health(settings, router, store),
+        workers=build_workers(settings, mailer),
+        router=router,
+        objects=store,
+        mailer=mailer,
+        event_slots=StreamSlots(settings.event_stream_max),
+    )
 
 
 def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
-    router = make_router(settings)
-    runtime = Runtime(
-        settings=settings,
-        master_key=keys.load_or_create_master_key(settings.data_dir),
-        health=build_health(settings, router),
-        engines={"router": router},
-    )
-    app.extensions["dispatch"] = runtime
-    housekeeping = Housekeeping(settings)
-    runtime.workers.append(
-        (
-            "housekeeping",
-            lambda stop: run_worker("housekeeping", database, stop, housekeeping.run_pass, idle_seconds=60),
-        )
-    )
-
-    register_areas(app)
+    build_runtime(settings).install(app)
+    for blueprint in AREAS:
+        app.register_blueprint(blueprint)
     ratelimit.install(
         app,
         enabled=settings.rate_limits_enabled,

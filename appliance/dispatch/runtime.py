@@ -1,30 +1,29 @@
-"""The per-app container of what the dispatch service's code needs at run time (settings, keys,
-engines), kept on the Flask app so that nothing is read at import time."""
+"""The dispatch service's run-time objects: the shared Runtime fields plus its engines, each
+built once in create_app (appliance/dispatch/app.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
-from flask import current_app
+from appliance.common.runtime import Runtime
 
-from appliance.common.health import HealthRegistry
-from appliance.settings import Settings
-
-
-@dataclasses.dataclass
-class Runtime:
-    settings: Settings
-    master_key: bytes
-    health: HealthRegistry
-    # Engines that later areas attach (routing, solver, objects, mail, tiles…), by name.
-    engines: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # Background workers started by `appliance serve`: (name, fn(stop_event)); each claims its
-    # work from the database so that several processes can run them side by side.
-    workers: list[tuple[str, Callable[[threading.Event], None]]] = dataclasses.field(default_factory=list)
+if TYPE_CHECKING:
+    from appliance.common.mail import Mailer
+    from appliance.common.objects import ObjectStore
+    from appliance.dispatch.events.stream import StreamSlots
+    from appliance.dispatch.routing.engines import Router
 
 
-def runtime() -> Runtime:
-    return current_app.extensions["dispatch"]
+@dataclasses.dataclass(kw_only=True)
+class DispatchRuntime(Runtime):
+    SERVICE: ClassVar[str] = "dispatch"
+
+    router: Router
+    objects: ObjectStore
+    mailer: Mailer
+    event_slots: StreamSlots
+
+
+def runtime() -> DispatchRuntime:
+    return DispatchRuntime.current()

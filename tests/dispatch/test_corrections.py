@@ -209,7 +209,7 @@ def test_an_order_failed_by_a_dispatcher_appears_in_the_couriers_history(team) -
 
 def test_a_phone_photo_of_twelve_megabytes_uploads(dispatch_app) -> None:
     client = dispatch_app.test_client()
-    store = dispatch_app.extensions["dispatch"].engines["objects"]
+    store = dispatch_app.extensions["dispatch"].objects
     upload = store.presign_put("1/p/phone.jpg", "image/jpeg")
     path = upload.url.split("://", 1)[1].split("/", 1)[1]
     response = client.put("/" + path, data=b"\xff" * (12 * 1024 * 1024), content_type="image/jpeg")

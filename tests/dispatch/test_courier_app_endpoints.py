@@ -187,7 +187,7 @@ def test_a_proof_upload_link(dispatch_app, dispatch_client, dispatcher, courier)
         == 415
     )
     assert dispatch_client.post(path, json={}, headers=courier.headers).status_code == 400
-    dispatch_app.extensions["dispatch"].engines["objects"] = DownStore()
+    dispatch_app.extensions["dispatch"].objects = DownStore()
     assert (
         dispatch_client.post(path, json={"contentType": "image/png"}, headers=courier.headers).status_code
         == 503

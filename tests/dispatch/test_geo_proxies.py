@@ -51,7 +51,7 @@ def test_a_courier_may_use_the_proxies_too(app) -> None:
 
 
 def test_the_matrix_falls_back_to_straight_lines_when_the_engine_stops(app, dispatcher) -> None:
-    app.extensions["dispatch"].engines["router"].engine.stop()
+    app.extensions["dispatch"].router.engine.stop()
     response = app.test_client().post(
         "/geo/matrix",
         json={"sources": [_pt(ROAD_A)], "destinations": [_pt(ROAD_B)]},

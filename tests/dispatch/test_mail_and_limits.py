@@ -78,7 +78,7 @@ def test_a_failing_smtp_server_neither_fails_the_request_nor_loses_the_message(s
     queued = OutgoingMail.get()
     assert queued.status == "queued" and queued.attempts == 1 and queued.last_error
     # The server comes back (same queue, a working URL) and the worker's next pass delivers it.
-    mailer = app.extensions["dispatch"].engines["mailer"]
+    mailer = app.extensions["dispatch"].mailer
     mailer.smtp_url = f"smtp://127.0.0.1:{smtp_server.server_address[1]}"
     assert mailer.deliver_due() == 0  # not due yet: backoff
     clock.advance(timedelta(minutes=1))

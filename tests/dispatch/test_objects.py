@@ -12,7 +12,7 @@ def _path(url: str) -> str:
 
 
 def _store(app):
-    return app.extensions["dispatch"].engines["objects"]
+    return app.extensions["dispatch"].objects
 
 
 def test_an_upload_through_a_presigned_put_can_be_read_back_through_a_signed_get(

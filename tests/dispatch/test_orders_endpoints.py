@@ -146,7 +146,7 @@ def test_a_proof_photo_is_read_back_only_through_a_short_lived_signed_link(
     assert dispatch_client.get(f"{get.path}?{get.query}").data == b"webp-bytes"
     assert dispatch_client.get(get.path).status_code in (403, 404)  # never public
     assert dispatch_client.get(path, headers=courier.headers).status_code == 403
-    dispatch_app.extensions["dispatch"].engines["objects"] = DownStore()
+    dispatch_app.extensions["dispatch"].objects = DownStore()
     down = dispatch_client.get(path, headers=dispatcher.headers)
     assert down.status_code == 503 and down.json["status"] == 503
 

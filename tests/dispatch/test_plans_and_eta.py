@@ -125,7 +125,7 @@ def test_recompute_falls_back_to_straight_lines_when_the_engine_stops(
     app, client, dispatcher, couriers
 ) -> None:
     orders = _orders(client, dispatcher, 2)
-    app.extensions["dispatch"].engines["router"].engine.stop()
+    app.extensions["dispatch"].router.engine.stop()
     plan = {
         "routes": [
             {"courierId": str(couriers[0].courier.id), "stops": [{"orderId": o["id"]} for o in orders]}
@@ -338,7 +338,7 @@ def test_suggest_still_plans_on_straight_lines_when_the_engine_stops_and_says_so
     app, client, dispatcher, couriers
 ) -> None:
     orders = _orders(client, dispatcher, 3)
-    app.extensions["dispatch"].engines["router"].engine.stop()
+    app.extensions["dispatch"].router.engine.stop()
     body = client.post("/plans/suggest", json={}, headers=dispatcher.headers).json
     assert body["method"] == "straight_line"
     assert sorted(s["orderId"] for r in body["routes"] for s in r["stops"]) == sorted(o["id"] for o in orders)

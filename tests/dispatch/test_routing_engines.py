@@ -73,7 +73,7 @@ def test_healthz_reports_routing_degraded_when_the_engine_stops(routed_data_dir,
     app = create_app(settings)
     client = app.test_client()
     assert client.get("/healthz").json["checks"]["routing"]["status"] == "pass"
-    app.extensions["dispatch"].engines["router"].engine.stop()
+    app.extensions["dispatch"].router.engine.stop()
     body = client.get("/healthz").json
     assert body["checks"]["routing"]["status"] == "fail"
     assert "routing" in body["failing"]

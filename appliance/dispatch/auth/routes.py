@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, Response
+from flask import Blueprint, Response
 
 from appliance.common.api import endpoint
-from appliance.common.mail import Mailer
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
-from appliance.dispatch.db import database
-from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("auth", __name__)
 TAGS = ["Sign-in"]
-
-
-def init_app(app: Flask) -> None:
-    rt = app.extensions["dispatch"]
-    mailer = Mailer(
-        OutgoingMail,
-        database,
-        smtp_url=rt.settings.smtp_url,
-        mail_from=rt.settings.mail_from,
-        ca_file=rt.settings.smtp_ca_file,
-        outbox=rt.settings.data_dir / "outbox",
-    )
-    rt.engines["mailer"] = mailer
-    rt.workers.append(("mail", mailer.worker))
 
 
 @endpoint(

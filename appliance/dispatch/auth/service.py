@@ -33,7 +33,7 @@ from appliance.dispatch.models import (
     RefreshToken,
     User,
 )
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
 
 TRIAL = timedelta(days=14)
 
@@ -120,7 +120,7 @@ def _landing_membership(user: User) -> Membership | None:
     return active.order_by(Membership.joined_at, Membership.id).first()
 
 
-def _sign_in(rt: Runtime, user: User) -> dict[str, Any]:
+def _sign_in(rt: DispatchRuntime, user: User) -> dict[str, Any]:
     membership = _landing_membership(user)
     if membership is None:
         raise Forbidden("This account belongs to no active company.")
@@ -132,7 +132,7 @@ def _sign_in(rt: Runtime, user: User) -> dict[str, Any]:
 # -- password, refresh, logout, switch --------------------------------------------------------------
 
 
-def login(rt: Runtime, email: str, password: str) -> dict[str, Any]:
+def login(rt: DispatchRuntime, email: str, password: str) -> dict[str, Any]:
     user = User.get_or_none(User.email == normalise_email(email))
     if not verify_password(user.password_hash if user else None, password) or user is None:
         raise Unauthorized("The email or password is not correct.")
@@ -153,7 +153,7 @@ def _end_family_on_reuse(refresh_token: str) -> bool:
         return True
 
 
-def refresh(rt: Runtime, refresh_token: str) -> dict[str, Any]:
+def refresh(rt: DispatchRuntime, refresh_token: str) -> dict[str, Any]:
     if _end_family_on_reuse(refresh_token):
         raise Unauthorized("The refresh token was already used; the session has been ended.")
     with write_transaction(database):
@@ -186,7 +186,9 @@ def logout(caller: Caller) -> None:
         ).execute()
 
 
-def switch_company(rt: Runtime, caller: Caller, company_id: int, refresh_token: str | None) -> dict[str, Any]:
+def switch_company(
+    rt: DispatchRuntime, caller: Caller, company_id: int, refresh_token: str | None
+) -> dict[str, Any]:
     with write_transaction(database):
         membership = Membership.get_or_none(
             (Membership.user == caller.user.id)
@@ -209,18 +211,18 @@ def switch_company(rt: Runtime, caller: Caller, company_id: int, refresh_token: 
 # -- signup and magic links ------------------------------------------------------------------------
 
 
-def login_link_url(rt: Runtime, token: str) -> str:
+def login_link_url(rt: DispatchRuntime, token: str) -> str:
     return f"{rt.settings.dispatch_public_url}/login?token={token}"
 
 
-def invite_link_url(rt: Runtime, token: str) -> str:
+def invite_link_url(rt: DispatchRuntime, token: str) -> str:
     return f"{rt.settings.dispatch_public_url}/invite/{token}"
 
 
 def signup(
-    rt: Runtime, company: dict[str, Any], owner: dict[str, Any], depot: dict[str, Any]
+    rt: DispatchRuntime, company: dict[str, Any], owner: dict[str, Any], depot: dict[str, Any]
 ) -> dict[str, Any]:
-    mailer = rt.engines["mailer"]
+    mailer = rt.mailer
     email = normalise_email(owner["email"])
     with write_transaction(database):
         moment = clock.now()
@@ -270,9 +272,9 @@ def signup(
     return {"company": {"id": str(new_company.id), "name": new_company.name}, "emailSent": sent}
 
 
-def request_magic_link(rt: Runtime, email: str) -> None:
+def request_magic_link(rt: DispatchRuntime, email: str) -> None:
     """Email a sign-in link when the account exists; the caller always answers the same."""
-    mailer = rt.engines["mailer"]
+    mailer = rt.mailer
     user = User.get_or_none(User.email == normalise_email(email))
     if user is None:
         return
@@ -283,7 +285,7 @@ def request_magic_link(rt: Runtime, email: str) -> None:
     mailer.deliver(mail_id)
 
 
-def verify_magic_link(rt: Runtime, token: str) -> dict[str, Any]:
+def verify_magic_link(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     with write_transaction(database):
         row = links.find(token, ("magic",))
         if row is None or links.state(row) != "usable" or not links.consume(row):
@@ -304,7 +306,7 @@ def verify_magic_link(rt: Runtime, token: str) -> dict[str, Any]:
 # -- invites and member login links ----------------------------------------------------------------
 
 
-def invite_preview(rt: Runtime, token: str) -> dict[str, Any]:
+def invite_preview(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     from appliance.dispatch.company.service import logo_url
 
     row = links.find(token, ("invite", "sign_in"))
@@ -354,7 +356,7 @@ def _join(row: LinkToken, user: User) -> Membership:
 
 
 def accept_invite(
-    rt: Runtime, token: str, caller: Caller | None, password: str | None, display_name: str | None
+    rt: DispatchRuntime, token: str, caller: Caller | None, password: str | None, display_name: str | None
 ) -> dict[str, Any]:
     with write_transaction(database):
         row = links.find(token, ("invite", "sign_in"))

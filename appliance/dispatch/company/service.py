@@ -11,7 +11,7 @@ from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Company, Courier, Depot
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
 
 PLANS: list[dict[str, Any]] = [
     {"plan": "start", "deliveriesPerMonth": 500, "couriers": 5, "priceAmd": 15000},
@@ -20,13 +20,13 @@ PLANS: list[dict[str, Any]] = [
 ]
 
 
-def logo_url(rt: Runtime, company: Company) -> str | None:
+def logo_url(rt: DispatchRuntime, company: Company) -> str | None:
     if company.logo_key:
-        return rt.engines["objects"].presign_get(company.logo_key)
+        return rt.objects.presign_get(company.logo_key)
     return company.logo_url
 
 
-def company_body(rt: Runtime, company: Company) -> dict[str, Any]:
+def company_body(rt: DispatchRuntime, company: Company) -> dict[str, Any]:
     return {
         "id": str(company.id),
         "name": company.name,
@@ -45,7 +45,7 @@ def company_body(rt: Runtime, company: Company) -> dict[str, Any]:
     }
 
 
-def get_company(rt: Runtime, company_id: int) -> dict[str, Any]:
+def get_company(rt: DispatchRuntime, company_id: int) -> dict[str, Any]:
     return company_body(rt, Company.get_by_id(company_id))
 
 
@@ -62,7 +62,7 @@ _FIELDS = {
 _NOT_NULL = {"name", "city", "brandColor", "showCourierPhone"}
 
 
-def update_company(rt: Runtime, company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+def update_company(rt: DispatchRuntime, company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     for field in _NOT_NULL:
         if field in changes and changes[field] is None:
             raise Invalid(
@@ -77,7 +77,7 @@ def update_company(rt: Runtime, company_id: int, changes: dict[str, Any]) -> dic
             key = changes["logoKey"]
             if key is not None:
                 prefix = f"{company_id}/logos/"
-                if not key.startswith(prefix) or not rt.engines["objects"].exists(key):
+                if not key.startswith(prefix) or not rt.objects.exists(key):
                     raise Invalid(
                         "The logo key was not uploaded for this company.",
                         errors=[{"field": "logoKey", "message": "not uploaded for this company"}],
@@ -92,7 +92,7 @@ def update_company(rt: Runtime, company_id: int, changes: dict[str, Any]) -> dic
         return company_body(rt, company)
 
 
-def logo_upload_url(rt: Runtime, company_id: int, content_type: str) -> dict[str, Any]:
+def logo_upload_url(rt: DispatchRuntime, company_id: int, content_type: str) -> dict[str, Any]:
     normalised = content_type.strip().lower()
     if not normalised.startswith("image/"):
         normalised = "image/" + normalised
@@ -101,7 +101,7 @@ def logo_upload_url(rt: Runtime, company_id: int, content_type: str) -> dict[str
     if normalised not in IMAGE_TYPES:
         raise UnsupportedMediaType("Logos must be image/jpeg, image/png or image/webp.")
     try:
-        upload = rt.engines["objects"].presign_put(new_key(f"{company_id}/logos", normalised), normalised)
+        upload = rt.objects.presign_put(new_key(f"{company_id}/logos", normalised), normalised)
     except StorageUnavailable:
         raise Unavailable("Object storage is unavailable.") from None
     return {"key": upload.key, "url": upload.url, "expiresIn": upload.expires_in}

@@ -29,7 +29,7 @@ from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEven
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.service import order_body
 from appliance.dispatch.orders.state import transition
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
 
 ACTIVE = ("assigned", "picked_up", "arrived")
 
@@ -90,7 +90,7 @@ def my_orders(courier: Courier) -> list[dict[str, Any]]:
     return [order_body(o) for o in rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)]
 
 
-def _check_code(rt: Runtime, order: Order, code: str | None) -> bool:
+def _check_code(rt: DispatchRuntime, order: Order, code: str | None) -> bool:
     """Spend one attempt of the shared budget; True when the code is right."""
     if order.otp_attempts >= codes.MAX_ATTEMPTS:
         raise Locked("Too many wrong delivery codes; the dispatcher must help.")
@@ -100,7 +100,7 @@ def _check_code(rt: Runtime, order: Order, code: str | None) -> bool:
     return False
 
 
-def verify_code(rt: Runtime, courier: Courier, order_id: int, code: str) -> dict[str, Any]:
+def verify_code(rt: DispatchRuntime, courier: Courier, order_id: int, code: str) -> dict[str, Any]:
     with write_transaction(database):
         order = own_active_order(courier, order_id, lock=True)
         if not order.otp_required:
@@ -133,7 +133,9 @@ def _replay(courier: Courier, key: str | None, digest: str) -> dict[str, Any] | 
     return {**json.loads(settled.response), "replayed": True}
 
 
-def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, Any]) -> dict[str, Any]:
+def change_status(
+    rt: DispatchRuntime, courier: Courier, order_id: int, body: dict[str, Any]
+) -> dict[str, Any]:
     key = body.get("idempotencyKey")
     digest = _request_hash(body, order_id)
     replay = _replay(courier, key, digest)
@@ -178,7 +180,7 @@ def change_status(rt: Runtime, courier: Courier, order_id: int, body: dict[str, 
     return response
 
 
-def _uploaded_proof(rt: Runtime, courier: Courier, order: Order, key: str) -> bool:
+def _uploaded_proof(rt: DispatchRuntime, courier: Courier, order: Order, key: str) -> bool:
     """A key the app issued for this order (its prefix, one segment of hex and an image extension,
     so no ``..`` or other path) to which a photo was uploaded."""
     prefix = f"{courier.company_id}/proofs/{order.id}/"
@@ -191,12 +193,14 @@ def _uploaded_proof(rt: Runtime, courier: Courier, order: Order, key: str) -> bo
     ):
         return False
     try:
-        return bool(rt.engines["objects"].exists(key))
+        return bool(rt.objects.exists(key))
     except StorageUnavailable:
         raise Unavailable("Object storage is unavailable.") from None
 
 
-def _apply_status(rt: Runtime, courier: Courier, order: Order, body: dict[str, Any]) -> dict[str, Any]:
+def _apply_status(
+    rt: DispatchRuntime, courier: Courier, order: Order, body: dict[str, Any]
+) -> dict[str, Any]:
     status = body["status"]
     if status in ("delivered", "failed"):
         photo_key = body.get("photoKey")
@@ -235,11 +239,13 @@ def _apply_status(rt: Runtime, courier: Courier, order: Order, body: dict[str, A
     return {"order": order_body(order), "replayed": False}
 
 
-def proof_upload_url(rt: Runtime, courier: Courier, order_id: int, content_type: str) -> dict[str, Any]:
+def proof_upload_url(
+    rt: DispatchRuntime, courier: Courier, order_id: int, content_type: str
+) -> dict[str, Any]:
     own_active_order(courier, order_id)
     if content_type not in IMAGE_TYPES:
         raise UnsupportedMediaType("Proof photos must be image/jpeg, image/png or image/webp.")
-    store = rt.engines["objects"]
+    store = rt.objects
     try:
         probe = getattr(store, "probe", None)
         if probe is not None:

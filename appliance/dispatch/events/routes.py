@@ -9,7 +9,7 @@ streams run at once; one more answers 503 so streams never starve the API's thre
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, Response, request
+from flask import Blueprint, Response, request
 
 from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest, Unavailable
@@ -17,16 +17,11 @@ from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.db import database
 from appliance.dispatch.events.schemas import Cursor, StreamQuery
 from appliance.dispatch.events.store import latest_cursor
-from appliance.dispatch.events.stream import StreamSlots, stream
+from appliance.dispatch.events.stream import stream
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("events", __name__)
 TAGS = ["Realtime"]
-
-
-def init_app(app: Flask) -> None:
-    rt = app.extensions["dispatch"]
-    rt.engines["event_slots"] = StreamSlots(rt.settings.event_stream_max)
 
 
 @endpoint(bp, "GET", "/events/latest-cursor", guard=D, response=Cursor, tags=TAGS)
@@ -55,7 +50,7 @@ def events(query: StreamQuery):
             raise BadRequest("Last-Event-ID must be an event id.")
         after = int(header)
     rt = runtime()
-    slots: StreamSlots = rt.engines["event_slots"]
+    slots = rt.event_slots
     if not slots.acquire():
         raise Unavailable("Too many event streams are open; retry shortly.", headers={"Retry-After": "5"})
     company_id = current_caller().company_id

@@ -13,7 +13,7 @@ bp = Blueprint("geo", __name__)
 
 
 def _router():
-    return runtime().engines["router"]
+    return runtime().router
 
 
 @endpoint(

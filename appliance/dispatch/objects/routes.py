@@ -6,65 +6,41 @@ that was signed; the size is capped. Nothing here lists objects.
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, Response, request, send_file
+from flask import Blueprint, Response, request, send_file
 
 from appliance.common.objects import LocalObjectStore, ObjectTooLarge, StorageUnavailable
 from appliance.common.problems import Forbidden, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
-from appliance.common.s3store import S3ObjectStore
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("objects", __name__)
 
 
-def init_app(app: Flask) -> None:
-    rt = app.extensions["dispatch"]
-    settings = rt.settings
-    if settings.s3_endpoint:
-        # Clients upload to and download from the bucket itself (presigned); these routes stay
-        # for the local store only.
-        store = S3ObjectStore(
-            settings.s3_endpoint,
-            settings.s3_bucket,
-            settings.s3_access_key,
-            settings.s3_secret_key,
-            settings.s3_region,
-            lifetime_seconds=settings.presigned_url_seconds,
-            max_bytes=settings.max_upload_bytes,
-        )
-        rt.engines["objects"] = store
-        rt.health.register("objects", store.probe)
-        return
-    rt.engines["objects"] = LocalObjectStore(
-        settings.data_dir / "objects",
-        rt.master_key,
-        settings.dispatch_public_url,
-        lifetime_seconds=settings.presigned_url_seconds,
-        max_bytes=settings.max_upload_bytes,
-    )
+def local_store() -> LocalObjectStore | None:
+    """The embedded store, or None when objects live in a bucket (clients go there directly)."""
+    store = runtime().objects
+    return store if isinstance(store, LocalObjectStore) else None
 
 
-def object_store() -> LocalObjectStore:
-    return runtime().engines["objects"]
-
-
-def _signed(op: str, key: str, content_type: str = "") -> bool:
-    if not isinstance(object_store(), LocalObjectStore):  # objects live in the bucket
-        return False
+def _signed(op: str, key: str, content_type: str = "") -> LocalObjectStore | None:
+    """The store when the request carries a valid, unexpired link for ``op`` on ``key``."""
+    store = local_store()
     args = request.args
-    if args.get("op") != op:
-        return False
-    return object_store().verify(op, key, args.get("exp", ""), args.get("sig", ""), content_type)
+    if store is None or args.get("op") != op:
+        return None
+    if not store.verify(op, key, args.get("exp", ""), args.get("sig", ""), content_type):
+        return None
+    return store
 
 
 @bp.route("/objects/<path:key>", methods=["PUT"])
 def put_object(key: str) -> Response:
     signed_type = request.args.get("ct", "")
-    if not _signed("put", key, signed_type):
+    store = _signed("put", key, signed_type)
+    if store is None:
         raise Forbidden("The upload link is invalid or expired.")
     if request.mimetype != signed_type:
         raise UnsupportedMediaType(f"This link accepts {signed_type} only.")
     length = request.content_length
-    store = object_store()
     # The app's body limit (for JSON) is smaller than a photo's: this route has its own.
     request.max_content_length = store.max_bytes
     if length is not None and length > store.max_bytes:
@@ -80,9 +56,10 @@ def put_object(key: str) -> Response:
 
 @bp.route("/objects/<path:key>", methods=["GET"])
 def get_object(key: str) -> Response:
-    if not _signed("get", key):
+    store = _signed("get", key)
+    if store is None:
         raise Forbidden("The link is invalid or expired.")
-    stored = object_store().get(key)
+    stored = store.get(key)
     if stored is None:
         raise NotFound("No such object.")
     response = send_file(stored.path, mimetype=stored.content_type, max_age=0, conditional=False)

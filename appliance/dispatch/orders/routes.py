@@ -99,7 +99,7 @@ def proof_photo_url(order_id: int):
     order = service.own_order(current_caller().company_id, order_id)
     if not order.proof_photo_key:
         raise NotFound("No proof photo.")
-    store = runtime().engines["objects"]
+    store = runtime().objects
     try:
         if not store.exists(order.proof_photo_key):
             raise NotFound("No proof photo.")

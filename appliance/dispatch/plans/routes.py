@@ -14,7 +14,7 @@ TAGS = ["Plans"]
 
 
 def _router():
-    return runtime().engines["router"]
+    return runtime().router
 
 
 @endpoint(
@@ -33,7 +33,7 @@ def suggest(body: schemas.SuggestRequest):
     """Routes for ready orders and active couriers from the solver; writes nothing."""
     rt = runtime()
     return service.suggest(
-        rt.engines["router"],
+        rt.router,
         rt.settings,
         current_caller().company_id,
         body.orderIds,

@@ -14,7 +14,7 @@ from appliance.dispatch.auth.service import invite_link_url, normalise_email
 from appliance.dispatch.couriers.service import end_sessions, set_courier_active
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, LinkToken, Membership, User
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
 
 
 def member_body(membership: Membership, user: User) -> dict[str, Any]:
@@ -77,10 +77,10 @@ def _membership(company_id: int, user_id: int) -> Membership:
     return membership
 
 
-def invite(rt: Runtime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+def invite(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
     if caller.role != "owner" and fields["role"] != "courier":
         raise Forbidden("Only an owner can invite dispatchers and owners.")
-    mailer = rt.engines["mailer"]
+    mailer = rt.mailer
     email = normalise_email(fields["email"]) if fields.get("email") else None
     with write_transaction(database):
         token, row = links.issue(
@@ -181,7 +181,7 @@ def change_member(caller: Caller, user_id: int, role: str | None, status: str | 
         return member_body(membership, User.get_by_id(user_id))
 
 
-def login_link(rt: Runtime, caller: Caller, user_id: int) -> dict[str, Any]:
+def login_link(rt: DispatchRuntime, caller: Caller, user_id: int) -> dict[str, Any]:
     with write_transaction(database):
         membership = _membership(caller.company_id, user_id)
         if membership.role == "owner":

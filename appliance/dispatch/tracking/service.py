@@ -23,7 +23,7 @@ from appliance.dispatch.eta.service import courier_eta
 from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Rating, TrackingLink
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.state import audit
-from appliance.dispatch.runtime import Runtime
+from appliance.dispatch.runtime import DispatchRuntime
 from appliance.dispatch.tracking.texts import LATE_TEXTS, render
 
 GRID_DEGREES = 0.001  # about 111 m of latitude; the grid cell is the disclosed precision
@@ -64,7 +64,7 @@ def line_index(company_id: int, courier_id: int) -> int:
     return digest[0] % 8
 
 
-def issue_link(rt: Runtime, order: Order, ttl_hours: int) -> dict[str, Any]:
+def issue_link(rt: DispatchRuntime, order: Order, ttl_hours: int) -> dict[str, Any]:
     """A new link for the order, revoking the previous ones (call inside a transaction)."""
     TrackingLink.update(revoked_at=clock.now()).where(
         (TrackingLink.order == order.id) & TrackingLink.revoked_at.is_null()
@@ -88,7 +88,7 @@ def issue_link(rt: Runtime, order: Order, ttl_hours: int) -> dict[str, Any]:
 
 
 def create_link(
-    rt: Runtime, company_id: int, order_id: int, ttl_hours: int | None, actor_id: int
+    rt: DispatchRuntime, company_id: int, order_id: int, ttl_hours: int | None, actor_id: int
 ) -> dict[str, Any]:
     with write_transaction(database):
         order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
@@ -100,7 +100,7 @@ def create_link(
 
 
 def notify_late(
-    rt: Runtime,
+    rt: DispatchRuntime,
     company_id: int,
     order_id: int,
     actor_id: int,
@@ -128,11 +128,11 @@ def notify_late(
     }
 
 
-def _estimated_minutes(rt: Runtime, order: Order) -> int | None:
+def _estimated_minutes(rt: DispatchRuntime, order: Order) -> int | None:
     if not order.courier_id:
         return None
     eta = courier_eta(
-        rt.engines["router"],
+        rt.router,
         Courier.get_by_id(order.courier_id),
         max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes),
     )
@@ -178,7 +178,7 @@ def _timeline(order: Order) -> list[dict[str, Any]]:
     ]
 
 
-def view(rt: Runtime, token: str) -> dict[str, Any]:
+def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     link = find_link(token)
     order = Order.get_by_id(link.order_id)
     company = Company.get_by_id(order.company_id)
@@ -195,9 +195,7 @@ def view(rt: Runtime, token: str) -> dict[str, Any]:
     eta_seconds = None
     stops_ahead = None
     if courier is not None and order.courier_id and state in ("preparing", "on_the_way"):
-        eta = courier_eta(
-            rt.engines["router"], courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes)
-        )
+        eta = courier_eta(rt.router, courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes))
         stops = eta["stops"]
         mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
         if mine is not None:
@@ -210,14 +208,14 @@ def view(rt: Runtime, token: str) -> dict[str, Any]:
                 lat, lon = coarsen(fix.lat, fix.lon)
                 courier_point = {"lat": lat, "lon": lon}
                 courier_updated = clock.iso(fix.captured_at)
-                route = rt.engines["router"].route([(lat, lon), (order.lat, order.lon)]).geometry
+                route = rt.router.route([(lat, lon), (order.lat, order.lon)]).geometry
     delivered = state == "delivered"
     proof = None
     receipt = None
     if delivered:
         photo = None
-        if order.proof_photo_key and rt.engines["objects"].exists(order.proof_photo_key):
-            photo = rt.engines["objects"].presign_get(order.proof_photo_key)
+        if order.proof_photo_key and rt.objects.exists(order.proof_photo_key):
+            photo = rt.objects.presign_get(order.proof_photo_key)
         proof = {
             "photoUrl": photo,
             "receivedBy": (order.proof_recipient_name or "").split()[0]
