@@ -1,5 +1,6 @@
 """Reference client of the payout engine's signed-request protocol. Usable on its own: it needs
-only the standard library and ``requests``.
+only the standard library, ``requests`` and protocol.py beside it (the signing code the server
+uses too).
 
     client = EngineClient("http://127.0.0.1:8081", "op_demo0001", secret)
     client.submit_payout("pyo_order0001", "USDC", "2500000", "0xabc…")
@@ -13,8 +14,6 @@ body) are never sent: the client waits for the clock to tick instead.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import random
 import secrets
@@ -25,21 +24,10 @@ from typing import Any
 
 import requests
 
+from appliance.engine.protocol import body_hash, canonical_string, verify
+from appliance.engine.protocol import sign_request as sign
+
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
-
-
-def body_hash(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
-
-
-def canonical_string(method: str, path: str, timestamp: str, idempotency_key: str | None, body: bytes) -> str:
-    """The five signed lines: METHOD, PATH (no query), TIMESTAMP, IDEMPOTENCY_KEY (empty line when
-    absent), lowercase hex SHA-256 of the exact body bytes."""
-    return "\n".join([method.upper(), path, timestamp, idempotency_key or "", body_hash(body)])
-
-
-def sign(secret: str, canonical: str) -> str:
-    return hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
 
 
 class EngineError(Exception):
@@ -211,6 +199,4 @@ def verify_webhook(
     """A receiver's check of a webhook delivery (docs/webhooks.md): ``headers`` as received (any
     mapping), ``path`` the path the receiver was called on, ``body`` the raw bytes. The 300 s
     tolerance is checked before any HMAC work; the comparison is constant-time."""
-    from appliance.engine.protocol import verify
-
     return verify(secret, dict(headers), path, body, now=now, tolerance=tolerance)

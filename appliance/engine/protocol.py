@@ -1,9 +1,14 @@
-"""The wire protocol of webhooks, standard library only, shared by the engine (signing) and the
-reference client's receiver helper (verifying).
+"""The engine's wire protocol, standard library only, so that the server and the standalone
+reference client (client.py) import the same code.
 
-Headers: ``x-webhook-id`` (a fresh delivery id per attempt), ``x-webhook-timestamp`` (unix
-seconds), ``x-webhook-signature`` (``v1=`` + lowercase hex HMAC-SHA256), and
-``x-webhook-event-id`` (the event's id, the same on every attempt).
+Signed requests (the engine specification, section 5; docs/engine-auth.md): the five-line
+canonical string METHOD LF PATH LF TIMESTAMP LF IDEMPOTENCY_KEY LF SHA256(body), signed with
+HMAC-SHA256 under the operator's secret, lowercase hex.
+
+Webhooks (docs/webhooks.md), signed by the engine and verified by a receiver. Headers:
+``x-webhook-id`` (a fresh delivery id per attempt), ``x-webhook-timestamp`` (unix seconds),
+``x-webhook-signature`` (``v1=`` + lowercase hex HMAC-SHA256), and ``x-webhook-event-id`` (the
+event's id, the same on every attempt).
 
 Signed input: ``v1`` LF delivery-id LF timestamp LF endpoint-path LF raw-body. The three fields
 before the body can never contain a line feed (checked when signing), and the body comes last and
@@ -19,6 +24,25 @@ from collections.abc import Mapping
 
 TOLERANCE_SECONDS = 300
 VERSION = "v1"
+
+# -- signed requests -------------------------------------------------------------------------------
+
+
+def body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def canonical_string(method: str, path: str, timestamp: str, idempotency_key: str | None, body: bytes) -> str:
+    """The five signed lines: METHOD, PATH (no query), TIMESTAMP, IDEMPOTENCY_KEY (empty line when
+    absent), lowercase hex SHA-256 of the exact body bytes."""
+    return "\n".join([method.upper(), path, timestamp, idempotency_key or "", body_hash(body)])
+
+
+def sign_request(secret: str, canonical: str) -> str:
+    return hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
+
+
+# -- webhooks --------------------------------------------------------------------------------------
 
 
 def signed_input(delivery_id: str, timestamp: str, path: str, body: bytes) -> bytes:

@@ -10,7 +10,6 @@ ends; a repeat, even of an identical request a moment later, is refused.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import hmac
 import logging
 import re
@@ -23,9 +22,9 @@ from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Unauthorized
 from appliance.common.webapp import request_id
 from appliance.engine.auth.operators import OPERATOR_ID, secrets_of
-from appliance.engine.client import canonical_string, sign
 from appliance.engine.db import database
 from appliance.engine.models import SeenSignature
+from appliance.engine.protocol import body_hash, canonical_string, sign_request
 from appliance.engine.runtime import runtime
 
 log = logging.getLogger("appliance.engine.auth")
@@ -53,16 +52,16 @@ def _diagnose(secrets: list[str], signature: str, timestamp: str, key: str | Non
     path_with_query = request.full_path.rstrip("?")
     for secret in secrets:
         if request.query_string and hmac.compare_digest(
-            sign(secret, canonical_string(request.method, path_with_query, timestamp, key, body)), signature
+            sign_request(secret, canonical_string(request.method, path_with_query, timestamp, key, body)),
+            signature,
         ):
             return "query string signed"
-        four_lines = "\n".join(
-            [request.method.upper(), request.path, timestamp, hashlib.sha256(body).hexdigest()]
-        )
-        if hmac.compare_digest(sign(secret, four_lines), signature):
+        four_lines = "\n".join([request.method.upper(), request.path, timestamp, body_hash(body)])
+        if hmac.compare_digest(sign_request(secret, four_lines), signature):
             return "four-line canonical string (idempotency line omitted)"
         if key is not None and hmac.compare_digest(
-            sign(secret, canonical_string(request.method, request.path, timestamp, None, body)), signature
+            sign_request(secret, canonical_string(request.method, request.path, timestamp, None, body)),
+            signature,
         ):
             return "Idempotency-Key sent but not signed"
         if key is None:
@@ -92,7 +91,7 @@ def verify_request() -> str:
         candidates = secrets or [PLACEHOLDER_SECRET]
         matched = False
         for secret in candidates:
-            matched = hmac.compare_digest(sign(secret, canonical), signature) or matched
+            matched = hmac.compare_digest(sign_request(secret, canonical), signature) or matched
         if not matched:
             # The same diagnostic work for unknown operators, against the placeholder.
             cause = _diagnose(candidates, signature, timestamp, key, body)
