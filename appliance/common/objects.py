@@ -1,17 +1,16 @@
 """Object storage for logos and proof photos: never public, reached only through short-lived
 signed links.
 
-The embedded default keeps objects under <data_dir>/objects and signs its own links (HMAC-SHA256
-under a subkey of appliance.key): a PUT link names the key, the content type and the expiry; a GET
-link names the key and the expiry. The dispatch app serves both at /objects/<key>. Nothing lists
+The embedded default keeps objects under <data_dir>/objects and signs its own links with
+itsdangerous (HMAC-SHA256 under a subkey of appliance.key, timestamped, valid for the link
+lifetime): a PUT link signs the operation, the key and the content type; a GET link the operation
+and the key. The dispatch app serves both at /objects/<key>. Nothing lists
 the store.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -21,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
 from urllib.parse import quote, urlencode
+
+from itsdangerous import BadSignature, TimestampSigner, URLSafeTimedSerializer
 
 from appliance.common import clock
 from appliance.common.health import Check
@@ -76,28 +77,30 @@ def new_key(prefix: str, content_type: str) -> str:
     return f"{prefix.strip('/')}/{secrets.token_hex(16)}.{IMAGE_TYPES.get(content_type, 'bin')}"
 
 
+class _ClockSigner(TimestampSigner):
+    """Timestamps (and ages) links by the appliance's clock, which tests can move."""
+
+    def get_timestamp(self) -> int:
+        return clock.unix()
+
+
 class LocalObjectStore:
     def __init__(
         self, root: Path, master_key: bytes, base_url: str, *, lifetime_seconds: int, max_bytes: int
     ):
         self.root = Path(root)
-        self._key = subkey(master_key, "object-links")
+        self._links = URLSafeTimedSerializer(
+            subkey(master_key, "object-links"), salt="object-links", signer=_ClockSigner
+        )
         self.base_url = base_url.rstrip("/")
         self.lifetime_seconds = lifetime_seconds
         self.max_bytes = max_bytes
 
     # -- links ---------------------------------------------------------------------------------
 
-    def _signature(self, op: str, key: str, expires: int, content_type: str = "") -> str:
-        message = f"{op}\n{key}\n{expires}\n{content_type}".encode()
-        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
-
     def _link(self, op: str, key: str, content_type: str = "") -> str:
-        expires = clock.unix() + self.lifetime_seconds
-        params = {"op": op, "exp": str(expires), "sig": self._signature(op, key, expires, content_type)}
-        if content_type:
-            params["ct"] = content_type
-        return f"{self.base_url}/objects/{quote(key)}?{urlencode(params)}"
+        token = self._links.dumps([op, key, content_type])
+        return f"{self.base_url}/objects/{quote(key)}?{urlencode({'link': token})}"
 
     def presign_put(self, key: str, content_type: str) -> PresignedUpload:
         self._require_writable()
@@ -108,11 +111,18 @@ class LocalObjectStore:
     def presign_get(self, key: str) -> str:
         return self._link("get", key)
 
-    def verify(self, op: str, key: str, expires: str, signature: str, content_type: str = "") -> bool:
-        if not valid_key(key) or not expires.isdigit() or int(expires) < clock.unix():
-            return False
-        expected = self._signature(op, key, int(expires), content_type)
-        return hmac.compare_digest(expected, signature)
+    def verify(self, op: str, key: str, token: str) -> str | None:
+        """The content type signed into ``token`` when it is an unexpired link for ``op`` on
+        ``key`` ("" for a GET link), else None."""
+        if not valid_key(key):
+            return None
+        try:
+            signed = self._links.loads(token, max_age=self.lifetime_seconds)
+        except BadSignature:  # tampered, malformed or expired
+            return None
+        if not (isinstance(signed, list) and len(signed) == 3 and signed[:2] == [op, key]):
+            return None
+        return str(signed[2])
 
     # -- objects -------------------------------------------------------------------------------
 

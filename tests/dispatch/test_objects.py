@@ -62,3 +62,23 @@ def test_an_upload_over_the_size_limit_is_413_and_stores_nothing(dispatch_app, d
 def test_the_store_cannot_be_listed(dispatch_client) -> None:
     assert dispatch_client.get("/objects/").status_code == 404
     assert dispatch_client.get("/objects/1").status_code == 403
+
+
+def test_a_read_link_cannot_upload_and_an_upload_link_cannot_read(dispatch_app, dispatch_client) -> None:
+    store = _store(dispatch_app)
+    upload = store.presign_put("1/p/y.jpg", "image/jpeg")
+    read = store.presign_get("1/p/y.jpg")
+    assert dispatch_client.put(_path(read), data=b"x", content_type="image/jpeg").status_code == 403
+    assert dispatch_client.put(_path(upload.url), data=b"x", content_type="image/jpeg").status_code == 200
+    assert dispatch_client.get(_path(upload.url)).status_code == 403
+    assert dispatch_client.get(_path(read)).status_code == 200
+
+
+def test_a_link_names_the_operation_key_and_content_type_it_was_signed_for(dispatch_app) -> None:
+    store = _store(dispatch_app)
+    token = urlsplit(store.presign_put("1/p/z.png", "image/png").url).query.removeprefix("link=")
+    assert store.verify("put", "1/p/z.png", token) == "image/png"
+    assert store.verify("get", "1/p/z.png", token) is None
+    assert store.verify("put", "1/p/other.png", token) is None
+    assert store.verify("put", "1/p/z.png", token[:-2] + "xx") is None
+    assert store.verify("put", "1/p/z.png", "") is None

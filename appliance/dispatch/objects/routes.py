@@ -21,23 +21,22 @@ def local_store() -> LocalObjectStore | None:
     return store if isinstance(store, LocalObjectStore) else None
 
 
-def _signed(op: str, key: str, content_type: str = "") -> LocalObjectStore | None:
-    """The store when the request carries a valid, unexpired link for ``op`` on ``key``."""
+def _signed(op: str, key: str) -> tuple[LocalObjectStore, str] | None:
+    """The store and the signed content type when the request carries a valid, unexpired link
+    for ``op`` on ``key``."""
     store = local_store()
-    args = request.args
-    if store is None or args.get("op") != op:
+    if store is None:
         return None
-    if not store.verify(op, key, args.get("exp", ""), args.get("sig", ""), content_type):
-        return None
-    return store
+    content_type = store.verify(op, key, request.args.get("link", ""))
+    return None if content_type is None else (store, content_type)
 
 
 @bp.route("/objects/<path:key>", methods=["PUT"])
 def put_object(key: str) -> Response:
-    signed_type = request.args.get("ct", "")
-    store = _signed("put", key, signed_type)
-    if store is None:
+    signed = _signed("put", key)
+    if signed is None:
         raise Forbidden("The upload link is invalid or expired.")
+    store, signed_type = signed
     if request.mimetype != signed_type:
         raise UnsupportedMediaType(f"This link accepts {signed_type} only.")
     length = request.content_length
@@ -56,9 +55,10 @@ def put_object(key: str) -> Response:
 
 @bp.route("/objects/<path:key>", methods=["GET"])
 def get_object(key: str) -> Response:
-    store = _signed("get", key)
-    if store is None:
+    signed = _signed("get", key)
+    if signed is None:
         raise Forbidden("The link is invalid or expired.")
+    store, _ = signed
     stored = store.get(key)
     if stored is None:
         raise NotFound("No such object.")
