@@ -16,6 +16,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from typing import Any, Protocol
 
 from flask import Blueprint, Flask, Response, jsonify, request
@@ -355,8 +356,6 @@ def build_openapi(
 
 
 def _status_phrase(code: int) -> str:
-    from http import HTTPStatus
-
     try:
         return HTTPStatus(code).phrase
     except ValueError:

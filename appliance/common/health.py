@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from appliance.common import migrate
+from appliance.common.db import connection
+
 log = logging.getLogger("appliance.health")
 
 Status = Literal["pass", "fail", "not_built"]
@@ -66,11 +69,8 @@ class HealthRegistry:
 
 def database_probe(database: Any, migrations_package: str) -> Probe:
     """The database answers a query and carries every migration this build knows."""
-    from appliance.common import migrate
 
     def probe() -> Check:
-        from appliance.common.db import connection
-
         with connection(database):
             database.execute_sql("SELECT 1").fetchone()
             missing = migrate.pending(database, migrations_package)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from appliance.common.api import endpoint
+from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
@@ -145,8 +146,6 @@ def verify_magic_link(body: schemas.TokenRequest):
 def invite_preview(token: str):
     """Preview an invite or member sign-in link (410 with code used or expired)."""
     if not 20 <= len(token) <= 200:
-        from appliance.common.problems import NotFound
-
         raise NotFound("No such invite.")
     return service.invite_preview(runtime(), token)
 
@@ -164,7 +163,5 @@ def invite_preview(token: str):
 @public_limit
 def accept_invite(body: schemas.InviteAcceptRequest):
     """Accept an invite (new account, or the signed-in one) or use a member sign-in link."""
-    from flask import request
-
     caller = current_caller() if request.headers.get("Authorization") else None
     return service.accept_invite(runtime(), body.token, caller, body.password, body.displayName)

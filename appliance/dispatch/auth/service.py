@@ -12,7 +12,7 @@ import peewee
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password, verify_password
-from appliance.common.problems import Conflict, Forbidden, NotFound, Unauthorized
+from appliance.common.problems import Conflict, Forbidden, Gone, NotFound, Unauthorized
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.sessions import (
@@ -314,8 +314,6 @@ def invite_preview(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         raise NotFound("No such invite.")
     state = links.state(row)
     if state in {"used", "expired"}:
-        from appliance.common.problems import Gone
-
         raise Gone(
             f"This link was already {state}." if state == "used" else "This link has expired.", code=state
         )

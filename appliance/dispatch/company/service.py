@@ -10,7 +10,7 @@ from appliance.common.db import write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
 from appliance.dispatch.db import database
-from appliance.dispatch.models import Company, Courier, Depot
+from appliance.dispatch.models import Company, Courier, Depot, Order
 from appliance.dispatch.runtime import DispatchRuntime
 
 PLANS: list[dict[str, Any]] = [
@@ -193,8 +193,6 @@ def _month_start() -> datetime:
 
 def deliveries_since(company_id: int, since: datetime) -> int:
     """Delivered orders since ``since``."""
-    from appliance.dispatch.models import Order
-
     return (
         Order.select()
         .where((Order.company == company_id) & (Order.status == "delivered") & (Order.finished_at >= since))

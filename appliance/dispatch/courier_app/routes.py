@@ -5,14 +5,21 @@ from __future__ import annotations
 from flask import Blueprint
 
 from appliance.common.api import endpoint
-from appliance.common.problems import BadRequest, Forbidden
+from appliance.common.problems import Forbidden
 from appliance.dispatch.auth.guards import C, current_caller
 from appliance.dispatch.cash import service as cash_service
 from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
-from appliance.dispatch.couriers.service import courier_body, earnings, end_shift, start_shift, toggle_break
-from appliance.dispatch.db import database
+from appliance.dispatch.couriers.service import (
+    courier_body,
+    earnings,
+    end_shift,
+    latest_location,
+    location_body,
+    start_shift,
+    toggle_break,
+)
 from appliance.dispatch.models import Courier
 from appliance.dispatch.runtime import runtime
 
@@ -46,8 +53,6 @@ def post_location(body: schemas.LocationBatch):
 @endpoint(bp, "GET", "/courier/location/current", guard=C, response=schemas.LocationCurrent, tags=TAGS)
 def current_location():
     """The newest location received."""
-    from appliance.dispatch.couriers.service import latest_location, location_body
-
     return {"location": location_body(latest_location(me().id))}
 
 
@@ -69,30 +74,7 @@ def get_me():
 def patch_me(body: schemas.SelfProfilePatch):
     """Edit the own profile (400 for no changes or an unknown language)."""
     changes = {name: getattr(body, name) for name in body.model_fields_set}
-    if not changes:
-        raise BadRequest("No changes.")
-    if "preferredLanguage" in changes and changes["preferredLanguage"] not in ("hy", "ru", "en"):
-        raise BadRequest(
-            "preferredLanguage must be hy, ru or en.",
-            errors=[{"field": "preferredLanguage", "message": "hy, ru or en"}],
-        )
-    for required in ("displayName", "preferredLanguage", "onboardingCompleted"):
-        if required in changes and changes[required] is None:
-            raise BadRequest(f"{required} cannot be null.")
-    columns = {
-        "displayName": "display_name",
-        "phone": "phone",
-        "vehicleLabel": "vehicle_label",
-        "photoUrl": "photo_url",
-        "preferredLanguage": "preferred_language",
-        "onboardingCompleted": "onboarding_completed",
-    }
-    courier = me()
-    with database.atomic():
-        for field, value in changes.items():
-            setattr(courier, columns[field], value)
-        courier.save()
-    return {"courier": courier_body(courier)}
+    return {"courier": service.update_own_profile(me(), changes)}
 
 
 @endpoint(

@@ -14,6 +14,7 @@ from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
+    BadRequest,
     Conflict,
     Invalid,
     Locked,
@@ -22,7 +23,7 @@ from appliance.common.problems import (
     UnsupportedMediaType,
 )
 from appliance.dispatch.cash.service import record_collection
-from appliance.dispatch.couriers.service import latest_location, location_body
+from appliance.dispatch.couriers.service import courier_body, latest_location, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
@@ -32,6 +33,36 @@ from appliance.dispatch.orders.state import transition
 from appliance.dispatch.runtime import DispatchRuntime
 
 ACTIVE = ("assigned", "picked_up", "arrived")
+LANGUAGES = ("hy", "ru", "en")
+# What a courier may change of their own profile, by wire name: the column.
+SELF_EDITABLE = {
+    "displayName": "display_name",
+    "phone": "phone",
+    "vehicleLabel": "vehicle_label",
+    "photoUrl": "photo_url",
+    "preferredLanguage": "preferred_language",
+    "onboardingCompleted": "onboarding_completed",
+}
+NOT_NULL = ("displayName", "preferredLanguage", "onboardingCompleted")
+
+
+def update_own_profile(courier: Courier, changes: dict[str, Any]) -> dict[str, Any]:
+    """A courier edits their profile (the fields of SELF_EDITABLE that the request names)."""
+    if not changes:
+        raise BadRequest("No changes.")
+    if "preferredLanguage" in changes and changes["preferredLanguage"] not in LANGUAGES:
+        raise BadRequest(
+            "preferredLanguage must be hy, ru or en.",
+            errors=[{"field": "preferredLanguage", "message": "hy, ru or en"}],
+        )
+    for required in NOT_NULL:
+        if required in changes and changes[required] is None:
+            raise BadRequest(f"{required} cannot be null.")
+    with write_transaction(database):
+        for field, value in changes.items():
+            setattr(courier, SELF_EDITABLE[field], value)
+        courier.save()
+    return courier_body(courier)
 
 
 def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from appliance.dispatch.models import (
     User,
 )
 from appliance.dispatch.orders import ids
+from appliance.dispatch.orders.state import transition
 
 
 def own_courier(company_id: int, courier_id: int) -> Courier:
@@ -254,8 +255,6 @@ def set_courier_active(courier: Courier, active: bool, actor_id: int | None) -> 
     them, and their orders that are assigned but not yet picked up go back to ready (unassigned)
     for someone else; orders already picked up stay with them (the parcel is in their hands) for the
     dispatcher to settle."""
-    from appliance.dispatch.orders.state import transition
-
     Courier.update(active=active).where(Courier.id == courier.id).execute()
     courier.active = active
     if courier.user_id:

@@ -8,6 +8,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.common.problems import BadGateway, Invalid, NotFound
+from appliance.dispatch.couriers.service import latest_location
 from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.orders.service import assign_orders
@@ -27,8 +28,6 @@ def _refuse_duplicates(ids: list[int] | None, field: str, what: str) -> None:
 
 
 def _start(courier: Courier, depot: Depot | None) -> dict[str, Any]:
-    from appliance.dispatch.couriers.service import latest_location
-
     fix = latest_location(courier.id)
     if fix is not None:
         return {"lat": fix.lat, "lon": fix.lon, "source": "gps"}

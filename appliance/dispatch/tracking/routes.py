@@ -13,6 +13,7 @@ from appliance.common.api import Schema, endpoint
 from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.pages.responses import page_response
 from appliance.dispatch.runtime import runtime
 from appliance.dispatch.tracking import service
 
@@ -182,6 +183,4 @@ def rate(token: str, body: RatingRequest):
 
 @bp.route("/t/<token>", methods=["GET"])
 def tracking_page(token: str) -> Response:
-    from appliance.dispatch.pages.routes import page_response
-
     return page_response("track.html")  # with the pages' Content-Security-Policy

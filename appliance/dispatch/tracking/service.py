@@ -5,6 +5,7 @@ averaged back to the true point) and shown only while on the way."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import secrets
 from datetime import timedelta
@@ -150,8 +151,6 @@ def find_link(token: str) -> TrackingLink:
 
 
 def _timeline(order: Order) -> list[dict[str, Any]]:
-    import json
-
     reached: dict[str, str] = {}
     if order.attempt == 1:
         reached["created"] = clock.iso(order.created_at) or ""
