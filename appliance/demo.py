@@ -29,14 +29,14 @@ def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     from appliance.common import clock
     from appliance.common.db import bind_database, connection, write_transaction
     from appliance.common.passwords import hash_password
-    from appliance.dispatch.company.admin import create_company
+    from appliance.dispatch.company.admin import create_company_from_options
     from appliance.dispatch.db import database
     from appliance.dispatch.models import Company, Courier, Membership, User
 
     bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     with connection(database):
         if Company.get_or_none(Company.name == DEMO_COMPANY) is None:
-            result = create_company(
+            result = create_company_from_options(
                 name=DEMO_COMPANY,
                 city="Yerevan",
                 phone="+37410000000",

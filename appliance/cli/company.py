@@ -48,9 +48,9 @@ def company_group() -> None:
 @command_options
 def create_command(settings: Settings, as_json: bool, **fields: Any) -> None:
     """Create a company with its owner and default depot."""
-    from appliance.dispatch.company.admin import create_company
+    from appliance.dispatch.company.admin import create_company_from_options
 
-    result = with_dispatch(settings, lambda: create_company(**fields))
+    result = with_dispatch(settings, lambda: create_company_from_options(**fields))
     emit(
         as_json,
         result,

@@ -4,7 +4,6 @@ and returns plain dicts for the routes."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import peewee
@@ -13,6 +12,7 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password, verify_password
 from appliance.common.problems import Conflict, Forbidden, Gone, NotFound, Unauthorized
+from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.sessions import (
@@ -22,25 +22,18 @@ from appliance.dispatch.auth.sessions import (
     start_session,
     token_hash,
 )
+from appliance.dispatch.company.service import create_company, logo_url
 from appliance.dispatch.db import database
 from appliance.dispatch.models import (
     AuthSession,
     Company,
     Courier,
-    Depot,
     LinkToken,
     Membership,
     RefreshToken,
     User,
 )
 from appliance.dispatch.runtime import DispatchRuntime
-
-TRIAL = timedelta(days=14)
-
-
-def normalise_email(email: str) -> str:
-    return email.strip().lower()
-
 
 # -- the Session body ----------------------------------------------------------------------------
 
@@ -223,42 +216,22 @@ def signup(
     rt: DispatchRuntime, company: dict[str, Any], owner: dict[str, Any], depot: dict[str, Any]
 ) -> dict[str, Any]:
     mailer = rt.mailer
-    email = normalise_email(owner["email"])
     with write_transaction(database):
-        moment = clock.now()
-        new_company = Company.create(
+        created = create_company(
             name=company["name"],
             city=company.get("city") or "Yerevan",
             phone=company.get("phone"),
-            plan="start",
-            trial_ends_at=moment + TRIAL,
-            created_at=moment,
+            owner_email=owner["email"],
+            owner_name=owner["name"],
+            depot={
+                "name": depot["name"],
+                "address": depot["address"],
+                "lat": depot["point"]["lat"],
+                "lon": depot["point"]["lon"],
+            },
+            owner_confirmed=False,
         )
-        user = User.get_or_none(User.email == email)
-        existing = user is not None
-        if user is None:
-            user = User.create(
-                email=email, display_name=owner["name"], created_at=moment, last_company=new_company
-            )
-        # An address that already has an account becomes owner only when its holder uses the
-        # emailed link (proof of the mailbox): until then the membership is pending, so nobody can
-        # make someone else's account the owner of a company.
-        Membership.create(
-            user=user,
-            company=new_company,
-            role="owner",
-            joined_at=moment,
-            status="pending" if existing else "active",
-        )
-        Depot.create(
-            company=new_company,
-            name=depot["name"],
-            address=depot["address"],
-            lat=depot["point"]["lat"],
-            lon=depot["point"]["lon"],
-            is_default=True,
-            created_at=moment,
-        )
+        user, new_company = created.owner, created.company
         token, _ = links.issue("magic", links.MAGIC_LIFETIME, user=user, company=new_company)
         subject, text = mail_texts.mail(
             "welcome",
@@ -267,7 +240,7 @@ def signup(
             company=new_company.name,
             link=login_link_url(rt, token),
         )
-        mail_id = mailer.enqueue(email, subject, text)
+        mail_id = mailer.enqueue(user.email, subject, text)
     sent = mailer.deliver(mail_id)
     return {"company": {"id": str(new_company.id), "name": new_company.name}, "emailSent": sent}
 
@@ -307,8 +280,6 @@ def verify_magic_link(rt: DispatchRuntime, token: str) -> dict[str, Any]:
 
 
 def invite_preview(rt: DispatchRuntime, token: str) -> dict[str, Any]:
-    from appliance.dispatch.company.service import logo_url
-
     row = links.find(token, ("invite", "sign_in"))
     if row is None or links.state(row) == "revoked":
         raise NotFound("No such invite.")

@@ -1,20 +1,21 @@
-"""Administration without HTTP: create and list companies (used by the CLI and the demo)."""
+"""Administration without HTTP: create and list companies (the CLI and the demo). Creating one is
+company.service.create_company; this adds what a person at a terminal needs: flat options and
+plain-language checks, in one transaction."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.common.passwords import hash_password
 from appliance.common.problems import Conflict, Invalid
-from appliance.dispatch.auth.service import TRIAL, normalise_email
+from appliance.dispatch.accounts import normalise_email
+from appliance.dispatch.company.service import create_company
 from appliance.dispatch.db import database
 from appliance.dispatch.geo_types import in_service_area
-from appliance.dispatch.models import Company, Depot, Membership, User
+from appliance.dispatch.models import Company, Membership, User
 
 
-def create_company(
+def create_company_from_options(
     *,
     name: str,
     city: str,
@@ -35,41 +36,23 @@ def create_company(
         raise Invalid("The owner password must be at least 8 characters.")
     email = normalise_email(owner_email)
     with write_transaction(database):
-        moment = clock.now()
-        user = User.get_or_none(User.email == email)
-        if user is not None and owner_password is not None:
+        if owner_password is not None and User.get_or_none(User.email == email) is not None:
             raise Conflict(
                 f"An account for {email} exists already; create the company without --owner-password."
             )
-        company = Company.create(
-            name=name.strip(),
+        created = create_company(
+            name=name,
             city=city,
             phone=phone,
-            plan="start",
-            trial_ends_at=moment + TRIAL,
-            created_at=moment,
-        )
-        if user is None:
-            user = User.create(
-                email=email,
-                display_name=owner_name,
-                created_at=moment,
-                last_company=company,
-                password_hash=hash_password(owner_password) if owner_password else None,
-            )
-        Membership.create(user=user, company=company, role="owner", joined_at=moment)
-        Depot.create(
-            company=company,
-            name=depot_name,
-            address=depot_address,
-            lat=depot_lat,
-            lon=depot_lon,
-            is_default=True,
-            created_at=moment,
+            owner_email=email,
+            owner_name=owner_name,
+            owner_password=owner_password,
+            depot={"name": depot_name, "address": depot_address, "lat": depot_lat, "lon": depot_lon},
+            owner_confirmed=True,
         )
     return {
-        "company": {"id": str(company.id), "name": company.name},
-        "owner": {"userId": str(user.id), "email": email},
+        "company": {"id": str(created.company.id), "name": created.company.name},
+        "owner": {"userId": str(created.owner.id), "email": email},
     }
 
 

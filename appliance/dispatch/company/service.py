@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
+from appliance.common.passwords import hash_password
 from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
+from appliance.dispatch.accounts import TRIAL, TRIAL_PLAN, normalise_email
 from appliance.dispatch.db import database
-from appliance.dispatch.models import Company, Courier, Depot, Order
+from appliance.dispatch.models import Company, Courier, Depot, Membership, Order, User
 from appliance.dispatch.runtime import DispatchRuntime
 
 PLANS: list[dict[str, Any]] = [
@@ -18,6 +21,72 @@ PLANS: list[dict[str, Any]] = [
     {"plan": "city", "deliveriesPerMonth": 3000, "couriers": 25, "priceAmd": 39000},
     {"plan": "network", "deliveriesPerMonth": None, "couriers": None, "priceAmd": None},
 ]
+
+
+@dataclasses.dataclass(frozen=True)
+class NewCompany:
+    company: Company
+    owner: User
+    owner_existed: bool
+
+
+def create_company(
+    *,
+    name: str,
+    city: str,
+    phone: str | None,
+    owner_email: str,
+    owner_name: str,
+    depot: dict[str, Any],
+    owner_password: str | None = None,
+    owner_confirmed: bool,
+) -> NewCompany:
+    """A company on the trial plan with its owner and default depot (``depot``: name, address,
+    lat, lon). Runs inside the caller's write transaction, so sign-up can add its emailed link to
+    the same change.
+
+    The owner is the account of ``owner_email``, made when there is none (with a password hash
+    when ``owner_password`` is given). An account that exists already becomes owner at once only
+    when ``owner_confirmed`` (an operator at the CLI); otherwise its membership stays pending until
+    its holder uses the emailed link (proof of the mailbox), so nobody can make someone else's
+    account the owner of a company."""
+    email = normalise_email(owner_email)
+    moment = clock.now()
+    company = Company.create(
+        name=name.strip(),
+        city=city,
+        phone=phone,
+        plan=TRIAL_PLAN,
+        trial_ends_at=moment + TRIAL,
+        created_at=moment,
+    )
+    owner = User.get_or_none(User.email == email)
+    existed = owner is not None
+    if owner is None:
+        owner = User.create(
+            email=email,
+            display_name=owner_name,
+            created_at=moment,
+            last_company=company,
+            password_hash=hash_password(owner_password) if owner_password else None,
+        )
+    Membership.create(
+        user=owner,
+        company=company,
+        role="owner",
+        joined_at=moment,
+        status="pending" if existed and not owner_confirmed else "active",
+    )
+    Depot.create(
+        company=company,
+        name=depot["name"],
+        address=depot["address"],
+        lat=depot["lat"],
+        lon=depot["lon"],
+        is_default=True,
+        created_at=moment,
+    )
+    return NewCompany(company, owner, existed)
 
 
 def logo_url(rt: DispatchRuntime, company: Company) -> str | None:

@@ -8,9 +8,10 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import Conflict, Forbidden, NotFound
+from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
-from appliance.dispatch.auth.service import invite_link_url, normalise_email
+from appliance.dispatch.auth.service import invite_link_url
 from appliance.dispatch.couriers.service import end_sessions, set_courier_active
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, LinkToken, Membership, User
