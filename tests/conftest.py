@@ -12,7 +12,7 @@ import shutil
 import socket
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import peewee
@@ -116,6 +116,21 @@ def empty_postgres() -> peewee.Database:
         db.execute_sql("DROP SCHEMA public CASCADE")
         db.execute_sql("CREATE SCHEMA public")
     return db
+
+
+@pytest.fixture
+def migrated_postgres() -> Callable[[str], str]:
+    """The one way a test gets a service's database on PostgreSQL: ``migrated_postgres(package)``
+    empties the test server's database, applies that package's migrations and returns the URL to
+    put in the settings (the test skips without APPLIANCE_TEST_POSTGRES)."""
+
+    def migrated(package: str) -> str:
+        db = empty_postgres()
+        migrations.apply(db, package)
+        db.close_all()
+        return postgres_url() or ""
+
+    return migrated
 
 
 @pytest.fixture(scope="session")

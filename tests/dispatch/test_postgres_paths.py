@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.common import migrate
-from tests.conftest import empty_postgres, postgres_url
+from appliance.dispatch.app import create_app
+from appliance.dispatch.db import database
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order
 
@@ -13,16 +13,9 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-def pg_app(settings):
-    db = empty_postgres()
-    migrate.apply(db, "migrations.dispatch")
-    db.close_all()
-    from appliance.dispatch.app import create_app
-
-    app = create_app(settings.replace(dispatch_database=postgres_url() or ""))
+def pg_app(settings, migrated_postgres):
+    app = create_app(settings.replace(dispatch_database=migrated_postgres("migrations.dispatch")))
     yield app
-    from appliance.dispatch.db import database
-
     database.close_all()
 
 

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from appliance.common import migrate
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
-from tests.conftest import empty_postgres, postgres_url
 from tests.engine.pipeline_harness import (
     ETHER,
     PAYOUT_WALLET,
@@ -23,12 +21,10 @@ pytestmark = pytest.mark.postgres
 
 
 def test_two_workers_on_postgresql_pay_each_payout_once_with_consecutive_nonces(
-    tmp_path: Path, template_dir: Path
+    tmp_path: Path, template_dir: Path, migrated_postgres
 ) -> None:
-    db = empty_postgres()
-    migrate.apply(db, "migrations.engine")
-    db.close_all()
-    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=postgres_url() or "")
+    url = migrated_postgres("migrations.engine")
+    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=url)
     harness = make_harness(settings, lambda app: app.extensions["engine"].chains.get("eth_local").mine())
     chain = harness.app.extensions["engine"].chains.get("eth_local")
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
@@ -42,17 +38,17 @@ def test_two_workers_on_postgresql_pay_each_payout_once_with_consecutive_nonces(
     database.close_all()
 
 
-def test_an_export_streams_from_a_named_cursor_on_postgresql(tmp_path: Path, template_dir: Path) -> None:
+def test_an_export_streams_from_a_named_cursor_on_postgresql(
+    tmp_path: Path, template_dir: Path, migrated_postgres
+) -> None:
     import csv
     import io
 
     from appliance.engine.exports import service as export_service
     from appliance.engine.models import ReportRow
 
-    db = empty_postgres()
-    migrate.apply(db, "migrations.engine")
-    db.close_all()
-    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=postgres_url() or "")
+    url = migrated_postgres("migrations.engine")
+    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=url)
     harness = make_harness(settings, lambda app: None)
     with database.connection_context():
         ReportRow.insert_many(
