@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from appliance.dispatch.cash.schemas import ConfirmResult, SettlementList
-from appliance.dispatch.models import Collection
+from appliance.dispatch.models import Collection, Settlement
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 from tests.dispatch.test_courier_app_races import at_once
@@ -185,3 +185,95 @@ def test_a_settle_racing_a_confirmation_counts_every_collection_once(
     outstanding = dispatch_client.get("/courier/cash", headers=courier.headers).json["outstandingAmd"]
     assert outstanding == 600
     assert Collection.select().where(Collection.settlement.is_null()).count() == (0 if 201 in answers else 1)
+
+
+def test_a_short_handover_carries_the_shortfall_until_a_later_one_covers_it(
+    dispatch_client, dispatcher, courier
+) -> None:
+    assert dispatch_client.post("/courier/cash/settle", headers=courier.headers).status_code == 400
+    collect(dispatch_client, dispatcher, courier, 10000)
+    collect(dispatch_client, dispatcher, courier, 4000)
+    submitted = dispatch_client.post("/courier/cash/settle", headers=courier.headers)
+    assert submitted.status_code == 201
+    settlement = submitted.json["settlement"]
+    assert settlement["expectedAmd"] == 14000 and len(settlement["orders"]) == 2
+    assert dispatch_client.post("/courier/cash/settle", headers=courier.headers).status_code == 409
+    path = f"/cash/settlements/{settlement['id']}/confirm"
+    assert (
+        dispatch_client.post(path, json={"receivedAmd": 15000}, headers=dispatcher.headers).status_code == 422
+    )
+    assert (
+        dispatch_client.post(path, json={"receivedAmd": 13000}, headers=dispatcher.headers).status_code == 422
+    )
+    confirmed = dispatch_client.post(
+        path, json={"receivedAmd": 13000, "note": "1000 short"}, headers=dispatcher.headers
+    )
+    assert confirmed.status_code == 200
+    assert (
+        confirmed.json["settlement"]["shortfallAmd"] == 1000
+        and confirmed.json["courierOutstandingAmd"] == 1000
+    )
+    assert confirmed.json["settlement"]["acceptedByName"] == dispatcher.user.display_name
+    assert dispatch_client.post(path, json={}, headers=dispatcher.headers).status_code == 409
+    collect(dispatch_client, dispatcher, courier, 2000)
+    second = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
+    assert second["expectedAmd"] == 3000
+    done = dispatch_client.post(f"/cash/settlements/{second['id']}/confirm", headers=dispatcher.headers)
+    assert done.json["courierOutstandingAmd"] == 0
+    listed = dispatch_client.get("/cash/settlements?status=confirmed", headers=dispatcher.headers).json[
+        "settlements"
+    ]
+    assert len(listed) == 2
+
+
+def test_two_settle_calls_at_once_make_one_settlement(
+    dispatch_app, dispatch_client, dispatcher, courier
+) -> None:
+    collect(dispatch_client, dispatcher, courier, 5000)
+    results: list[int] = []
+
+    def settle() -> None:
+        results.append(
+            dispatch_app.test_client().post("/courier/cash/settle", headers=courier.headers).status_code
+        )
+
+    threads = [threading.Thread(target=settle) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [201, 409]
+    assert Settlement.select().count() == 1
+    assert Collection.select().where(Collection.settlement.is_null()).count() == 0
+
+
+def test_two_confirmations_at_once_confirm_once(dispatch_app, dispatch_client, dispatcher, courier) -> None:
+    collect(dispatch_client, dispatcher, courier, 5000)
+    settlement = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
+    results: list[int] = []
+
+    def confirm() -> None:
+        results.append(
+            dispatch_app.test_client()
+            .post(f"/cash/settlements/{settlement['id']}/confirm", headers=dispatcher.headers)
+            .status_code
+        )
+
+    threads = [threading.Thread(target=confirm) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [200, 409]
+
+
+def test_another_companys_settlement_is_404(dispatch_app, dispatch_client, dispatcher, courier) -> None:
+    collect(dispatch_client, dispatcher, courier, 5000)
+    settlement = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
+    stranger = make_member(dispatch_app, make_company("Other"), "dispatcher")
+    assert (
+        dispatch_client.post(
+            f"/cash/settlements/{settlement['id']}/confirm", headers=stranger.headers
+        ).status_code
+        == 404
+    )

@@ -104,6 +104,9 @@ def test_the_courier_profile_shows_shift_and_latest_location(dispatch_client, co
         ({"preferredLanguage": None}, 400),
         ({"onboardingCompleted": "yes"}, 400),
         ({"displayName": ""}, 400),
+        ({}, 400),
+        ({"preferredLanguage": "de"}, 400),
+        ({"preferredLanguage": "ru", "onboardingCompleted": True}, 200),
     ],
 )
 def test_the_courier_edits_the_own_profile_within_limits(dispatch_client, courier, change, status) -> None:

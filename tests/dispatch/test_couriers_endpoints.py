@@ -3,7 +3,7 @@ open shift, last shift and outstanding cash; create; detail; edit; earnings; end
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -180,3 +180,27 @@ def test_couriers_get_403_on_the_dispatcher_courier_routes(dispatch_client, cour
         path.format(id=courier.courier.id), json={"active": True}, headers=courier.headers
     )
     assert response.status_code == 403
+
+
+def _deliver(client, dispatcher, courier, amount: int) -> None:
+    order = assigned_order(client, dispatcher, courier, isCod=True, amountAmd=amount)
+    courier_status(client, courier, order["id"], status="picked_up")
+    assert courier_status(client, courier, order["id"], status="delivered").status_code == 200
+
+
+def test_earnings_count_yerevan_days_and_weeks(dispatch_app, dispatch_client, company) -> None:
+    clock.freeze(datetime(2026, 11, 23, 19, 50, tzinfo=UTC))  # Monday 23:50 in Yerevan
+    dispatcher = make_member(dispatch_app, company, "dispatcher")
+    courier = make_member(dispatch_app, company, "courier")
+    _deliver(dispatch_client, dispatcher, courier, 1000)
+    clock.freeze(datetime(2026, 11, 23, 20, 1, tzinfo=UTC))  # Tuesday 00:01 in Yerevan
+    body = dispatch_client.get("/courier/earnings", headers=courier.headers).json
+    assert (
+        body["today"]["delivered"] == 0
+        and body["week"]["delivered"] == 1
+        and body["allTime"]["delivered"] == 1
+    )
+    clock.advance(timedelta(days=6))
+    dispatcher = make_member(dispatch_app, company, "dispatcher")
+    body = dispatch_client.get(f"/couriers/{courier.courier.id}/earnings", headers=dispatcher.headers).json
+    assert body["week"]["delivered"] == 0 and body["allTime"]["amountAmd"] == 1000

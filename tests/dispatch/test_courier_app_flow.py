@@ -1,15 +1,14 @@
-"""The courier app: shifts, GPS, status moves with codes and idempotency, proof, cash handover."""
+"""The courier's working day through the app: shifts, GPS, status moves with delivery codes and
+idempotency keys, proof photos. (Cash is in test_cash_endpoints.py, the dispatcher's courier
+routes in test_couriers_endpoints.py.)"""
 
 from __future__ import annotations
 
-import threading
-from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import pytest
 
-from appliance.common import clock
-from appliance.dispatch.models import Collection, CourierLocation, Order, Settlement
+from appliance.dispatch.models import CourierLocation, Order
 from appliance.dispatch.orders import codes
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
@@ -89,33 +88,6 @@ def test_gps_batches_are_deduplicated_and_the_current_location_is_the_newest(
     assert CourierLocation.select().count() == 3
     current = dispatch_client.get("/courier/location/current", headers=courier.headers).json["location"]
     assert current["capturedAt"] == "2026-11-22T10:05:00.000Z"
-
-
-@pytest.mark.parametrize(
-    "points",
-    [
-        [],
-        [_point(1)] * 51,
-        [{"lat": 50.0, "lon": 44.5, "capturedAt": "2026-11-22T10:00:00Z"}],
-        [{"lat": 40.1, "lon": 44.5}],
-    ],
-)
-def test_bad_gps_batches_are_422(dispatch_client, courier, points) -> None:
-    assert (
-        dispatch_client.post(
-            "/courier/location", json={"points": points}, headers=courier.headers
-        ).status_code
-        == 422
-    )
-
-
-def test_dispatchers_cannot_post_gps(dispatch_client, dispatcher) -> None:
-    assert (
-        dispatch_client.post(
-            "/courier/location", json={"points": [_point(1)]}, headers=dispatcher.headers
-        ).status_code
-        == 403
-    )
 
 
 # -- status moves -------------------------------------------------------------------------------------
@@ -286,190 +258,3 @@ def test_a_proof_photo_of_another_type_is_415(dispatch_client, dispatcher, couri
         ).status_code
         == 415
     )
-
-
-# -- cash ----------------------------------------------------------------------------------------
-
-
-def _deliver_cod(dispatch_client, dispatcher, courier, amount: int, collected: int | None = None) -> None:
-    order = assigned_order(dispatch_client, dispatcher, courier, isCod=True, amountAmd=amount)
-    courier_status(dispatch_client, courier, order["id"], status="picked_up")
-    extra = {} if collected is None else {"collectedAmountAmd": collected}
-    assert (
-        courier_status(dispatch_client, courier, order["id"], status="delivered", **extra).status_code == 200
-    )
-
-
-def test_a_short_handover_carries_the_shortfall_until_a_later_one_covers_it(
-    dispatch_client, dispatcher, courier
-) -> None:
-    assert dispatch_client.post("/courier/cash/settle", headers=courier.headers).status_code == 400
-    _deliver_cod(dispatch_client, dispatcher, courier, 10000)
-    _deliver_cod(dispatch_client, dispatcher, courier, 4000)
-    submitted = dispatch_client.post("/courier/cash/settle", headers=courier.headers)
-    assert submitted.status_code == 201
-    settlement = submitted.json["settlement"]
-    assert settlement["expectedAmd"] == 14000 and len(settlement["orders"]) == 2
-    assert dispatch_client.post("/courier/cash/settle", headers=courier.headers).status_code == 409
-    path = f"/cash/settlements/{settlement['id']}/confirm"
-    assert (
-        dispatch_client.post(path, json={"receivedAmd": 15000}, headers=dispatcher.headers).status_code == 422
-    )
-    assert (
-        dispatch_client.post(path, json={"receivedAmd": 13000}, headers=dispatcher.headers).status_code == 422
-    )
-    confirmed = dispatch_client.post(
-        path, json={"receivedAmd": 13000, "note": "1000 short"}, headers=dispatcher.headers
-    )
-    assert confirmed.status_code == 200
-    assert (
-        confirmed.json["settlement"]["shortfallAmd"] == 1000
-        and confirmed.json["courierOutstandingAmd"] == 1000
-    )
-    assert confirmed.json["settlement"]["acceptedByName"] == dispatcher.user.display_name
-    assert dispatch_client.post(path, json={}, headers=dispatcher.headers).status_code == 409
-    _deliver_cod(dispatch_client, dispatcher, courier, 2000)
-    second = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
-    assert second["expectedAmd"] == 3000
-    done = dispatch_client.post(f"/cash/settlements/{second['id']}/confirm", headers=dispatcher.headers)
-    assert done.json["courierOutstandingAmd"] == 0
-    listed = dispatch_client.get("/cash/settlements?status=confirmed", headers=dispatcher.headers).json[
-        "settlements"
-    ]
-    assert len(listed) == 2
-
-
-def test_two_settle_calls_at_once_make_one_settlement(
-    dispatch_app, dispatch_client, dispatcher, courier
-) -> None:
-    _deliver_cod(dispatch_client, dispatcher, courier, 5000)
-    results: list[int] = []
-
-    def settle() -> None:
-        results.append(
-            dispatch_app.test_client().post("/courier/cash/settle", headers=courier.headers).status_code
-        )
-
-    threads = [threading.Thread(target=settle) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(results) == [201, 409]
-    assert Settlement.select().count() == 1
-    assert Collection.select().where(Collection.settlement.is_null()).count() == 0
-
-
-def test_two_confirmations_at_once_confirm_once(dispatch_app, dispatch_client, dispatcher, courier) -> None:
-    _deliver_cod(dispatch_client, dispatcher, courier, 5000)
-    settlement = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
-    results: list[int] = []
-
-    def confirm() -> None:
-        results.append(
-            dispatch_app.test_client()
-            .post(f"/cash/settlements/{settlement['id']}/confirm", headers=dispatcher.headers)
-            .status_code
-        )
-
-    threads = [threading.Thread(target=confirm) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(results) == [200, 409]
-
-
-def test_another_companys_settlement_is_404(dispatch_app, dispatch_client, dispatcher, courier) -> None:
-    _deliver_cod(dispatch_client, dispatcher, courier, 5000)
-    settlement = dispatch_client.post("/courier/cash/settle", headers=courier.headers).json["settlement"]
-    stranger = make_member(dispatch_app, make_company("Other"), "dispatcher")
-    assert (
-        dispatch_client.post(
-            f"/cash/settlements/{settlement['id']}/confirm", headers=stranger.headers
-        ).status_code
-        == 404
-    )
-
-
-def test_earnings_count_yerevan_days_and_weeks(dispatch_app, dispatch_client, company) -> None:
-    clock.freeze(datetime(2026, 11, 23, 19, 50, tzinfo=UTC))  # Monday 23:50 in Yerevan
-    dispatcher = make_member(dispatch_app, company, "dispatcher")
-    courier = make_member(dispatch_app, company, "courier")
-    _deliver_cod(dispatch_client, dispatcher, courier, 1000)
-    clock.freeze(datetime(2026, 11, 23, 20, 1, tzinfo=UTC))  # Tuesday 00:01 in Yerevan
-    body = dispatch_client.get("/courier/earnings", headers=courier.headers).json
-    assert (
-        body["today"]["delivered"] == 0
-        and body["week"]["delivered"] == 1
-        and body["allTime"]["delivered"] == 1
-    )
-    clock.advance(timedelta(days=6))
-    dispatcher = make_member(dispatch_app, company, "dispatcher")
-    body = dispatch_client.get(f"/couriers/{courier.courier.id}/earnings", headers=dispatcher.headers).json
-    assert body["week"]["delivered"] == 0 and body["allTime"]["amountAmd"] == 1000
-
-
-# -- couriers (dispatcher side) ---------------------------------------------------------------------
-
-
-def test_dispatchers_create_list_edit_and_deactivate_couriers(dispatch_client, dispatcher) -> None:
-    created = dispatch_client.post(
-        "/couriers",
-        json={
-            "email": "new@example.am",
-            "password": "courier-pass",
-            "displayName": "Davit",
-            "vehicleLabel": "Bike",
-        },
-        headers=dispatcher.headers,
-    )
-    assert created.status_code == 201
-    courier_id = created.json["courier"]["id"]
-    assert (
-        dispatch_client.post(
-            "/couriers",
-            json={"email": "new@example.am", "password": "courier-pass", "displayName": "Davit"},
-            headers=dispatcher.headers,
-        ).status_code
-        == 409
-    )
-    assert (
-        dispatch_client.post(
-            "/couriers",
-            json={"email": "x@example.am", "password": "short", "displayName": "D"},
-            headers=dispatcher.headers,
-        ).status_code
-        == 400
-    )
-    edited = dispatch_client.patch(
-        f"/couriers/{courier_id}", json={"active": False, "phone": "+37477000000"}, headers=dispatcher.headers
-    )
-    assert edited.json["courier"]["active"] is False
-    assert (
-        dispatch_client.get(f"/couriers/{courier_id}", headers=dispatcher.headers).json["courier"][
-            "openOrders"
-        ]
-        == 0
-    )
-    # An inactive courier cannot sign in (issue 17: one notion of an active courier).
-    assert (
-        dispatch_client.post(
-            "/auth/login", json={"email": "new@example.am", "password": "courier-pass"}
-        ).status_code
-        == 403
-    )
-
-
-def test_the_courier_edits_the_own_profile(dispatch_client, courier) -> None:
-    assert dispatch_client.patch("/courier/me", json={}, headers=courier.headers).status_code == 400
-    assert (
-        dispatch_client.patch(
-            "/courier/me", json={"preferredLanguage": "de"}, headers=courier.headers
-        ).status_code
-        == 400
-    )
-    body = dispatch_client.patch(
-        "/courier/me", json={"preferredLanguage": "ru", "onboardingCompleted": True}, headers=courier.headers
-    ).json["courier"]
-    assert body["preferredLanguage"] == "ru" and body["onboardingCompleted"] is True
