@@ -3,6 +3,7 @@ server: sign-in with a password, the language switch, the company switcher and s
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -11,6 +12,7 @@ from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import mail_text
 from tests.e2e.console_server import CHROMIUM, CHROMIUM_ARGS, PASSWORD, screenshot, serving, wait_until
 from tests.geo_fixtures import ROAD_A
 
@@ -96,4 +98,31 @@ def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(conso
         page.reload()
         page.wait_for_selector("body[data-view='signin']")
         assert not [p for p in problems if "Content Security Policy" in p], problems
+        browser.close()
+
+
+def test_an_emailed_sign_in_link_opens_the_console_and_a_courier_s_opens_the_app(
+    console, mapped_data_dir
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(locale="en-US").new_page()
+        page.goto(console + "/console/?lang=en")
+        page.wait_for_selector("body[data-view='signin']")
+        page.fill("#signin-email", "ani@arev.am")
+        page.click("#signin-magic")
+        wait_until(page, "document.querySelector('#signin-message').textContent.includes('link')")
+        outbox = mapped_data_dir / "outbox"
+        mails = sorted(outbox.glob("*.eml")) if outbox.exists() else []
+        assert mails, "no mail was written"
+        link = re.search(r"https?://\S+/login\?token=[\w-]+", mail_text(mails[-1]))
+        assert link, mail_text(mails[-1])
+        # The link's host is the public URL; open the same path on the test server.
+        page.goto(console + link.group(0)[link.group(0).index("/login") :])
+        page.wait_for_url(console + "/console/", timeout=20000)
+        page.wait_for_selector("body[data-view='workspace']")
+        assert page.inner_text("#company-name") == "Arev Express"
+        assert "token" not in page.url
         browser.close()
