@@ -55,6 +55,7 @@ def courier_app(mapped_data_dir, settings):
     courier = make_member(
         app, company, "courier", email="narek@arev.am", name="Narek", password_hash=hash_password(PASSWORD)
     )
+    sona = make_member(app, company, "courier", name="Sona")  # no password: signs in by a login link
     with serving(mapped_data_dir, port) as url:
         orders = []
         for n, (point, extra) in enumerate(
@@ -74,13 +75,13 @@ def courier_app(mapped_data_dir, settings):
             )
             assert assigned.status_code == 201, assigned.text
             orders.append(order)
-        yield url, dispatcher, courier, orders
+        yield url, dispatcher, courier, orders, sona
 
 
 def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courier_app, tmp_path) -> None:
     from playwright.sync_api import sync_playwright
 
-    url, dispatcher, courier, orders = courier_app
+    url, dispatcher, courier, orders, _ = courier_app
     first = orders[0]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -198,3 +199,22 @@ def _latest_fix(courier) -> tuple[float, float]:
         .first()
     )
     return (fix.lat, fix.lon) if fix else (0.0, 0.0)
+
+
+def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, _, _, sona = courier_app
+    made = requests.post(f"{url}/company/members/{sona.user.id}/login-link", headers=dispatcher.headers)
+    assert made.status_code in (200, 201), made.text
+    path = made.json()["link"][made.json()["link"].index("/invite/") :]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 390, "height": 844}, locale="ru-RU").new_page()
+        page.goto(url + path)
+        page.click("#button")
+        page.wait_for_url(url + "/app/", timeout=20000)
+        page.wait_for_selector("body[data-view='app']")
+        assert page.evaluate("sessionStorage.getItem('appliance.session')") is None  # handed over, then gone
+        assert "refreshToken" in page.evaluate("localStorage.getItem('appliance.courier.session')")
+        browser.close()
