@@ -9,6 +9,7 @@ from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
+from appliance.dispatch.auth.serializers import session_body
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("auth", __name__)
@@ -56,7 +57,7 @@ def logout():
 def me():
     """The session of the caller (no tokens)."""
     caller = current_caller()
-    return service.session_body(caller.membership, user=caller.user, company=caller.company)
+    return session_body(caller.membership, user=caller.user, company=caller.company)
 
 
 @endpoint(bp, "PATCH", "/me", guard=B, body=schemas.MePatch, response=schemas.Session, tags=TAGS)
@@ -64,14 +65,14 @@ def patch_me(body: schemas.MePatch):
     """Change the caller's language (hy, ru, en): the e-mails they get from now on, and the screens."""
     caller = current_caller()
     user = service.set_language(caller.user, body.language)
-    return service.session_body(caller.membership, user=user, company=caller.company)
+    return session_body(caller.membership, user=user, company=caller.company)
 
 
 @endpoint(bp, "GET", "/auth/me", guard=B, response=schemas.Session, tags=TAGS)
 def auth_me():
     """Same as GET /me."""
     caller = current_caller()
-    return service.session_body(caller.membership, user=caller.user, company=caller.company)
+    return session_body(caller.membership, user=caller.user, company=caller.company)
 
 
 @endpoint(

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import peewee
-
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password, verify_password
@@ -15,6 +13,7 @@ from appliance.common.problems import Conflict, Forbidden, Gone, NotFound, Unaut
 from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
+from appliance.dispatch.auth.serializers import session_body
 from appliance.dispatch.auth.sessions import (
     IssuedTokens,
     access_token_for,
@@ -22,7 +21,8 @@ from appliance.dispatch.auth.sessions import (
     start_session,
     token_hash,
 )
-from appliance.dispatch.company.service import create_company, logo_url
+from appliance.dispatch.company.serializers import logo_url
+from appliance.dispatch.company.service import create_company
 from appliance.dispatch.db import database
 from appliance.dispatch.models import (
     AuthSession,
@@ -35,7 +35,7 @@ from appliance.dispatch.models import (
 )
 from appliance.dispatch.runtime import DispatchRuntime
 
-# -- the Session body ----------------------------------------------------------------------------
+# -- the user's language and the landing company ---------------------------------------------------
 
 
 def set_language(user: User, language: str) -> User:
@@ -43,64 +43,6 @@ def set_language(user: User, language: str) -> User:
         User.update(language=language).where(User.id == user.id).execute()
     user.language = language
     return user
-
-
-def session_body(
-    membership: Membership,
-    tokens: IssuedTokens | None = None,
-    *,
-    user: User | None = None,
-    company: Company | None = None,
-) -> dict[str, Any]:
-    user = user or User.get_by_id(membership.user_id)
-    company = company or Company.get_by_id(membership.company_id)
-    # One query for every membership, its company and the user's courier profile there.
-    memberships = list(
-        Membership.select(Membership.role, Membership.status, Company.id, Company.name, Courier.id)
-        .join(Company, on=(Membership.company == Company.id))
-        .join(
-            Courier,
-            peewee.JOIN.LEFT_OUTER,
-            on=((Courier.company == Membership.company) & (Courier.user == Membership.user)),
-        )
-        .where(Membership.user == user.id)
-        .order_by(Membership.joined_at, Membership.id)
-        .tuples()
-    )
-    courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
-    body: dict[str, Any] = {
-        "user": {
-            "id": str(user.id),
-            "email": user.email,
-            "phone": user.phone,
-            "displayName": user.display_name,
-            "language": user.language,
-            "role": "courier" if membership.role == "courier" else "dispatcher",
-            "companyRole": membership.role,
-            "companyId": str(company.id),
-            "courierId": str(courier_id) if courier_id else None,
-        },
-        "company": {
-            "id": str(company.id),
-            "name": company.name,
-            "city": company.city,
-            "plan": company.plan,
-            "brandColor": company.brand_color,
-        },
-        "role": membership.role,
-        "memberships": [
-            {"companyId": str(cid), "companyName": name, "role": role, "status": status}
-            for role, status, cid, name, _ in memberships
-        ],
-    }
-    if tokens is not None:
-        body.update(
-            accessToken=tokens.access_token,
-            refreshToken=tokens.refresh_token,
-            tokenType="Bearer",
-            expiresIn=tokens.expires_in,
-        )
-    return body
 
 
 def _landing_membership(user: User) -> Membership | None:

@@ -12,6 +12,7 @@ from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.passwords import hash_password
 from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
 from appliance.dispatch.accounts import TRIAL, TRIAL_PLAN, normalise_email
+from appliance.dispatch.company.serializers import company_body, depot_body
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Company, Courier, Depot, Membership, Order, User
 from appliance.dispatch.runtime import DispatchRuntime
@@ -89,31 +90,6 @@ def create_company(
     return NewCompany(company, owner, existed)
 
 
-def logo_url(rt: DispatchRuntime, company: Company) -> str | None:
-    if company.logo_key:
-        return rt.objects.presign_get(company.logo_key)
-    return company.logo_url
-
-
-def company_body(rt: DispatchRuntime, company: Company) -> dict[str, Any]:
-    return {
-        "id": str(company.id),
-        "name": company.name,
-        "city": company.city,
-        "phone": company.phone,
-        "plan": company.plan,
-        "trialEndsAt": clock.iso(company.trial_ends_at),
-        "brandColor": company.brand_color,
-        "logoUrl": logo_url(rt, company),
-        "hasUploadedLogo": bool(company.logo_key),
-        "smsSender": company.sms_sender,
-        "smsTemplate": company.sms_template,
-        "supportPhone": company.support_phone,
-        "showCourierPhone": company.show_courier_phone,
-        "createdAt": clock.iso(company.created_at),
-    }
-
-
 def get_company(rt: DispatchRuntime, company_id: int) -> dict[str, Any]:
     return company_body(rt, Company.get_by_id(company_id))
 
@@ -177,17 +153,6 @@ def logo_upload_url(rt: DispatchRuntime, company_id: int, content_type: str) -> 
 
 
 # -- depots ---------------------------------------------------------------------------------------
-
-
-def depot_body(depot: Depot) -> dict[str, Any]:
-    return {
-        "id": str(depot.id),
-        "name": depot.name,
-        "address": depot.address,
-        "point": {"lat": depot.lat, "lon": depot.lon},
-        "isDefault": depot.is_default,
-        "createdAt": clock.iso(depot.created_at),
-    }
 
 
 def list_depots(company_id: int) -> list[dict[str, Any]]:

@@ -11,15 +11,9 @@ from appliance.dispatch.cash import service as cash_service
 from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
-from appliance.dispatch.couriers.service import (
-    courier_body,
-    earnings,
-    end_shift,
-    latest_location,
-    location_body,
-    start_shift,
-    toggle_break,
-)
+from appliance.dispatch.couriers.lookups import latest_location
+from appliance.dispatch.couriers.serializers import courier_body, location_body
+from appliance.dispatch.couriers.service import earnings, end_shift, start_shift, toggle_break
 from appliance.dispatch.models import Courier
 from appliance.dispatch.runtime import runtime
 

@@ -23,12 +23,13 @@ from appliance.common.problems import (
     UnsupportedMediaType,
 )
 from appliance.dispatch.cash.service import record_collection
-from appliance.dispatch.couriers.service import courier_body, latest_location, location_body
+from appliance.dispatch.couriers.lookups import latest_location
+from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
-from appliance.dispatch.orders.service import order_body
+from appliance.dispatch.orders.serializers import order_body
 from appliance.dispatch.orders.state import transition
 from appliance.dispatch.runtime import DispatchRuntime
 

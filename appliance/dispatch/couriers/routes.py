@@ -8,6 +8,7 @@ from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.couriers import schemas, service
+from appliance.dispatch.couriers.serializers import courier_body
 
 bp = Blueprint("couriers", __name__)
 TAGS = ["Couriers"]
@@ -47,7 +48,7 @@ def create_courier(body: schemas.CourierCreate):
 def get_courier(courier_id: int):
     """Profile and latest location."""
     courier = service.own_courier(current_caller().company_id, courier_id)
-    return {"courier": service.courier_body(courier, detailed=True)}
+    return {"courier": courier_body(courier, detailed=True)}
 
 
 @endpoint(
@@ -101,4 +102,4 @@ def end_courier_shift(courier_id: int):
     caller = current_caller()
     courier = service.own_courier(caller.company_id, courier_id)
     service.end_shift(courier, caller.user.id)
-    return {"courier": service.courier_body(courier)}
+    return {"courier": courier_body(courier)}

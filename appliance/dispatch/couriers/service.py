@@ -11,13 +11,13 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.passwords import hash_password
 from appliance.common.problems import Conflict, NotFound
-from appliance.dispatch.cash.service import outstanding
+from appliance.dispatch.couriers.lookups import open_shift
+from appliance.dispatch.couriers.serializers import courier_body, shift_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
     AuthSession,
     Courier,
-    CourierLocation,
     Membership,
     Order,
     Shift,
@@ -35,54 +35,7 @@ def own_courier(company_id: int, courier_id: int) -> Courier:
     return courier
 
 
-# -- locations and shifts --------------------------------------------------------------------------
-
-
-def latest_location(courier_id: int) -> CourierLocation | None:
-    return (
-        CourierLocation.select()
-        .where(CourierLocation.courier == courier_id)
-        .order_by(CourierLocation.captured_at.desc())
-        .first()
-    )
-
-
-def location_body(row: CourierLocation | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    return {
-        "lat": row.lat,
-        "lon": row.lon,
-        "capturedAt": clock.iso(row.captured_at),
-        "accuracyM": row.accuracy_m,
-        "source": row.source,
-    }
-
-
-def open_shift(courier_id: int) -> Shift | None:
-    return Shift.get_or_none((Shift.courier == courier_id) & (Shift.open_flag == 1))
-
-
-def shift_body(shift: Shift | None) -> dict[str, Any] | None:
-    if shift is None:
-        return None
-    ended_by = User.get_or_none(User.id == shift.ended_by_id) if shift.ended_by_id else None
-    return {
-        "id": str(shift.id),
-        "status": "ended" if shift.ended_at else ("on_break" if shift.on_break else "active"),
-        "startedAt": clock.iso(shift.started_at),
-        "endedAt": clock.iso(shift.ended_at),
-        "endedByName": ended_by.display_name if ended_by else None,
-    }
-
-
-def last_shift(courier_id: int) -> Shift | None:
-    return (
-        Shift.select()
-        .where((Shift.courier == courier_id) & Shift.ended_at.is_null(False))
-        .order_by(Shift.ended_at.desc())
-        .first()
-    )
+# -- shifts ----------------------------------------------------------------------------------------------
 
 
 def start_shift(courier: Courier) -> dict[str, Any]:
@@ -172,35 +125,6 @@ def earnings(courier_id: int) -> dict[str, Any]:
 
 
 # -- profiles ------------------------------------------------------------------------------------
-
-
-def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
-    user = User.get_or_none(User.id == courier.user_id) if courier.user_id else None
-    body: dict[str, Any] = {
-        "id": str(courier.id),
-        "userId": str(courier.user_id) if courier.user_id else None,
-        "displayName": courier.display_name,
-        "email": user.email if user else None,
-        "phone": courier.phone,
-        "vehicleLabel": courier.vehicle_label,
-        "photoUrl": courier.photo_url,
-        "preferredLanguage": courier.preferred_language,
-        "onboardingCompleted": courier.onboarding_completed,
-        "active": courier.active,
-        "online": courier.online,
-        "location": location_body(latest_location(courier.id)),
-        "shift": shift_body(open_shift(courier.id)),
-        "lastShift": shift_body(last_shift(courier.id)),
-        "outstandingCashAmd": outstanding(courier.id),
-        "createdAt": clock.iso(courier.created_at),
-    }
-    if detailed:
-        body["openOrders"] = (
-            Order.select()
-            .where((Order.courier == courier.id) & Order.status.in_(("assigned", "picked_up", "arrived")))
-            .count()
-        )
-    return body
 
 
 def list_couriers(company_id: int) -> list[dict[str, Any]]:

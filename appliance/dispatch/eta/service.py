@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
-from appliance.dispatch.couriers.service import latest_location
+from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.routing.engines import Point, Router
 

@@ -18,6 +18,7 @@ from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
 from appliance.dispatch.orders import codes, ids
+from appliance.dispatch.orders.serializers import assignment_body, order_body
 from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
 
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
@@ -29,63 +30,6 @@ DEFAULT_LIMIT_WITH_DATE = 1000
 
 def new_public_id() -> str:
     return "".join(secrets.choice(PUBLIC_ALPHABET) for _ in range(10))
-
-
-def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | None = None) -> dict[str, Any]:
-    """The order record a client needs; takes a model or a row from ``.dicts()`` (listing)."""
-    d: dict[str, Any] = order.__data__ if isinstance(order, Order) else order
-    status = d["status"]
-    finished = status in ("delivered", "failed")
-    proof = None
-    if finished:
-        proof = {
-            "recipientName": d.get("proof_recipient_name"),
-            "hasPhoto": bool(d.get("proof_photo_key")),
-            "notes": d.get("proof_notes"),
-            "method": d.get("proof_method"),
-        }
-    courier_id = d.get("courier")
-    iso = clock.wire
-    body: dict[str, Any] = {
-        "id": str(d["id"]),
-        "publicId": d["public_id"],
-        "status": status,
-        "recipientName": d["recipient_name"],
-        "recipientPhone": d["recipient_phone"],
-        "amountAmd": d.get("amount_amd", 0),
-        "otpRequired": bool(d.get("otp_required")),
-        "isCod": bool(d.get("is_cod")),
-        "codAmountAmd": d.get("cod_amount_amd", 0),
-        "weightKg": d.get("weight_kg"),
-        "deliveryWindowStart": iso(d.get("window_start")),
-        "deliveryWindowEnd": iso(d.get("window_end")),
-        "addressLabelHy": d["address_hy"],
-        "addressLabelEn": d.get("address_en"),
-        "addressLabelRu": d.get("address_ru"),
-        "pin": {"lat": d["lat"], "lon": d["lon"]},
-        "courierId": str(courier_id) if courier_id else None,
-        "sequence": d.get("sequence"),
-        "attempt": d.get("attempt", 1),
-        "failureReason": d.get("failure_reason"),
-        "proof": proof,
-        "collectedAmountAmd": d.get("collected_amount_amd"),
-        "createdAt": iso(d["created_at"]),
-        "updatedAt": iso(d["updated_at"]),
-        "finishedAt": iso(d.get("finished_at")),
-    }
-    last_courier = d.get("last_courier")
-    if finished and last_courier:
-        names = courier_names or {}
-        name = names.get(last_courier)
-        if name is None:
-            courier = Courier.get_or_none(Courier.id == last_courier)
-            name = courier.display_name if courier else ""
-        body["lastAttempt"] = {
-            "courierId": str(last_courier),
-            "courierName": name,
-            "collectedAmountAmd": d.get("collected_amount_amd"),
-        }
-    return body
 
 
 def own_order(company_id: int, order_id: int, *, lock: bool = False) -> Order:
@@ -261,17 +205,6 @@ def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dic
 
 
 # -- assignment -------------------------------------------------------------------------------------
-
-
-def assignment_body(row: Assignment) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "orderId": str(row.order_id),
-        "courierId": str(row.courier_id),
-        "sequence": row.sequence,
-        "status": row.status,
-        "createdAt": clock.iso(row.created_at),
-    }
 
 
 def _assign_one(order: Order, courier_id: int, sequence: int | None, actor_id: int | None) -> Assignment:

@@ -8,7 +8,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.common.problems import BadGateway, Invalid, NotFound
-from appliance.dispatch.couriers.service import latest_location
+from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.orders.service import assign_orders

@@ -17,8 +17,8 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.auth.sessions import token_hash
-from appliance.dispatch.company.service import logo_url
-from appliance.dispatch.couriers.service import latest_location
+from appliance.dispatch.company.serializers import logo_url
+from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.db import database
 from appliance.dispatch.eta.service import courier_eta
 from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Rating, TrackingLink

@@ -1,0 +1,76 @@
+"""The Session body: the caller, the company acted in, every membership and, when just issued,
+the tokens (its OpenAPI model is schemas.Session)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import peewee
+
+from appliance.dispatch.auth.sessions import (
+    IssuedTokens,
+)
+from appliance.dispatch.models import (
+    Company,
+    Courier,
+    Membership,
+    User,
+)
+
+
+def session_body(
+    membership: Membership,
+    tokens: IssuedTokens | None = None,
+    *,
+    user: User | None = None,
+    company: Company | None = None,
+) -> dict[str, Any]:
+    user = user or User.get_by_id(membership.user_id)
+    company = company or Company.get_by_id(membership.company_id)
+    # One query for every membership, its company and the user's courier profile there.
+    memberships = list(
+        Membership.select(Membership.role, Membership.status, Company.id, Company.name, Courier.id)
+        .join(Company, on=(Membership.company == Company.id))
+        .join(
+            Courier,
+            peewee.JOIN.LEFT_OUTER,
+            on=((Courier.company == Membership.company) & (Courier.user == Membership.user)),
+        )
+        .where(Membership.user == user.id)
+        .order_by(Membership.joined_at, Membership.id)
+        .tuples()
+    )
+    courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
+    body: dict[str, Any] = {
+        "user": {
+            "id": str(user.id),
+            "email": user.email,
+            "phone": user.phone,
+            "displayName": user.display_name,
+            "language": user.language,
+            "role": "courier" if membership.role == "courier" else "dispatcher",
+            "companyRole": membership.role,
+            "companyId": str(company.id),
+            "courierId": str(courier_id) if courier_id else None,
+        },
+        "company": {
+            "id": str(company.id),
+            "name": company.name,
+            "city": company.city,
+            "plan": company.plan,
+            "brandColor": company.brand_color,
+        },
+        "role": membership.role,
+        "memberships": [
+            {"companyId": str(cid), "companyName": name, "role": role, "status": status}
+            for role, status, cid, name, _ in memberships
+        ],
+    }
+    if tokens is not None:
+        body.update(
+            accessToken=tokens.access_token,
+            refreshToken=tokens.refresh_token,
+            tokenType="Bearer",
+            expiresIn=tokens.expires_in,
+        )
+    return body

@@ -1,0 +1,70 @@
+"""JSON shapes of couriers, their fixes and shifts (their OpenAPI models are in schemas.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appliance.common import clock
+from appliance.dispatch.cash.service import outstanding
+from appliance.dispatch.couriers.lookups import last_shift, latest_location, open_shift
+from appliance.dispatch.models import (
+    Courier,
+    CourierLocation,
+    Order,
+    Shift,
+    User,
+)
+
+
+def location_body(row: CourierLocation | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "lat": row.lat,
+        "lon": row.lon,
+        "capturedAt": clock.iso(row.captured_at),
+        "accuracyM": row.accuracy_m,
+        "source": row.source,
+    }
+
+
+def shift_body(shift: Shift | None) -> dict[str, Any] | None:
+    if shift is None:
+        return None
+    ended_by = User.get_or_none(User.id == shift.ended_by_id) if shift.ended_by_id else None
+    return {
+        "id": str(shift.id),
+        "status": "ended" if shift.ended_at else ("on_break" if shift.on_break else "active"),
+        "startedAt": clock.iso(shift.started_at),
+        "endedAt": clock.iso(shift.ended_at),
+        "endedByName": ended_by.display_name if ended_by else None,
+    }
+
+
+def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
+    user = User.get_or_none(User.id == courier.user_id) if courier.user_id else None
+    body: dict[str, Any] = {
+        "id": str(courier.id),
+        "userId": str(courier.user_id) if courier.user_id else None,
+        "displayName": courier.display_name,
+        "email": user.email if user else None,
+        "phone": courier.phone,
+        "vehicleLabel": courier.vehicle_label,
+        "photoUrl": courier.photo_url,
+        "preferredLanguage": courier.preferred_language,
+        "onboardingCompleted": courier.onboarding_completed,
+        "active": courier.active,
+        "online": courier.online,
+        "location": location_body(latest_location(courier.id)),
+        "shift": shift_body(open_shift(courier.id)),
+        "lastShift": shift_body(last_shift(courier.id)),
+        "outstandingCashAmd": outstanding(courier.id),
+        "createdAt": clock.iso(courier.created_at),
+    }
+    if detailed:
+        body["openOrders"] = (
+            Order.select()
+            .where((Order.courier == courier.id) & Order.status.in_(("assigned", "picked_up", "arrived")))
+            .count()
+        )
+    return body

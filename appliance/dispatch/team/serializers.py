@@ -1,0 +1,38 @@
+"""JSON shapes of team members and invites (their OpenAPI models are in schemas.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appliance.common import clock
+from appliance.dispatch.models import Courier, LinkToken, Membership, User
+
+
+def member_body(membership: Membership, user: User) -> dict[str, Any]:
+    courier = Courier.get_or_none((Courier.company == membership.company_id) & (Courier.user == user.id))
+    return {
+        "userId": str(user.id),
+        "name": user.display_name,
+        "role": membership.role,
+        "status": membership.status,
+        "email": user.email,
+        "phone": user.phone,
+        "courierId": str(courier.id) if courier else None,
+        "vehicle": membership.vehicle or (courier.vehicle_label if courier else None),
+        "joinedAt": clock.iso(membership.joined_at),
+    }
+
+
+def invite_body(row: LinkToken) -> dict[str, Any]:
+    inviter = User.get_or_none(User.id == row.invited_by_id) if row.invited_by_id else None
+    return {
+        "id": str(row.id),
+        "role": row.role,
+        "name": row.name,
+        "expiresAt": clock.iso(row.expires_at),
+        "phone": row.phone,
+        "email": row.email,
+        "vehicle": row.vehicle,
+        "invitedBy": {"userId": str(inviter.id), "name": inviter.display_name} if inviter else None,
+        "createdAt": clock.iso(row.created_at),
+    }
