@@ -58,8 +58,9 @@ export class Board {
 
   async load() {
     const day = $("day-date").value || yerevanDate();
-    const {orders} = await this.ctx.api.get("/orders?date=" + encodeURIComponent(day) + "&limit=2000");
+    const {orders, hasMore} = await this.ctx.api.get("/orders?date=" + encodeURIComponent(day) + "&limit=2000");
     this.orders = new Map(orders.map((o) => [o.id, o]));
+    $("has-more").hidden = !hasMore;  // the API's largest page; search narrows what is shown, not what is loaded
     this.loaded = true;
     this.render();
     this.checkRisk();
