@@ -4,13 +4,13 @@ probe reads a real tile."""
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 from pathlib import Path
 
 import requests
 
 from appliance.common.health import Check, Probe
+from appliance.dispatch.tiles.mbtiles import centre, lonlat_to_tile, probe_tile, read_metadata, tiles_path
 
 # Longitude and latitude of central Yerevan: where an external tile server must have tiles.
 PROBE_CENTRE = (44.5126, 40.1776)
@@ -40,16 +40,9 @@ def tiles_probe(data_dir: Path, tiles_url: str) -> Probe:
     The tile must be a non-empty vector tile (gzip or plain protobuf)."""
 
     def probe() -> Check:
-        from appliance.dispatch.tiles.build import lonlat_to_tile, open_mbtiles, tiles_path
-
         path = tiles_path(data_dir)
         if tiles_url:
-            lon, lat = PROBE_CENTRE
-            if path.exists():
-                with open_mbtiles(path) as conn:
-                    meta = dict(conn.execute("SELECT name, value FROM metadata").fetchall())
-                with contextlib.suppress(KeyError, ValueError):
-                    lon, lat = (float(v) for v in meta["center"].split(",")[:2])
+            lon, lat = (centre(read_metadata(path)) if path.exists() else None) or PROBE_CENTRE
             z = 12
             x, y = lonlat_to_tile(lon, lat, z)
             url = tiles_url.replace("{z}", str(z)).replace("{x}", str(x)).replace("{y}", str(y))
@@ -59,41 +52,18 @@ def tiles_probe(data_dir: Path, tiles_url: str) -> Probe:
             return Check("pass", data={"source": "url", "tile": f"{z}/{x}/{y}"})
         if not path.exists():
             return Check("not_built", "no map tiles built: run `appliance map build --pbf FILE`")
-        with open_mbtiles(path) as conn:
-            meta = dict(conn.execute("SELECT name, value FROM metadata").fetchall())
-            z = int(meta.get("maxzoom", 14))
-            try:
-                lon, lat = (float(v) for v in meta["center"].split(",")[:2])
-            except (KeyError, ValueError):
-                lon, lat = PROBE_CENTRE
-            x, y = lonlat_to_tile(lon, lat, z)
-            row = (
-                conn.execute(
-                    "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles"
-                    " WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
-                    (z, x, 2**z - 1 - y),
-                ).fetchone()
-                or conn.execute(
-                    "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles"
-                    " ORDER BY zoom_level DESC LIMIT 1"
-                ).fetchone()
-            )
-        if row is None:
+        tile, meta = probe_tile(path, PROBE_CENTRE)
+        if tile is None:
             return Check("fail", "the MBTiles file holds no tiles")
-        z, x, tms_y, data = row
-        data = bytes(data or b"")
+        z, x, y, data = tile
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
         # A vector tile is a protobuf whose first field is a layer (field 3, length-delimited).
         if not data or data[0] != 0x1A:
-            return Check("fail", f"tile {z}/{x}/{2**z - 1 - tms_y} is not a vector tile")
+            return Check("fail", f"tile {z}/{x}/{y} is not a vector tile")
         return Check(
             "pass",
-            data={
-                "source": "mbtiles",
-                "tile": f"{z}/{x}/{2**z - 1 - tms_y}",
-                "builtAt": meta.get("appliance:builtAt"),
-            },
+            data={"source": "mbtiles", "tile": f"{z}/{x}/{y}", "builtAt": meta.get("appliance:builtAt")},
         )
 
     return probe

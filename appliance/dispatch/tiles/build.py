@@ -10,23 +10,26 @@ written into the metadata from the tiles themselves (extracts without a bbox hea
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from appliance.common import clock
+from appliance.dispatch.tiles.mbtiles import (
+    read_metadata,
+    tile_to_lonlat,
+    tiles_path,
+)
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "config.json"
 PROCESS = HERE / "process.lua"
-TILES_FILE = "tiles.mbtiles"
 # Seconds between two "writing tile i of n" progress lines.
 PROGRESS_EVERY = 1.0
 _OSM_PBF_MAGIC = b"OSMHeader"
@@ -34,41 +37,6 @@ _OSM_PBF_MAGIC = b"OSMHeader"
 
 class TilesBuildError(Exception):
     pass
-
-
-def tiles_path(data_dir: Path) -> Path:
-    return Path(data_dir) / TILES_FILE
-
-
-@contextlib.contextmanager
-def open_mbtiles(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to an MBTiles file, closed on exit."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
-def read_metadata(path: Path) -> dict[str, str]:
-    with open_mbtiles(path) as conn:
-        return dict(conn.execute("SELECT name, value FROM metadata").fetchall())
-
-
-def tile_to_lonlat(x: float, y: float, z: int) -> tuple[float, float]:
-    """The north-west corner of XYZ tile (x, y) at zoom z (fractions allowed)."""
-    n = 2**z
-    lon = x / n * 360.0 - 180.0
-    lat = math.degrees(math.atan(math.sinh(math.pi * (1 - 2 * y / n))))
-    return lon, lat
-
-
-def lonlat_to_tile(lon: float, lat: float, z: int) -> tuple[int, int]:
-    """The XYZ tile (x, y) holding a point at zoom z."""
-    n = 2**z
-    x = int((lon + 180.0) / 360.0 * n)
-    y = int((1 - math.asinh(math.tan(math.radians(lat))) / math.pi) / 2 * n)
-    return min(max(x, 0), n - 1), min(max(y, 0), n - 1)
 
 
 def _set_metadata(conn: sqlite3.Connection, values: dict[str, str]) -> None:

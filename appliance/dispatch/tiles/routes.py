@@ -9,13 +9,14 @@ built area or zoom range, or no tiles built) is a 404 Problem.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
 from appliance.common.problems import NotFound
 from appliance.dispatch.runtime import runtime
-from appliance.dispatch.tiles.build import lonlat_to_tile, open_mbtiles, read_metadata, tiles_path
+from appliance.dispatch.tiles.mbtiles import read_metadata, read_tile, tiles_path, within
 
 bp = Blueprint("tiles", __name__)
 
@@ -27,21 +28,8 @@ ATTRIBUTION = (
 DEFAULT_BOUNDS = [43.4, 38.8, 46.7, 41.4]
 DEFAULT_CENTER = [44.5126, 40.1776, 12]
 MAX_ZOOM = 22
-
-
-def _within(meta: dict[str, str], z: int, x: int, y: int) -> bool:
-    """Whether XYZ tile (z, x, y) lies inside the built area and zoom range."""
-    if not int(meta.get("minzoom", 0)) <= z <= int(meta.get("maxzoom", 14)):
-        return False
-    try:
-        west, south, east, north = (float(v) for v in meta["bounds"].split(","))
-    except (KeyError, ValueError):
-        return False
-    # The bounds are tile edges rounded to 6 decimals: nudge every edge inside so that the
-    # neighbouring tiles stay out.
-    left, top = lonlat_to_tile(west + 1e-6, north - 1e-6, z)
-    right, bottom = lonlat_to_tile(east - 1e-6, south + 1e-6, z)
-    return left <= x <= right and top <= y <= bottom
+# The layers of the map, edited as data (every source of a layer is "osm", filled in by style()).
+STYLE = Path(__file__).resolve().parent / "style.json"
 
 
 @bp.route("/tiles/<int:z>/<int:x>/<int:y>.pbf", methods=["GET"])
@@ -49,19 +37,13 @@ def tile(z: int, x: int, y: int) -> Response:
     path = tiles_path(runtime().settings.data_dir)
     if not path.exists() or not (0 <= z <= MAX_ZOOM and 0 <= x < 2**z and 0 <= y < 2**z):
         raise NotFound("No such tile.")
-    with open_mbtiles(path) as conn:
-        row = conn.execute(
-            "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
-            (z, x, 2**z - 1 - y),  # MBTiles rows are TMS: y counts from the south
-        ).fetchone()
-        meta = None if row else dict(conn.execute("SELECT name, value FROM metadata").fetchall())
-    if row is None:
-        if meta is not None and _within(meta, z, x, y):
+    data, meta = read_tile(path, z, x, y)
+    if data is None:
+        if meta and within(meta, z, x, y):
             response = Response(status=204)
             response.headers["Cache-Control"] = "public, max-age=3600"
             return response
         raise NotFound("No such tile.")
-    data = bytes(row[0])
     response = Response(data, mimetype="application/x-protobuf")
     if data[:2] == b"\x1f\x8b":
         response.headers["Content-Encoding"] = "gzip"
@@ -112,33 +94,12 @@ def tiles_json() -> Response:
     return response
 
 
-def _line(layer_id: str, classes: list[str], color: str, widths: tuple[float, float]) -> dict[str, Any]:
-    return {
-        "id": layer_id,
-        "type": "line",
-        "source": "osm",
-        "source-layer": "transportation",
-        "filter": ["in", ["get", "class"], ["literal", classes]],
-        "layout": {"line-cap": "round", "line-join": "round"},
-        "paint": {
-            "line-color": color,
-            "line-width": ["interpolate", ["exponential", 1.5], ["zoom"], 10, widths[0], 18, widths[1]],
-        },
-    }
-
-
-MAJOR = ["motorway", "trunk", "primary"]
-MINOR = ["secondary", "tertiary", "minor", "service", "track", "raceway", "busway"]
-PATHS = ["path", "pedestrian"]
-
-
 def style() -> dict[str, Any]:
-    """A brand-neutral MapLibre style: land, parks, water, buildings and roads; no text labels
-    (the appliance ships no glyph files), so the page needs nothing beyond the tiles."""
+    """The map style of style.json (a brand-neutral MapLibre style: land, parks, water, buildings
+    and roads; no text labels, as the appliance ships no glyph files) on the configured tiles."""
     source = tilejson()
     return {
-        "version": 8,
-        "name": "appliance tracking",
+        **json.loads(STYLE.read_text()),
         "sources": {
             "osm": {
                 "type": "vector",
@@ -150,81 +111,6 @@ def style() -> dict[str, Any]:
             }
         },
         "center": source["center"][:2],
-        "zoom": 13,
-        "layers": [
-            {"id": "background", "type": "background", "paint": {"background-color": "#f4f1ea"}},
-            {
-                "id": "landuse",
-                "type": "fill",
-                "source": "osm",
-                "source-layer": "landuse",
-                "paint": {"fill-color": "#ebe6dc"},
-            },
-            {
-                "id": "landcover",
-                "type": "fill",
-                "source": "osm",
-                "source-layer": "landcover",
-                "paint": {"fill-color": "#dcecd0", "fill-opacity": 0.7},
-            },
-            {
-                "id": "park",
-                "type": "fill",
-                "source": "osm",
-                "source-layer": "park",
-                "paint": {"fill-color": "#d4eac7"},
-            },
-            {
-                "id": "water",
-                "type": "fill",
-                "source": "osm",
-                "source-layer": "water",
-                "paint": {"fill-color": "#a9d3e6"},
-            },
-            {
-                "id": "waterway",
-                "type": "line",
-                "source": "osm",
-                "source-layer": "waterway",
-                "paint": {"line-color": "#a9d3e6", "line-width": 1.5},
-            },
-            {
-                "id": "building",
-                "type": "fill",
-                "source": "osm",
-                "source-layer": "building",
-                "minzoom": 13,
-                "paint": {"fill-color": "#ddd6cf", "fill-outline-color": "#c9bfb6"},
-            },
-            {
-                "id": "path",
-                "type": "line",
-                "source": "osm",
-                "source-layer": "transportation",
-                "minzoom": 14,
-                "filter": ["in", ["get", "class"], ["literal", PATHS]],
-                "paint": {"line-color": "#ffffff", "line-width": 1.2, "line-dasharray": [2, 1]},
-            },
-            _line("road-casing", MINOR + MAJOR, "#c5bdb1", (1.2, 22)),
-            _line("road-minor", MINOR, "#ffffff", (0.6, 18)),
-            _line("road-major", MAJOR, "#fbe3a4", (1.0, 20)),
-            {
-                "id": "rail",
-                "type": "line",
-                "source": "osm",
-                "source-layer": "transportation",
-                "filter": ["==", ["get", "class"], "rail"],
-                "paint": {"line-color": "#b7b0a6", "line-width": 1, "line-dasharray": [3, 3]},
-            },
-            {
-                "id": "boundary",
-                "type": "line",
-                "source": "osm",
-                "source-layer": "boundary",
-                "filter": ["<=", ["get", "admin_level"], 4],
-                "paint": {"line-color": "#9e9cab", "line-width": 1, "line-dasharray": [3, 2]},
-            },
-        ],
     }
 
 
