@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-postgres lint format binary bench clean vendor-maplibre
+.PHONY: setup run test test-postgres lint format binary bench bench-http clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -51,6 +51,10 @@ binary: setup
 
 bench: setup
 	@for b in bench/*/run.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# HTTP from outside: wrk against the appliance and a bare Flask + waitress + SQLite app (bench/http).
+bench-http: setup
+	$(PY) bench/http/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build dist .pytest_cache .ruff_cache .mypy_cache

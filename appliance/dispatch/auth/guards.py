@@ -11,8 +11,10 @@ import dataclasses
 
 from flask import g, request
 
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.problems import Forbidden, Unauthorized
 from appliance.dispatch.auth.tokens import decode_access_token
+from appliance.dispatch.db import database
 from appliance.dispatch.models import AuthSession, Company, Courier, Membership, User
 from appliance.dispatch.runtime import runtime
 
@@ -41,6 +43,33 @@ class Caller:
         return self._courier
 
 
+# One query, its text built once: the membership, its user and company, and the (unrevoked)
+# session of the token. It runs on every authenticated request.
+_CALLER_ROW = CompiledSelect(
+    lambda: (
+        Membership.select(Membership, User, Company)
+        .join(User, on=(Membership.user == User.id))
+        .switch(Membership)
+        .join(Company, on=(Membership.company == Company.id))
+        .switch(Membership)
+        .join(
+            AuthSession,
+            on=(
+                (AuthSession.id == Slot("session_id"))
+                & (AuthSession.user == Membership.user)
+                & AuthSession.revoked_at.is_null()
+            ),
+        )
+        .where(
+            (Membership.id == Slot("membership_id"))
+            & (Membership.user == Slot("user_id"))
+            & (Membership.company == Slot("company_id"))
+        )
+        .limit(1)
+    )
+)
+
+
 def authenticate() -> Caller:
     """The caller behind the bearer token, or 401."""
     cached = g.get("caller")
@@ -53,27 +82,12 @@ def authenticate() -> Caller:
     claims = decode_access_token(runtime().master_key, token.strip())
     if claims is None:
         raise Unauthorized("The access token is invalid or expired.", headers={"WWW-Authenticate": "Bearer"})
-    # One query: the membership, its user and company, and the (unrevoked) session of the token.
-    row = (
-        Membership.select(Membership, User, Company)
-        .join(User, on=(Membership.user == User.id))
-        .switch(Membership)
-        .join(Company, on=(Membership.company == Company.id))
-        .switch(Membership)
-        .join(
-            AuthSession,
-            on=(
-                (AuthSession.id == claims.session_id)
-                & (AuthSession.user == Membership.user)
-                & AuthSession.revoked_at.is_null()
-            ),
-        )
-        .where(
-            (Membership.id == claims.membership_id)
-            & (Membership.user == claims.user_id)
-            & (Membership.company == claims.company_id)
-        )
-        .first()
+    row = _CALLER_ROW.first(
+        database,
+        session_id=claims.session_id,
+        membership_id=claims.membership_id,
+        user_id=claims.user_id,
+        company_id=claims.company_id,
     )
     if row is None or row.status != "active" or row.session_epoch != claims.epoch or row.role != claims.role:
         raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})

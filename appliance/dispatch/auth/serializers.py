@@ -7,14 +7,33 @@ from typing import Any
 
 import peewee
 
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.dispatch.auth.sessions import (
     IssuedTokens,
 )
+from appliance.dispatch.db import database
 from appliance.dispatch.models import (
     Company,
     Courier,
     Membership,
     User,
+)
+
+# One query, its text built once (GET /me is on every page load): every membership of the user,
+# its company and the user's courier profile there.
+_MEMBERSHIPS = CompiledSelect(
+    lambda: (
+        Membership.select(Membership.role, Membership.status, Company.id, Company.name, Courier.id)
+        .join(Company, on=(Membership.company == Company.id))
+        .join(
+            Courier,
+            peewee.JOIN.LEFT_OUTER,
+            on=((Courier.company == Membership.company) & (Courier.user == Membership.user)),
+        )
+        .where(Membership.user == Slot("user_id"))
+        .order_by(Membership.joined_at, Membership.id)
+        .tuples()
+    )
 )
 
 
@@ -27,19 +46,7 @@ def session_body(
 ) -> dict[str, Any]:
     user = user or User.get_by_id(membership.user_id)
     company = company or Company.get_by_id(membership.company_id)
-    # One query for every membership, its company and the user's courier profile there.
-    memberships = list(
-        Membership.select(Membership.role, Membership.status, Company.id, Company.name, Courier.id)
-        .join(Company, on=(Membership.company == Company.id))
-        .join(
-            Courier,
-            peewee.JOIN.LEFT_OUTER,
-            on=((Courier.company == Membership.company) & (Courier.user == Membership.user)),
-        )
-        .where(Membership.user == user.id)
-        .order_by(Membership.joined_at, Membership.id)
-        .tuples()
-    )
+    memberships = _MEMBERSHIPS.all(database, user_id=user.id)
     courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
     body: dict[str, Any] = {
         "user": {

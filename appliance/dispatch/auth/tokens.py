@@ -7,6 +7,7 @@ Expiry is checked against appliance.common.clock (not the wall clock) so tests c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 
 import jwt
@@ -27,7 +28,9 @@ class AccessClaims:
     session_id: str
 
 
+@functools.lru_cache(maxsize=16)
 def signing_key(master_key: bytes) -> bytes:
+    # Derived once per master key, not on every request.
     return subkey(master_key, "dispatch-jwt")
 
 
@@ -50,17 +53,27 @@ def issue_access_token(master_key: bytes, claims: AccessClaims, lifetime_seconds
 
 def decode_access_token(master_key: bytes, token: str) -> AccessClaims | None:
     """The claims of a valid, unexpired token; None for anything else."""
+    verified = _verified_claims(signing_key(master_key), token)
+    if verified is None:
+        return None
+    claims, expires = verified
+    return claims if expires > clock.unix() else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _verified_claims(key: bytes, token: str) -> tuple[AccessClaims, int] | None:
+    """The signature check and parsing of a token depend on nothing but the key and the token, so
+    each token is verified once and its claims remembered (the expiry is compared on every use).
+    A signed-in client sends the same token for minutes, on every request."""
     try:
         payload = jwt.decode(
             token,
-            signing_key(master_key),
+            key,
             algorithms=["HS256"],
             issuer=ISSUER,
             options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "cid", "mid"]},
         )
-        if int(payload["exp"]) <= clock.unix():
-            return None
-        return AccessClaims(
+        claims = AccessClaims(
             user_id=int(payload["sub"]),
             company_id=int(payload["cid"]),
             membership_id=int(payload["mid"]),
@@ -68,5 +81,6 @@ def decode_access_token(master_key: bytes, token: str) -> AccessClaims | None:
             epoch=int(payload["ep"]),
             session_id=str(payload["sid"]),
         )
+        return claims, int(payload["exp"])
     except (jwt.PyJWTError, KeyError, TypeError, ValueError):
         return None

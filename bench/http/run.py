@@ -1,0 +1,433 @@
+"""HTTP benchmark from outside: wrk (a C load generator) against the appliance and, in the same
+run, against a bare Flask + waitress + SQLite app (bare_app.py, the ceiling of the stack).
+
+Each endpoint is driven for --seconds with --threads wrk threads and --connections connections;
+the table prints req/s, p50, p99, errors and the share of the bare app's figure measured in the
+same run (GET endpoints against the bare GET; the GPS batch against the bare batch insert, in
+points per second; signed payouts against the bare GET).
+
+    python bench/http/run.py [--seconds 8] [--processes 1,2] [--only me,track]
+
+Data: a company with a depot, a dispatcher and a courier on shift with a fix, a day of 2,000
+orders, a second company with a day of one order, a tracking link for an order on its way, and an
+engine operator with pre-signed payout requests that were never sent (replays are refused by
+design, so each request is signed once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE.parent))
+
+import requests  # noqa: E402
+from support import free_port  # noqa: E402
+
+from appliance.cli.admin import migrate_all  # noqa: E402
+from appliance.common import clock  # noqa: E402
+from appliance.common.db import connection, write_transaction  # noqa: E402
+from appliance.demo import COURIER_AT, SAMPLE_STREETS  # noqa: E402
+from appliance.dispatch.app import create_app as create_dispatch_app  # noqa: E402
+from appliance.dispatch.auth.sessions import start_session  # noqa: E402
+from appliance.dispatch.db import database  # noqa: E402
+from appliance.dispatch.models import Company, Courier, Depot, Membership, User  # noqa: E402
+from appliance.dispatch.routing import build as routing  # noqa: E402
+from appliance.engine.app import create_app as create_engine_app  # noqa: E402
+from appliance.engine.auth.operators import create_operator  # noqa: E402
+from appliance.engine.protocol import canonical_string, sign_request  # noqa: E402
+from appliance.settings import load_settings  # noqa: E402
+
+LUA = HERE / "lua"
+ORDERS_IN_BIG_DAY = 2000
+
+
+@dataclass
+class Seeded:
+    dispatcher: str  # access tokens
+    courier: str
+    small_dispatcher: str
+    day: str
+    track_token: str
+    operator_id: str
+    secret: str
+
+
+def _company(name: str, settings, master_key: bytes, *, with_courier: bool) -> tuple[str, str | None, int]:
+    now = clock.now()
+    company = Company.create(name=name, created_at=now)
+    Depot.create(
+        company=company,
+        name="Depot",
+        address="Yerevan",
+        lat=40.1800,
+        lon=44.4950,
+        is_default=True,
+        created_at=now,
+    )
+    tokens: dict[str, str] = {}
+    courier_id = 0
+    for role in ("dispatcher", "courier") if with_courier else ("dispatcher",):
+        user = User.create(email=f"{role}@{name.lower()}.am", display_name=f"{role} {name}", created_at=now)
+        membership = Membership.create(user=user, company=company, role=role, joined_at=now)
+        if role == "courier":
+            courier_id = Courier.create(company=company, user=user, display_name="Narek", created_at=now).id
+        tokens[role] = start_session(membership, settings, master_key).access_token
+    return tokens["dispatcher"], tokens.get("courier"), courier_id
+
+
+def _order(client, headers: dict[str, str], n: int) -> dict:
+    response = client.post(
+        "/orders",
+        headers=headers,
+        json={
+            "recipientName": f"Recipient {n}",
+            "recipientPhone": "+37400000000",
+            "addressLabelHy": f"Address {n}",
+            # inside the sample streets (appliance/sample), so that routes run on roads
+            "pin": {"lat": 40.176 + (n % 97) * 0.0002, "lon": 44.488 + (n % 89) * 0.0002},
+            "amountAmd": 1000 + n,
+        },
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["order"]
+
+
+def seed(data: Path) -> Seeded:
+    settings = load_settings({"data_dir": str(data), "rate_limits": "off"}, environ={})
+    migrate_all(settings)
+    routing.build(SAMPLE_STREETS, data, lambda _line: None)  # tracking and ETAs on real roads
+    app = create_dispatch_app(settings)
+    rt = app.extensions["dispatch"]
+    with connection(database), write_transaction(database):
+        dispatcher, courier, courier_id = _company("Big", rt.settings, rt.master_key, with_courier=True)
+        small, _, _ = _company("Small", rt.settings, rt.master_key, with_courier=False)
+    assert courier is not None
+    d_headers = {"Authorization": f"Bearer {dispatcher}"}
+    c_headers = {"Authorization": f"Bearer {courier}"}
+    client = app.test_client()
+    assert client.post("/courier/shift/start", headers=c_headers).status_code == 201
+    fix = {
+        "lat": COURIER_AT[0],
+        "lon": COURIER_AT[1],
+        "capturedAt": (clock.now() - timedelta(seconds=30)).isoformat(),
+    }
+    assert client.post("/courier/location", headers=c_headers, json={"points": [fix]}).status_code == 202
+    started = time.monotonic()
+    orders = [_order(client, d_headers, n) for n in range(ORDERS_IN_BIG_DAY)]
+    _order(client, {"Authorization": f"Bearer {small}"}, 0)
+    print(f"seeded {ORDERS_IN_BIG_DAY + 1} orders in {time.monotonic() - started:.1f} s", flush=True)
+    on_way = orders[0]["id"]
+    client.post(f"/orders/{on_way}/status", json={"status": "ready"}, headers=d_headers)
+    client.post(f"/orders/{on_way}/assign", json={"courierId": courier_id}, headers=d_headers)
+    client.post(f"/courier/orders/{on_way}/status", json={"status": "picked_up"}, headers=c_headers)
+    track_token = client.post(f"/orders/{on_way}/tracking", headers=d_headers).get_json()["token"]
+
+    engine = create_engine_app(load_settings({"data_dir": str(data)}, environ={}))
+    with engine.app_context():
+        operator = create_operator(engine.extensions["engine"].master_key, "op_bench0001")
+    return Seeded(
+        dispatcher=dispatcher,
+        courier=courier,
+        small_dispatcher=small,
+        day=clock.now().astimezone(clock.YEREVAN).date().isoformat(),
+        track_token=track_token,
+        operator_id=operator["operatorId"],
+        secret=operator["secret"],
+    )
+
+
+def _presign(path: Path, operator_id: str, secret: str, count: int) -> None:
+    """Unique payout requests signed now (valid for the protocol's five minutes), one per line."""
+    now = int(time.time())
+    with path.open("w") as out:
+        for n in range(count):
+            key = uuid.uuid4().hex
+            body = json.dumps(
+                {
+                    "payoutId": f"pyo_b{n:09d}",
+                    "asset": "USDC",
+                    "amountMinor": str(1000 + n),
+                    "destination": f"0x{0xB0000 + n:040x}",
+                },
+                separators=(",", ":"),
+            )
+            timestamp = str(now)
+            signature = sign_request(
+                secret, canonical_string("POST", "/v1/payouts", timestamp, key, body.encode())
+            )
+            headers = [
+                f"X-Operator-Id: {operator_id}",
+                f"X-Timestamp: {timestamp}",
+                f"X-Signature: {signature}",
+                f"Idempotency-Key: {key}",
+                "Content-Type: application/json",
+            ]
+            out.write("\t".join(["POST", "/v1/payouts", *headers, body]) + "\n")
+
+
+# -- processes ---------------------------------------------------------------------------------------
+
+
+def _wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            requests.get(url, timeout=2)
+            return
+        except requests.ConnectionError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise SystemExit(f"{url} did not answer (see the server's log in {log})") from None
+            time.sleep(0.2)
+
+
+def _start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    # Each server in its own process group, so that stopping it stops all of its processes.
+    return subprocess.Popen(
+        args,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+
+
+def _stop(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+# -- wrk ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figure:
+    name: str
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    unit_per_request: int = 1  # points per request for batches
+
+    @property
+    def units_per_second(self) -> float:
+        return self.requests_per_second * self.unit_per_request
+
+
+def wrk(name: str, url: str, script: str, args, headers=(), env=None, units: int = 1) -> Figure:
+    command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.seconds}s"]
+    command += ["--latency", "-s", str(LUA / script)]
+    for header in headers:
+        command += ["-H", header]
+    command.append(url)
+    environ = {**os.environ, "BENCH_LUA_DIR": str(LUA), "BENCH_THREADS": str(args.threads), **(env or {})}
+    output = subprocess.run(command, capture_output=True, text=True, env=environ, check=True).stdout
+    line = next(ln for ln in output.splitlines() if ln.startswith("WRK_JSON "))
+    figures = json.loads(line.removeprefix("WRK_JSON "))
+    return Figure(
+        name=name,
+        requests_per_second=figures["requests"] / figures["seconds"],
+        p50_ms=figures["p50_us"] / 1000,
+        p99_ms=figures["p99_us"] / 1000,
+        errors=figures["non2xx"] + figures["socket_errors"],
+        unit_per_request=units,
+    )
+
+
+def _batch_env(path: str, base: int) -> dict[str, str]:
+    return {"BENCH_PATH": path, "BENCH_POINTS": "50", "BENCH_BASE_SECONDS": str(base)}
+
+
+def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[str]) -> list[Figure]:
+    dispatch_port, engine_port = free_port(), free_port()
+    server = _start(
+        [
+            sys.executable,
+            "-m",
+            "appliance",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--dispatch-port",
+            str(dispatch_port),
+            "--engine-port",
+            str(engine_port),
+        ],
+        data / "appliance.log",
+        {
+            "APPLIANCE_RATE_LIMITS": "off",
+            "APPLIANCE_LOG_LEVEL": "WARNING",
+            **({"APPLIANCE_PROCESSES": str(processes)} if processes > 1 else {}),
+        },
+    )
+    dispatch = f"http://127.0.0.1:{dispatch_port}"
+    engine = f"http://127.0.0.1:{engine_port}"
+    figures: list[Figure] = []
+    try:
+        _wait_for(dispatch + "/healthz", server, data / "appliance.log")
+        _wait_for(engine + "/openapi.json", server, data / "appliance.log")
+        time.sleep(1)
+        bearer = f"Authorization: Bearer {seeded.dispatcher}"
+        plan = [
+            ("me", "GET /me", dispatch + "/me", "get.lua", [bearer], None, 1),
+            (
+                "orders1",
+                "GET /orders?date= (1 order)",
+                f"{dispatch}/orders?date={seeded.day}",
+                "get.lua",
+                [f"Authorization: Bearer {seeded.small_dispatcher}"],
+                None,
+                1,
+            ),
+            (
+                "orders2000",
+                f"GET /orders?date= ({ORDERS_IN_BIG_DAY:,} orders)",
+                f"{dispatch}/orders?date={seeded.day}",
+                "get.lua",
+                [bearer],
+                None,
+                1,
+            ),
+            ("track", "GET /track/{token}", f"{dispatch}/track/{seeded.track_token}", "get.lua", [], None, 1),
+            (
+                "location",
+                "POST /courier/location (50 points)",
+                dispatch + "/courier/location",
+                "batch.lua",
+                [f"Authorization: Bearer {seeded.courier}"],
+                # Each run its own hour in the past, so that no stamp repeats between runs.
+                _batch_env("/courier/location", int(time.time()) - 3600 * (2 + processes) - 600),
+                50,
+            ),
+            (
+                "payouts",
+                "POST /v1/payouts (signed)",
+                engine + "/v1/payouts",
+                "signed.lua",
+                [],
+                {"BENCH_SIGNED_FILE": str(data / f"signed-payouts-{processes}.tsv")},
+                1,
+            ),
+        ]
+        for key, name, url, script, headers, env, units in plan:
+            if only and key not in only:
+                continue
+            if key == "payouts":
+                _presign(
+                    data / f"signed-payouts-{processes}.tsv", seeded.operator_id, seeded.secret, args.payouts
+                )
+            figures.append(wrk(name, url, script, args, headers, env, units))
+    finally:
+        _stop(server)
+    return figures
+
+
+def run_bare(data: Path, args) -> tuple[Figure, Figure]:
+    port = free_port()
+    bare = _start(
+        [sys.executable, str(HERE / "bare_app.py"), str(port), str(data / "bare.db"), "8"], data / "bare.log"
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(url + "/ok", bare, data / "bare.log")
+        get = wrk("bare GET /ok", url + "/ok", "get.lua", args)
+        batch = wrk(
+            "bare POST /batch (50 points)",
+            url + "/batch",
+            "batch.lua",
+            args,
+            env=_batch_env("/batch", int(time.time()) - 3600),
+            units=50,
+        )
+    finally:
+        _stop(bare)
+    return get, batch
+
+
+TARGETS = {
+    "GET /me": ("get", 0.50),
+    "GET /track/{token}": ("get", 0.50),
+    "POST /courier/location (50 points)": ("batch", 0.40),
+    "POST /v1/payouts (signed)": ("get", 0.30),
+}
+
+
+def print_table(label: str, figures: list[Figure], bare_get: Figure, bare_batch: Figure) -> None:
+    print(f"\n{label}")
+    print(f"{'endpoint':42} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6} {'of bare':>8}  target")
+    for figure in figures:
+        kind, target = TARGETS.get(figure.name, ("get", None))
+        ceiling = bare_batch if kind == "batch" else bare_get
+        share = figure.units_per_second / ceiling.units_per_second
+        goal = f">= {target:.0%} {'ok' if share >= target else 'MISSED'}" if target else ""
+        if figure.name.startswith("GET /orders?date= (2"):
+            goal = f"p99 < 50 ms {'ok' if figure.p99_ms < 50 else 'MISSED'}"
+        if figure.name in ("GET /me", "GET /track/{token}"):
+            goal += f", p50 < 5 ms {'ok' if figure.p50_ms < 5 else 'MISSED'}"
+        print(
+            f"{figure.name:42} {figure.requests_per_second:8.0f} {figure.p50_ms:7.1f} {figure.p99_ms:7.1f}"
+            f" {figure.errors:6d} {share:8.1%}  {goal}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--processes", default=f"1,{os.cpu_count() or 1}")
+    parser.add_argument("--payouts", type=int, default=40000, help="pre-signed payout requests per run")
+    parser.add_argument(
+        "--only", default="", help="comma-separated: me,orders1,orders2000,track,location,payouts"
+    )
+    args = parser.parse_args()
+    only = {item for item in args.only.split(",") if item}
+    counts = sorted({int(n) for n in args.processes.split(",")})
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
+    data = Path(tempfile.mkdtemp(prefix="bench-http-"))
+    try:
+        seeded = seed(data)
+        print(
+            f"wrk: {args.threads} threads, {args.connections} connections, {args.seconds} s each; {os.cpu_count()} cores"
+        )
+        bare_get, bare_batch = run_bare(data, args)
+        print_table("bare Flask + waitress (8 threads) + SQLite WAL", [], bare_get, bare_batch)
+        print(
+            f"{bare_get.name:42} {bare_get.requests_per_second:8.0f} {bare_get.p50_ms:7.1f} {bare_get.p99_ms:7.1f} {bare_get.errors:6d}"
+        )
+        print(
+            f"{bare_batch.name:42} {bare_batch.requests_per_second:8.0f} {bare_batch.p50_ms:7.1f}"
+            f" {bare_batch.p99_ms:7.1f} {bare_batch.errors:6d}  ({bare_batch.units_per_second:.0f} points/s)"
+        )
+        for processes in counts:
+            figures = run_appliance(seeded, data, processes, args, only)
+            label = f"appliance, {processes} serving process{'es' if processes > 1 else ''}"
+            print_table(label, figures, bare_get, bare_batch)
+    except BaseException:
+        print(f"(data and logs kept in {data})")
+        raise
+    shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
