@@ -7,9 +7,12 @@ background workers are told to end, and the process exits 0.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,6 +41,7 @@ class Listener:
         *,
         trusted_proxy: str = "",
         proxy_count: int = 1,
+        sock: socket.socket | None = None,
     ) -> None:
         self.name = name
         proxy: dict[str, Any] = {}
@@ -48,10 +52,11 @@ class Listener:
                 "trusted_proxy_count": proxy_count,
                 "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"},
             }
+        # A socket bound by the parent of several serving processes, or host and port to bind here.
+        where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {"host": host, "port": port}
         self.server: Any = create_server(
             app,
-            host=host,
-            port=port,
+            **where,
             threads=threads,
             ident="appliance",
             channel_timeout=120,
@@ -119,9 +124,12 @@ def serve(
     workers: Iterable[tuple[str, Worker]] = (),
     announce: Callable[[str], None] = print,
     stop: threading.Event | None = None,
+    sockets: dict[str, socket.socket] | None = None,
 ) -> None:
-    """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly."""
+    """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly.
+    ``sockets`` (by app name) are listening sockets bound already, shared by serving processes."""
     stop = stop or threading.Event()
+    sockets = sockets or {}
     lifecycle.stopping.clear()
     listeners = [
         Listener(
@@ -132,6 +140,7 @@ def serve(
             settings.threads,
             trusted_proxy=settings.trusted_proxy,
             proxy_count=settings.trusted_proxy_count,
+            sock=sockets.get(name),
         )
         for name, app, port in apps
     ]
@@ -173,4 +182,102 @@ def serve(
         listener.close()
     for thread in worker_threads:
         thread.join(timeout=max(0.0, deadline - time.monotonic()) + 1)
+    log.info("stopped")
+
+
+# -- several serving processes ---------------------------------------------------------------------
+
+Build = Callable[[], tuple[list[tuple[str, Any, int]], list[tuple[str, Worker]]]]
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket for ``host``:``port``, bound once and shared by every serving process
+    (the kernel hands each new connection to one of the processes waiting in accept)."""
+    family, kind, proto, _name, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(address)
+    sock.listen(1024)
+    return sock
+
+
+def _socket_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve_processes(
+    settings: Settings,
+    ports: list[tuple[str, int]],
+    build: Build,
+    processes: int,
+    *,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve with ``processes`` forked serving processes on the same listening sockets.
+
+    Each process builds its own apps (its own database connections, engines and caches) after
+    the fork, so that nothing but the listening sockets is shared. Background workers run in the
+    first process only (their leases would let several run side by side; one is enough). The
+    parent supervises: a serving process that dies unexpectedly is replaced; on SIGTERM or
+    SIGINT every process is told to stop, finishes its requests in flight (serve's graceful
+    stop) and the parent exits once all have."""
+    sockets = {name: listening_socket(settings.host, port) for name, port in ports}
+    for name, sock in sockets.items():
+        announce(f"{name} listening on {_socket_url(sock)}")
+    children: dict[int, int] = {}  # pid -> process number
+    stopping = threading.Event()
+
+    def spawn(number: int) -> None:
+        pid = os.fork()
+        if pid == 0:  # the serving process
+            # Not the parent's handlers: until serve installs its own, a stop signal simply ends
+            # a process that is still building its apps (it has nothing in flight yet).
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            code = 0
+            try:
+                apps, workers = build()
+                serve(
+                    settings,
+                    apps,
+                    workers=workers if number == 0 else (),
+                    announce=lambda _line: None,
+                    sockets=sockets,
+                )
+            except BaseException:
+                log.exception("serving process %d failed", number)
+                code = 1
+            finally:
+                logging.shutdown()
+                os._exit(code)
+        children[pid] = number
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("received %s, stopping %d serving processes", signal.Signals(signum).name, len(children))
+        stopping.set()
+        for pid in list(children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    for first in range(processes):
+        spawn(first)
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        ended = children.pop(pid) if pid in children else None
+        if ended is None or stopping.is_set():
+            continue
+        log.error("serving process %d exited (status %d); starting another", ended, status)
+        time.sleep(1)  # a process that fails at start must not be restarted in a tight loop
+        if not stopping.is_set():
+            spawn(ended)
+    for sock in sockets.values():
+        sock.close()
     log.info("stopped")

@@ -64,6 +64,8 @@ class Settings:
     trusted_proxy: str = ""
     trusted_proxy_count: int = 1
     threads: int = 100
+    # Serving processes on the same ports: 0 means one per CPU core (docs/operations.md).
+    processes: int = 0
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
 
@@ -138,6 +140,14 @@ class Settings:
     @property
     def dispatch_public_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.dispatch_port}").rstrip("/")
+
+    @property
+    def serving_process_count(self) -> int:
+        """How many serving processes `serve` starts: the setting, or one per usable core."""
+        if self.processes:
+            return self.processes
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return cores or 1
 
     @property
     def rate_limits_enabled(self) -> bool:
@@ -299,6 +309,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:
         raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
+    if not 0 <= settings.processes <= 64:
+        raise SettingsError("setting processes: 0 (one per core) to 64")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:

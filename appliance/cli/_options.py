@@ -36,7 +36,7 @@ def command_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # Command flags that are settings (passed to load_settings rather than to the command).
-_SETTING_FLAGS = {"host", "dispatch_port", "engine_port", "public_url"}
+_SETTING_FLAGS = {"host", "dispatch_port", "engine_port", "public_url", "processes"}
 
 
 def settings_from(**overrides: Any) -> Settings:

@@ -37,7 +37,8 @@ def migrate_all(settings: Settings, services: list[str] | None = None) -> dict[s
         except MigrationError as exc:
             raise click.ClickException(str(exc)) from None
         finally:
-            db.close()
+            # Every pooled connection closed: `serve` may fork its serving processes next.
+            db.close_all() if hasattr(db, "close_all") else db.close()
     return result
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from appliance.cli._options import command_options
@@ -9,14 +11,15 @@ from appliance.cli.admin import migrate_all
 from appliance.settings import Settings
 
 
-def serve_settings(settings: Settings, only: str | None) -> None:
+def build_apps(
+    settings: Settings, only: str | None
+) -> tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]:
+    """The WSGI apps to serve (name, app, port) and their background workers."""
     from appliance.dispatch.app import create_app as create_dispatch
     from appliance.engine.app import create_app as create_engine
-    from appliance.server import serve
 
-    migrate_all(settings)
-    apps = []
-    workers = []
+    apps: list[tuple[str, Any, int]] = []
+    workers: list[tuple[str, Any]] = []
     if only in (None, "dispatch"):
         dispatch = create_dispatch(settings)
         apps.append(("dispatch", dispatch, settings.dispatch_port))
@@ -25,7 +28,30 @@ def serve_settings(settings: Settings, only: str | None) -> None:
         engine = create_engine(settings)
         apps.append(("engine", engine, settings.engine_port))
         workers.extend(engine.extensions["engine"].workers)
-    serve(settings, apps, workers=workers, announce=lambda line: click.echo(line, nl=True))
+    return apps, workers
+
+
+def serve_settings(settings: Settings, only: str | None) -> None:
+    from appliance.server import serve, serve_processes
+
+    migrate_all(settings)
+    announce = lambda line: click.echo(line, nl=True)  # noqa: E731
+    processes = settings.serving_process_count
+    if processes == 1:
+        apps, workers = build_apps(settings, only)
+        serve(settings, apps, workers=workers, announce=announce)
+        return
+    # The apps' modules are imported once here, before the serving processes are forked, so that
+    # their code is shared; each process builds its own apps (connections, engines) after the fork.
+    import appliance.dispatch.app
+    import appliance.engine.app  # noqa: F401
+
+    ports = [
+        (name, port)
+        for name, port in (("dispatch", settings.dispatch_port), ("engine", settings.engine_port))
+        if only in (None, name)
+    ]
+    serve_processes(settings, ports, lambda: build_apps(settings, only), processes, announce=announce)
 
 
 def _serve_options(fn):
@@ -34,6 +60,9 @@ def _serve_options(fn):
     fn = click.option("--engine-port", "engine_port", type=int, default=None, help="Default 8081.")(fn)
     fn = click.option("--dispatch-port", "dispatch_port", type=int, default=None, help="Default 8080.")(fn)
     fn = click.option("--host", "host", default=None, help="Default 127.0.0.1.")(fn)
+    fn = click.option(
+        "--processes", "processes", type=int, default=None, help="Serving processes; default one per core."
+    )(fn)
     return fn
 
 

@@ -70,3 +70,10 @@ class CompiledSelect:
 
     def all(self, database: peewee.Database | peewee.DatabaseProxy, **values: Any) -> list[Any]:
         return list(self.run(database, **values))
+
+
+def by_primary_key(model: type[peewee.Model]) -> CompiledSelect:
+    """``model`` by its primary key, compiled: ``by_primary_key(Order).first(db, key=7)``."""
+    return CompiledSelect(
+        lambda: model.select().where(model._meta.primary_key == Slot("key")).limit(1)  # type: ignore[attr-defined]
+    )

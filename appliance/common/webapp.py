@@ -14,10 +14,10 @@ from typing import Any
 
 import peewee
 from flask import Flask, Response, g, request
-from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from appliance.common import problems
+from appliance.common.jsonio import OrjsonProvider
 from appliance.common.problems import ApiError
 
 log = logging.getLogger("appliance.http")
@@ -25,12 +25,6 @@ log = logging.getLogger("appliance.http")
 ProblemRenderer = Callable[[ApiError, str], dict[str, Any]]
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
-
-
-class CompactJSON(DefaultJSONProvider):
-    sort_keys = False
-    ensure_ascii = False
-    compact = True
 
 
 def request_id() -> str:
@@ -79,7 +73,7 @@ def create_base_app(
     max_body_bytes: int = 2 * 1024 * 1024,
 ) -> Flask:
     app = Flask(name, static_folder=None)
-    app.json = CompactJSON(app)
+    app.json = OrjsonProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
     app.url_map.strict_slashes = False
 

@@ -37,6 +37,7 @@ from appliance.dispatch.orders import routes as orders
 from appliance.dispatch.pages import routes as pages
 from appliance.dispatch.plans import routes as plans
 from appliance.dispatch.routing.engines import Router
+from appliance.dispatch.routing.memo import RouteMemo
 from appliance.dispatch.routing.setup import make_router, routing_probe
 from appliance.dispatch.runtime import DispatchRuntime
 from appliance.dispatch.team import routes as team
@@ -134,6 +135,7 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
         health=build_health(settings, router, store),
         workers=build_workers(settings, mailer),
         router=router,
+        routes=RouteMemo(router),
         objects=store,
         mailer=mailer,
         event_slots=StreamSlots(settings.event_stream_max),

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from appliance.common.objects import ObjectStore
     from appliance.dispatch.events.stream import StreamSlots
     from appliance.dispatch.routing.engines import Router
+    from appliance.dispatch.routing.memo import RouteMemo
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -20,6 +21,8 @@ class DispatchRuntime(Runtime):
     SERVICE: ClassVar[str] = "dispatch"
 
     router: Router
+    # The same router's answers, reused while the same question is asked again (estimates, tracking).
+    routes: RouteMemo
     objects: ObjectStore
     mailer: Mailer
     event_slots: StreamSlots

@@ -39,14 +39,15 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, int, int]:
 
 
 def _wait(url: str, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(process.stderr.read() if process.stderr else "server exited")
         try:
             requests.get(url, timeout=1)
             return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # With several serving processes the port accepts before they are ready: wait on.
             time.sleep(0.1)
     raise AssertionError(f"{url} did not answer")
 
@@ -146,3 +147,60 @@ def test_serve_warns_when_links_would_point_nowhere_useful(tmp_path) -> None:
         {"data_dir": str(tmp_path), "host": "0.0.0.0", "public_url": "https://d.example.am"}, environ={}
     )
     assert link_warnings(good) == []
+
+
+def _children(pid: int) -> set[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return {int(child) for child in text.split()}
+
+
+def _until(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.1)
+
+
+def test_several_serving_processes_share_both_ports_and_stop_together(tmp_path: Path) -> None:
+    process, dispatch_port, engine_port = _start(tmp_path, "--processes", "3")
+    try:
+        _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
+        _until(lambda: len(_children(process.pid)) == 3)
+        for _ in range(12):  # a new connection each time: any process may take it
+            for url in (f"{engine_port}/health/live", f"{dispatch_port}/openapi.json"):
+                assert requests.get(f"http://127.0.0.1:{url}", timeout=10).status_code == 200
+        serving = _children(process.pid)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert out.count("listening on") == 2  # one line per listener, not per process
+    assert not any(Path(f"/proc/{pid}").exists() for pid in serving)
+
+
+def test_a_serving_process_that_dies_is_replaced(tmp_path: Path) -> None:
+    process, _, engine_port = _start(tmp_path, "--processes", "2", "--only", "engine")
+    try:
+        _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
+        _until(lambda: len(_children(process.pid)) == 2)
+        victim = min(_children(process.pid))
+        os.kill(victim, signal.SIGKILL)
+        _until(lambda: victim not in _children(process.pid) and len(_children(process.pid)) == 2)
+        for _ in range(6):
+            assert requests.get(f"http://127.0.0.1:{engine_port}/health/live", timeout=10).status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def test_one_serving_process_serves_in_the_process_itself(tmp_path: Path) -> None:
+    process, _, engine_port = _start(tmp_path, "--processes", "1", "--only", "engine")
+    try:
+        _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
+        assert not _children(process.pid)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0

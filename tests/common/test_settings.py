@@ -119,3 +119,18 @@ def test_a_chain_table_with_an_unknown_key_or_a_bad_value_stops_start_up(
     (tmp_path / "appliance.toml").write_text(CHAIN_TOML.replace(*change, 1))
     with pytest.raises(SettingsError, match=message):
         load_settings({"data_dir": str(tmp_path)}, environ={})
+
+
+def test_the_serving_process_count_is_the_setting_or_one_per_usable_core(tmp_path: Path) -> None:
+    import os
+
+    assert load_settings({"data_dir": str(tmp_path), "processes": 3}, environ={}).serving_process_count == 3
+    cores = len(os.sched_getaffinity(0))
+    assert load_settings({"data_dir": str(tmp_path)}, environ={}).serving_process_count == cores
+    assert load_settings({"data_dir": str(tmp_path)}, environ={"APPLIANCE_PROCESSES": "2"}).processes == 2
+
+
+@pytest.mark.parametrize("count", [-1, 65])
+def test_a_process_count_out_of_range_is_refused(tmp_path: Path, count: int) -> None:
+    with pytest.raises(SettingsError, match="processes"):
+        load_settings({"data_dir": str(tmp_path), "processes": count}, environ={})

@@ -253,3 +253,57 @@ def test_without_a_custody_key_the_payout_wallet_is_503_after_the_signature_chec
     response = signer.request("GET", "/v1/payout-wallet")
     assert response.status_code == 503
     assert "custody" in response.get_json()["detail"]
+
+
+def _signed_submission(
+    signer, payout_id: str, key: str, amount: str = "1000"
+) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(
+        {
+            "payoutId": payout_id,
+            "asset": "USDC",
+            "amountMinor": amount,
+            "destination": "0xabababababababababababababababababababab",
+        }
+    ).encode()
+    return body, signer.headers("POST", "/v1/payouts", body, key=key)
+
+
+def test_a_submission_sent_twice_with_one_signature_is_accepted_once_then_refused_as_a_replay(signer) -> None:
+    body, headers = _signed_submission(signer, "pyo_twice0001", "key-twice-001")
+    assert signer.client.post("/v1/payouts", data=body, headers=headers).status_code == 201
+    assert signer.client.post("/v1/payouts", data=body, headers=headers).status_code == 401
+    assert Payout.select().count() == 1
+
+
+@pytest.mark.parametrize("asset", ["USDC", "XYZ"])  # refused inside the transaction (409), before it (400)
+def test_a_refused_submission_uses_up_its_signature_all_the_same(signer, asset: str) -> None:
+    signer.submit("pyo_taken0001", key="key-taken-001")
+    body = json.dumps(
+        {
+            "payoutId": "pyo_taken0001",
+            "asset": asset,
+            "amountMinor": "5",
+            "destination": "0xabababababababababababababababababababab",
+        }
+    ).encode()
+    headers = signer.headers("POST", "/v1/payouts", body, key="key-other-001")
+    first = signer.client.post("/v1/payouts", data=body, headers=headers)
+    assert first.status_code == (409 if asset == "USDC" else 400)
+    assert signer.client.post("/v1/payouts", data=body, headers=headers).status_code == 401
+
+
+def test_simultaneous_sends_of_one_signed_submission_admit_exactly_one(engine_app, signer) -> None:
+    body, headers = _signed_submission(signer, "pyo_same00001", "key-same-sig1")
+    results: list[int] = []
+
+    def send() -> None:
+        results.append(engine_app.test_client().post("/v1/payouts", data=body, headers=headers).status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [201] + [401] * 5
+    assert Payout.select().count() == 1

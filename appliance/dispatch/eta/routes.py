@@ -49,7 +49,7 @@ class Eta(BaseModel):
 
 def _eta(courier) -> dict[str, Any]:
     return courier_eta(
-        runtime().router,
+        runtime().routes,
         courier,
         max_fix_age=timedelta(minutes=runtime().settings.eta_max_fix_minutes),
     )

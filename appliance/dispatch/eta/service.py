@@ -8,13 +8,28 @@ from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.dispatch.couriers.lookups import latest_location
+from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.routing.engines import Point, Router
+from appliance.dispatch.routing.memo import RouteMemo
 
 SERVICE_SECONDS = 5 * 60  # minutes spent at each stop before driving on
 YEREVAN_CENTRE = (40.1792, 44.4991)
 OPEN = ("assigned", "picked_up", "arrived")
+
+# Estimates are asked for on every tracking view and board refresh: their queries are compiled.
+_DEFAULT_DEPOT = CompiledSelect(
+    lambda: Depot.select().where((Depot.company == Slot("company_id")) & Depot.is_default).limit(1)
+)
+_RUN_ORDERS = CompiledSelect(
+    lambda: (
+        Order.select()
+        .where((Order.courier == Slot("courier_id")) & Order.status.in_(OPEN))
+        .order_by(Order.sequence.asc(nulls="LAST"), Order.id)
+    )
+)
 
 
 def courier_origin(courier: Courier, max_fix_age: timedelta | None = None) -> dict[str, Any] | None:
@@ -26,7 +41,7 @@ def courier_origin(courier: Courier, max_fix_age: timedelta | None = None) -> di
         if max_fix_age is None or clock.now() - fix.captured_at <= max_fix_age:
             return {"lat": fix.lat, "lon": fix.lon, "source": "gps", "capturedAt": clock.iso(fix.captured_at)}
         stale_at = clock.iso(fix.captured_at)
-    depot = Depot.get_or_none((Depot.company == courier.company_id) & Depot.is_default)
+    depot = _DEFAULT_DEPOT.first(database, company_id=courier.company_id)
     if depot is not None:
         origin = {"lat": depot.lat, "lon": depot.lon, "source": "depot", "capturedAt": None}
         if stale_at:
@@ -36,15 +51,11 @@ def courier_origin(courier: Courier, max_fix_age: timedelta | None = None) -> di
 
 
 def run_orders(courier: Courier) -> list[Order]:
-    return list(
-        Order.select()
-        .where((Order.courier == courier.id) & Order.status.in_(OPEN))
-        .order_by(Order.sequence.asc(nulls="LAST"), Order.id)
-    )
+    return _RUN_ORDERS.all(database, courier_id=courier.id)
 
 
 def time_sequence(
-    router: Router, start: Point, stops: list[Point], service_seconds: int
+    router: Router | RouteMemo, start: Point, stops: list[Point], service_seconds: int
 ) -> tuple[list[int], int, str]:
     """Seconds from now to each stop along the given order (service time at the earlier stops)."""
     if not stops:
@@ -62,7 +73,7 @@ def time_sequence(
 
 
 def courier_eta(
-    router: Router,
+    router: Router | RouteMemo,
     courier: Courier,
     *,
     service_seconds: int = SERVICE_SECONDS,

@@ -14,6 +14,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot, by_primary_key
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.auth.sessions import token_hash
@@ -49,6 +50,22 @@ STATE_OF = {
 }
 STAGE_ORDER = ["created", "assigned", "picked_up", "arrived", "delivered", "failed", "cancelled"]
 NOT_FOUND_DETAIL = "No such tracking link."
+
+# A recipient's page refreshes itself while the parcel moves: the view's queries are compiled.
+_LINK_BY_HASH = CompiledSelect(
+    lambda: TrackingLink.select().where(TrackingLink.token_hash == Slot("digest")).limit(1)
+)
+_ORDER = by_primary_key(Order)
+_COMPANY = by_primary_key(Company)
+_COURIER = by_primary_key(Courier)
+_RATING = CompiledSelect(lambda: Rating.select().where(Rating.order == Slot("order_id")).limit(1))
+_STATUS_EVENTS = CompiledSelect(
+    lambda: (
+        OrderEvent.select()
+        .where((OrderEvent.order == Slot("order_id")) & (OrderEvent.kind == "status_changed"))
+        .order_by(OrderEvent.id)
+    )
+)
 
 
 def coarsen(lat: float, lon: float) -> tuple[float, float]:
@@ -133,7 +150,7 @@ def _estimated_minutes(rt: DispatchRuntime, order: Order) -> int | None:
     if not order.courier_id:
         return None
     eta = courier_eta(
-        rt.router,
+        rt.routes,
         Courier.get_by_id(order.courier_id),
         max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes),
     )
@@ -144,7 +161,7 @@ def _estimated_minutes(rt: DispatchRuntime, order: Order) -> int | None:
 def find_link(token: str) -> TrackingLink:
     """The live link of a token; unknown, expired and revoked all raise the same NotFound."""
     digest = token_hash(token)  # always hashed, so every miss costs the same
-    link = TrackingLink.get_or_none(TrackingLink.token_hash == digest)
+    link = _LINK_BY_HASH.first(database, digest=digest)
     if link is None or link.revoked_at is not None or link.expires_at <= clock.now():
         raise NotFound(NOT_FOUND_DETAIL)
     return link
@@ -154,8 +171,7 @@ def _timeline(order: Order) -> list[dict[str, Any]]:
     reached: dict[str, str] = {}
     if order.attempt == 1:
         reached["created"] = clock.iso(order.created_at) or ""
-    events = OrderEvent.select().where((OrderEvent.order == order.id) & (OrderEvent.kind == "status_changed"))
-    for event in events.order_by(OrderEvent.id):
+    for event in _STATUS_EVENTS.run(database, order_id=order.id):
         data = json.loads(event.data)
         if (
             event.from_status == "failed"
@@ -179,14 +195,14 @@ def _timeline(order: Order) -> list[dict[str, Any]]:
 
 def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     link = find_link(token)
-    order = Order.get_by_id(link.order_id)
-    company = Company.get_by_id(order.company_id)
+    order = _ORDER.first(database, key=link.order_id)
+    company = _COMPANY.first(database, key=order.company_id)
     stage = STAGE_OF[order.status]
     state = STATE_OF[stage]
     moving = state == "on_the_way"
     courier_id = order.courier_id or (order.last_courier_id if state in ("delivered", "failed") else None)
-    courier = Courier.get_or_none(Courier.id == courier_id) if courier_id else None
-    rating = Rating.get_or_none(Rating.order == order.id)
+    courier = _COURIER.first(database, key=courier_id) if courier_id else None
+    rating = _RATING.first(database, order_id=order.id)
 
     courier_point = None
     courier_updated = None
@@ -194,7 +210,7 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     eta_seconds = None
     stops_ahead = None
     if courier is not None and order.courier_id and state in ("preparing", "on_the_way"):
-        eta = courier_eta(rt.router, courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes))
+        eta = courier_eta(rt.routes, courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes))
         stops = eta["stops"]
         mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
         if mine is not None:
@@ -207,7 +223,7 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
                 lat, lon = coarsen(fix.lat, fix.lon)
                 courier_point = {"lat": lat, "lon": lon}
                 courier_updated = clock.iso(fix.captured_at)
-                route = rt.router.route([(lat, lon), (order.lat, order.lon)]).geometry
+                route = rt.routes.route([(lat, lon), (order.lat, order.lon)]).geometry
     delivered = state == "delivered"
     proof = None
     receipt = None
@@ -285,4 +301,4 @@ def rate(token: str, ok: bool, comment: str | None) -> dict[str, Any]:
 
 def token_hash_for_timing(token: str) -> None:
     """Hash a token that cannot exist, so that a malformed one costs what a lookup costs."""
-    TrackingLink.get_or_none(TrackingLink.token_hash == token_hash(token))
+    _LINK_BY_HASH.first(database, digest=token_hash(token))

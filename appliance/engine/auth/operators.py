@@ -4,6 +4,7 @@ and secret id so a ciphertext cannot be moved to another operator."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets as random_secrets
@@ -23,7 +24,9 @@ class OperatorError(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=16)
 def _cipher(master_key: bytes) -> AESGCM:
+    # The subkey is derived once per master key, not on every signed request.
     return AESGCM(subkey(master_key, "engine-operator-secrets"))
 
 
@@ -37,7 +40,14 @@ def encrypt_secret(master_key: bytes, operator_id: str, secret_id: str, secret: 
 
 
 def decrypt_secret(master_key: bytes, operator_id: str, secret_id: str, blob: bytes) -> str:
-    blob = bytes(blob)
+    return _decrypted(master_key, operator_id, secret_id, bytes(blob))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decrypted(master_key: bytes, operator_id: str, secret_id: str, blob: bytes) -> str:
+    """Every signed request needs its operator's secrets in the clear: each stored ciphertext is
+    decrypted once per process. The rows are still read on every request, so a removed secret
+    stops working at once, in every process."""
     return _cipher(master_key).decrypt(blob[:12], blob[12:], _aad(operator_id, secret_id)).decode()
 
 

@@ -69,8 +69,11 @@ def _diagnose(secrets: list[str], signature: str, timestamp: str, key: str | Non
     return "signature mismatch"
 
 
-def verify_request() -> str:
-    """Authenticate the current request; returns the operator id or raises the opaque 401."""
+def verify_request(*, defer_admission: bool = False) -> str:
+    """Authenticate the current request; returns the operator id or raises the opaque 401.
+
+    ``defer_admission``: the signature is verified but recorded as seen by the route, inside the
+    route's own write transaction (``pending_admission``), so that a payout submission writes once."""
     operator_id = request.headers.get("X-Operator-Id", "")
     timestamp = request.headers.get("X-Timestamp", "")
     signature = request.headers.get("X-Signature", "")
@@ -102,23 +105,44 @@ def verify_request() -> str:
         window = rt.settings.signature_window_seconds
         if abs(drift) > window:
             raise _Denied(f"clock drift of {drift} s beyond {window} s")
-        _admit_once(signature, int(timestamp) + window + 1)
+        admission = Admission(signature, int(timestamp) + window + 1, operator_id)
     except _Denied as denied:
         raise _deny(denied.cause, operator_id) from None
+    if defer_admission:
+        g.admission = admission
+    else:
+        admission.record_alone()
     g.operator_id = operator_id
     return operator_id
 
 
-def _admit_once(signature: str, expires_at: int) -> None:
-    now = clock.unix()
-    try:
+@dataclasses.dataclass(frozen=True)
+class Admission:
+    """A verified signature to record as seen, once: a second use of it is a replay (401)."""
+
+    signature: str
+    expires_at: int
+    operator_id: str
+
+    def record(self) -> None:
+        """Record it inside the caller's write transaction."""
+        try:
+            with database.atomic():  # a savepoint: a replay must not spoil the caller's transaction
+                SeenSignature.create(signature=self.signature, expires_at=self.expires_at)
+        except peewee.IntegrityError:
+            raise _deny("replayed signature", self.operator_id) from None
+        # Prune now and then (about one request in 64) so the table stays the size of the window.
+        if self.signature[-2:] < "04":
+            SeenSignature.delete().where(SeenSignature.expires_at < clock.unix()).execute()
+
+    def record_alone(self) -> None:
         with write_transaction(database):
-            SeenSignature.create(signature=signature, expires_at=expires_at)
-            # Prune now and then (about one request in 64) so the table stays the size of the window.
-            if signature[-2:] < "04":
-                SeenSignature.delete().where(SeenSignature.expires_at < now).execute()
-    except peewee.IntegrityError:
-        raise _Denied("replayed signature") from None
+            self.record()
+
+
+def pending_admission() -> Admission:
+    """The signature a deferring guard verified, for the route to record in its transaction."""
+    return g.admission
 
 
 def current_operator() -> str:
@@ -131,6 +155,8 @@ class SignedGuard:
     store is touched when missing or malformed)."""
 
     idempotency: bool = False
+    # The route records the signature in its own write transaction (see verify_request).
+    deferred_admission: bool = False
 
     @property
     def security(self) -> list[dict[str, list[str]]]:
@@ -156,8 +182,10 @@ class SignedGuard:
                 "Idempotency-Key must be 8..128 characters of [A-Za-z0-9:_-].",
                 errors=[{"field": "Idempotency-Key", "message": "malformed"}],
             )
-        verify_request()
+        verify_request(defer_admission=self.deferred_admission)
 
 
 SIGNED = SignedGuard()
 SIGNED_IDEMPOTENT = SignedGuard(idempotency=True)
+# Payout submission: the replay record and the payout are written in one transaction.
+SIGNED_SUBMISSION = SignedGuard(idempotency=True, deferred_admission=True)

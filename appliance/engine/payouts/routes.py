@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from appliance.common.api import endpoint
-from appliance.engine.auth.signature import SIGNED, SIGNED_IDEMPOTENT, current_operator
+from appliance.common.problems import ApiError
+from appliance.engine.auth.signature import SIGNED, SIGNED_SUBMISSION, current_operator, pending_admission
 from appliance.engine.payouts import schemas, service
 from appliance.engine.runtime import runtime
 
@@ -17,7 +18,7 @@ bp = Blueprint("payouts", __name__)
     "POST",
     "/v1/payouts",
     body=schemas.PayoutSubmit,
-    guard=SIGNED_IDEMPOTENT,
+    guard=SIGNED_SUBMISSION,
     auth_first=False,
     status=201,
     response=schemas.PayoutSubmitted,
@@ -27,15 +28,24 @@ bp = Blueprint("payouts", __name__)
 )
 def submit_payout(body: schemas.PayoutSubmit):
     """Submit a payout instruction, idempotent on the Idempotency-Key."""
-    result, replayed = service.submit(
-        runtime().chains,
-        current_operator(),
-        request.headers["Idempotency-Key"],
-        body.payoutId,
-        body.asset,
-        body.amountMinor,
-        body.destination,
-    )
+    admission = pending_admission()
+    try:
+        result, replayed = service.submit(
+            runtime().chains,
+            current_operator(),
+            request.headers["Idempotency-Key"],
+            body.payoutId,
+            body.asset,
+            body.amountMinor,
+            body.destination,
+            admit=admission.record,
+        )
+    except ApiError as refused:
+        # Refused before or inside the transaction (rolled back): the signature is used up all
+        # the same, so that a repeat of this request is a replay (401) like any other.
+        if refused.status != 401:
+            admission.record_alone()
+        raise
     return result, 200 if replayed else 201
 
 

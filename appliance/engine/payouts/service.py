@@ -7,6 +7,7 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import peewee
@@ -61,9 +62,14 @@ def submit(
     asset: str,
     amount_minor: str,
     destination: str,
+    *,
+    admit: Callable[[], None] = lambda: None,
 ) -> tuple[dict[str, str], bool]:
     """Record a payout once; returns (body, replayed). The asset must name exactly one offered
-    asset entry and the destination must be an address of its chain (400 before anything is stored)."""
+    asset entry and the destination must be an address of its chain (400 before anything is stored).
+
+    ``admit`` records the request's signature as seen; it runs inside the same write transaction
+    as the payout (or its replay answer), so that a submission commits once."""
     chain_id = chains.resolve_payout_asset(asset).chain_id
     check_destination(destination)
     if int(amount_minor) > MAX_UINT256:
@@ -72,33 +78,34 @@ def submit(
             errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
         )
     digest = instruction_hash(payout_id, asset, amount_minor, destination)
-    by_key, by_id = _existing(operator_id, key, payout_id)
-    if by_key is not None or by_id is not None:
-        return _replay_or_conflict(by_key, by_id, digest)
-    try:
-        with write_transaction(database):
-            by_key, by_id = _existing(operator_id, key, payout_id)
-            if by_key is not None or by_id is not None:
-                return _replay_or_conflict(by_key, by_id, digest)
-            moment = clock.now()
-            payout = Payout(
-                operator=operator_id,
-                payout_id=payout_id,
-                idempotency_key=key,
-                instruction_hash=digest,
-                asset=asset,
-                chain_id=chain_id,
-                amount_minor=amount_minor,
-                destination=destination,
-                created_at=moment,
-                updated_at=moment,
-            )
-            transition(payout, "REQUESTED")
-    except peewee.IntegrityError:
-        # A concurrent submission won the race (PostgreSQL); answer as it would have.
-        by_key, by_id = _existing(operator_id, key, payout_id)
-        return _replay_or_conflict(by_key, by_id, digest)
-    return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
+    for attempt in range(2):
+        try:
+            with write_transaction(database):
+                admit()
+                by_key, by_id = _existing(operator_id, key, payout_id)
+                if by_key is not None or by_id is not None:
+                    return _replay_or_conflict(by_key, by_id, digest)
+                moment = clock.now()
+                payout = Payout(
+                    operator=operator_id,
+                    payout_id=payout_id,
+                    idempotency_key=key,
+                    instruction_hash=digest,
+                    asset=asset,
+                    chain_id=chain_id,
+                    amount_minor=amount_minor,
+                    destination=destination,
+                    created_at=moment,
+                    updated_at=moment,
+                )
+                transition(payout, "REQUESTED")
+            return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
+        except peewee.IntegrityError:
+            # A concurrent submission won the race (PostgreSQL): everything here was rolled back;
+            # once more, the winner's row is seen and answered as a replay or a conflict.
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
 
 
 def entry(payout: Payout) -> dict[str, Any]:
