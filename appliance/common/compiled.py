@@ -58,12 +58,23 @@ class CompiledSelect:
                 compiled = self._compiled.setdefault(kind, (query, sql, list(params)))
         return compiled
 
-    def run(self, database: peewee.Database | peewee.DatabaseProxy, **values: Any) -> Iterator[Any]:
+    def _execute(self, database: peewee.Database | peewee.DatabaseProxy, values: dict[str, Any]) -> Any:
         real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
         query, sql, template = self._for(real)
         params = [p.bind(values) if isinstance(p, Slot) else p for p in template]
-        cursor = real.execute_sql(sql, params)
+        return query, real.execute_sql(sql, params)
+
+    def run(self, database: peewee.Database | peewee.DatabaseProxy, **values: Any) -> Iterator[Any]:
+        query, cursor = self._execute(database, values)
         return iter(query._get_cursor_wrapper(cursor))
+
+    def raw_rows(
+        self, database: peewee.Database | peewee.DatabaseProxy, **values: Any
+    ) -> list[tuple[Any, ...]]:
+        """The rows as the database driver gives them, without the fields' conversions (for
+        listings that format stored values directly)."""
+        _query, cursor = self._execute(database, values)
+        return cursor.fetchall()
 
     def first(self, database: peewee.Database | peewee.DatabaseProxy, **values: Any) -> Any:
         return next(self.run(database, **values), None)

@@ -152,14 +152,16 @@ def seed(data: Path) -> Seeded:
 
 
 def _presign(path: Path, operator_id: str, secret: str, count: int) -> None:
-    """Unique payout requests signed now (valid for the protocol's five minutes), one per line."""
+    """Unique payout requests (new payout ids and keys on every call) signed now, one per line;
+    the engine admits a timestamp within its signature window, so they are signed just before use."""
     now = int(time.time())
+    run = uuid.uuid4().hex[:8]
     with path.open("w") as out:
         for n in range(count):
             key = uuid.uuid4().hex
             body = json.dumps(
                 {
-                    "payoutId": f"pyo_b{n:09d}",
+                    "payoutId": f"pyo_{run}{n:09d}",
                     "asset": "USDC",
                     "amountMinor": str(1000 + n),
                     "destination": f"0x{0xB0000 + n:040x}",
@@ -301,7 +303,8 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
             (
                 "orders2000",
                 f"GET /orders?date= ({ORDERS_IN_BIG_DAY:,} orders)",
-                f"{dispatch}/orders?date={seeded.day}",
+                # as the console asks for a day: every order in one answer
+                f"{dispatch}/orders?date={seeded.day}&limit={ORDERS_IN_BIG_DAY}",
                 "get.lua",
                 [bearer],
                 None,

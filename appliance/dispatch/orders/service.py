@@ -12,6 +12,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
@@ -177,31 +178,52 @@ def yerevan_day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
+def _listing(by_day: bool) -> CompiledSelect:
+    def build() -> peewee.SelectBase:
+        query = Order.select().where(Order.company == Slot("company_id"))
+        if by_day:
+            start, end = Slot("start", Order.created_at), Slot("end", Order.created_at)
+            created = (Order.created_at >= start) & (Order.created_at < end)
+            # A window with one bound is due at that bound.
+            window_from = peewee.fn.COALESCE(Order.window_start, Order.window_end)
+            window_to = peewee.fn.COALESCE(Order.window_end, Order.window_start)
+            due = (window_from < end) & (window_to >= start)
+            finished = (Order.finished_at >= start) & (Order.finished_at < end)
+            carried = (Order.created_at < start) & Order.status.not_in(tuple(FINAL))
+            query = query.where(created | due | finished | carried)
+        return query.order_by(Order.created_at.desc(), Order.id.desc()).limit(Slot("limit"))
+
+    return CompiledSelect(build)
+
+
+# The board asks for its day on every load and refresh: both listings are compiled.
+_LISTING_BY_DAY = _listing(by_day=True)
+_LISTING = _listing(by_day=False)
+_COURIER_NAMES = CompiledSelect(
+    lambda: (
+        Courier.select(Courier.id, Courier.display_name).where(Courier.company == Slot("company_id")).tuples()
+    )
+)
+_ORDER_FIELDS = [_FIELD_OF_COLUMN.get(f.column_name, f.column_name) for f in Order._meta.sorted_fields]
+
+
 def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dict[str, Any]:
-    query = Order.select().where(Order.company == company_id)
     if day_text is not None:
         start, end = yerevan_day_bounds(parse_day(day_text))
-        created = (Order.created_at >= start) & (Order.created_at < end)
-        # A window with one bound is due at that bound.
-        window_from = peewee.fn.COALESCE(Order.window_start, Order.window_end)
-        window_to = peewee.fn.COALESCE(Order.window_end, Order.window_start)
-        stored = Order.window_start.db_value  # bounds as stored (the function skips the field)
-        due = (window_from < stored(end)) & (window_to >= stored(start))
-        finished = (Order.finished_at >= start) & (Order.finished_at < end)
-        carried = (Order.created_at < start) & Order.status.not_in(tuple(FINAL))
-        query = query.where(created | due | finished | carried)
         limit = limit or DEFAULT_LIMIT_WITH_DATE
+        rows = _LISTING_BY_DAY.raw_rows(
+            database, company_id=company_id, start=start, end=end, limit=limit + 1
+        )
     else:
         limit = limit or DEFAULT_LIMIT_WITHOUT_DATE
-    # The listing can be 2,000 orders: read raw rows and let order_body format them directly.
-    cursor = database.execute(query.order_by(Order.created_at.desc(), Order.id.desc()).limit(limit + 1))
-    columns = [_FIELD_OF_COLUMN.get(d[0], d[0]) for d in cursor.description]
-    rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
-    names = {
-        c.id: c.display_name
-        for c in Courier.select(Courier.id, Courier.display_name).where(Courier.company == company_id)
+        rows = _LISTING.raw_rows(database, company_id=company_id, limit=limit + 1)
+    # The listing can be 2,000 orders: raw rows, formatted by order_body directly.
+    names = dict(_COURIER_NAMES.run(database, company_id=company_id))
+    columns = _ORDER_FIELDS
+    return {
+        "orders": [order_body(dict(zip(columns, row, strict=True)), names) for row in rows[:limit]],
+        "hasMore": len(rows) > limit,
     }
-    return {"orders": [order_body(o, names) for o in rows[:limit]], "hasMore": len(rows) > limit}
 
 
 # -- assignment -------------------------------------------------------------------------------------
