@@ -40,12 +40,17 @@ class Slot(peewee.Node):
         return ctx.literal(ctx.state.param or "?")
 
 
+# What a cursor wrapper holds for one run (everything else it holds comes from initialize()).
+_WRAPPER_OWN = frozenset({"cursor", "count", "index", "initialized", "populated", "row_cache"})
+
+
 class CompiledSelect:
     """A SELECT written once with ``Slot``s, run many times with values."""
 
     def __init__(self, build: Callable[[], peewee.SelectBase]) -> None:
         self._build = build
         self._compiled: dict[type, tuple[peewee.SelectBase, str, list[Any]]] = {}
+        self._row_state: dict[type, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def _for(self, database: peewee.Database) -> tuple[peewee.SelectBase, str, list[Any]]:
@@ -66,7 +71,24 @@ class CompiledSelect:
 
     def run(self, database: peewee.Database | peewee.DatabaseProxy, **values: Any) -> Iterator[Any]:
         query, cursor = self._execute(database, values)
-        return iter(query._get_cursor_wrapper(cursor))
+        wrapper = query._get_cursor_wrapper(cursor)
+        kind = type(database.obj if isinstance(database, peewee.DatabaseProxy) else database)
+        state = self._row_state.get(kind)
+        if state is None:
+            return self._learning_row_state(kind, wrapper)
+        # The wrapper's column set-up (names, converters, join constructors) is the same on every
+        # run of the same text: it is worked out on the first run only.
+        wrapper.__dict__.update(state)
+        wrapper.initialized = True
+        return iter(wrapper)
+
+    def _learning_row_state(self, kind: type, wrapper: Any) -> Iterator[Any]:
+        for row in wrapper:
+            if kind not in self._row_state and wrapper.initialized:
+                self._row_state[kind] = {
+                    name: value for name, value in vars(wrapper).items() if name not in _WRAPPER_OWN
+                }
+            yield row
 
     def raw_rows(
         self, database: peewee.Database | peewee.DatabaseProxy, **values: Any

@@ -18,6 +18,15 @@ from appliance.dispatch.db import database
 from appliance.dispatch.models import AuthSession, Company, Courier, Membership, User
 from appliance.dispatch.runtime import runtime
 
+# The courier profile of a signed-in courier: read on every courier-app request.
+_COURIER_OF = CompiledSelect(
+    lambda: (
+        Courier.select()
+        .where((Courier.company == Slot("company_id")) & (Courier.user == Slot("user_id")))
+        .limit(1)
+    )
+)
+
 
 @dataclasses.dataclass
 class Caller:
@@ -37,9 +46,7 @@ class Caller:
     def courier(self) -> Courier | None:
         """The caller's courier profile in the active company, if any."""
         if not hasattr(self, "_courier"):
-            self._courier = Courier.get_or_none(
-                (Courier.company == self.company.id) & (Courier.user == self.user.id)
-            )
+            self._courier = _COURIER_OF.first(database, company_id=self.company.id, user_id=self.user.id)
         return self._courier
 
 

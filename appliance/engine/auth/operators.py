@@ -12,6 +12,7 @@ import secrets as random_secrets
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.keys import subkey
 from appliance.engine.db import database
 from appliance.engine.models import Operator, OperatorSecret
@@ -110,7 +111,13 @@ def list_operators() -> list[dict[str, object]]:
     ]
 
 
+# Read on every signed request (so that a removed secret stops at once): compiled once.
+_SECRETS = CompiledSelect(
+    lambda: OperatorSecret.select().where(OperatorSecret.operator == Slot("operator_id"))
+)
+
+
 def secrets_of(master_key: bytes, operator_id: str) -> list[str]:
     """The operator's secrets in the clear, for verification only (empty for unknown operators)."""
-    rows = OperatorSecret.select().where(OperatorSecret.operator == operator_id)
+    rows = _SECRETS.run(database, operator_id=operator_id)
     return [decrypt_secret(master_key, operator_id, row.id, row.ciphertext) for row in rows]

@@ -13,6 +13,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
@@ -30,15 +31,19 @@ def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+# Run on every submission: compiled once.
+_BY_KEY_OR_ID = CompiledSelect(
+    lambda: Payout.select().where(
+        (Payout.operator == Slot("operator_id"))
+        & ((Payout.idempotency_key == Slot("key")) | (Payout.payout_id == Slot("payout_id")))
+    )
+)
+
+
 def _existing(operator_id: str, key: str, payout_id: str) -> tuple[Payout | None, Payout | None]:
     """The payouts holding this key or this payoutId, read in one query (one snapshot, so a
     concurrent insert is seen by both or by neither)."""
-    rows = list(
-        Payout.select().where(
-            (Payout.operator == operator_id)
-            & ((Payout.idempotency_key == key) | (Payout.payout_id == payout_id))
-        )
-    )
+    rows = _BY_KEY_OR_ID.all(database, operator_id=operator_id, key=key, payout_id=payout_id)
     by_key = next((row for row in rows if row.idempotency_key == key), None)
     by_id = next((row for row in rows if row.payout_id == payout_id), None)
     return by_key, by_id
