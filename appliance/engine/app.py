@@ -1,10 +1,12 @@
-"""The payout engine's WSGI app: create_app(settings) binds engine.db and every area's routes."""
+"""The payout engine's WSGI app: create_app(settings) binds engine.db, builds the chains,
+custody and workers into one EngineRuntime and registers every area's routes (AREAS). Nothing
+here runs at import time."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import Flask
+from flask import Blueprint, Flask
 
 from appliance import __version__
 from appliance.common import keys
@@ -13,27 +15,48 @@ from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
 from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
+from appliance.common.runtime import Worker
 from appliance.common.webapp import create_base_app
 from appliance.engine import problems
+from appliance.engine.assets import routes as assets
 from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
 from appliance.engine.custody import Custody, load_custody
 from appliance.engine.db import MIGRATIONS, database
+from appliance.engine.deposits import routes as deposits
 from appliance.engine.deposits.watcher import DepositWatcher
+from appliance.engine.exports import routes as exports
 from appliance.engine.exports.service import ExportWorker
+from appliance.engine.health import routes as health
+from appliance.engine.payouts import routes as payouts
 from appliance.engine.payouts.pipeline import Pipeline
 from appliance.engine.reports.projector import ReportProjector
-from appliance.engine.runtime import Runtime, Worker
+from appliance.engine.runtime import EngineRuntime
+from appliance.engine.treasury import routes as treasury
+from appliance.engine.wallets import routes as wallets
+from appliance.engine.webhooks import routes as webhooks
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
 
+# The areas of the engine, in registration order (the order of the OpenAPI document's paths).
+AREAS: tuple[Blueprint, ...] = (
+    health.bp,
+    payouts.bp,
+    assets.bp,
+    wallets.bp,
+    deposits.bp,
+    webhooks.bp,
+    exports.bp,
+    treasury.bp,
+)
+
 
 def build_health(settings: Settings, chains: Chains) -> HealthRegistry:
-    health = HealthRegistry()
-    health.register("database", database_probe(database, MIGRATIONS))
+    registry = HealthRegistry()
+    registry.register("database", database_probe(database, MIGRATIONS))
     for chain_id, chain in chains.chains.items():
-        health.register(f"chain:{chain_id}", chain_probe(chain))
-    return health
+        registry.register(f"chain:{chain_id}", chain_probe(chain))
+    return registry
 
 
 def build_workers(
@@ -78,40 +101,25 @@ def build_workers(
     return workers
 
 
-def create_app(settings: Settings) -> Flask:
-    bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    app = create_base_app("appliance.engine", render_problem=problems.render, database=database)
+def build_runtime(settings: Settings) -> EngineRuntime:
     chains = build_chains(settings)
     custody = load_custody(settings.data_dir, settings.custody_key)
     master_key = keys.load_or_create_master_key(settings.data_dir)
-    app.extensions["engine"] = Runtime(
+    return EngineRuntime(
         settings=settings,
         master_key=master_key,
         health=build_health(settings, chains),
+        workers=build_workers(settings, chains, custody, master_key),
         chains=chains,
         custody=custody,
-        workers=build_workers(settings, chains, custody, master_key),
     )
 
-    from appliance.engine.assets.routes import bp as assets_bp
-    from appliance.engine.deposits.routes import bp as deposits_bp
-    from appliance.engine.exports.routes import bp as exports_bp
-    from appliance.engine.health.routes import bp as health_bp
-    from appliance.engine.payouts.routes import bp as payouts_bp
-    from appliance.engine.treasury.routes import bp as treasury_bp
-    from appliance.engine.wallets.routes import bp as wallets_bp
-    from appliance.engine.webhooks.routes import bp as webhooks_bp
 
-    for blueprint in (
-        health_bp,
-        payouts_bp,
-        assets_bp,
-        wallets_bp,
-        deposits_bp,
-        webhooks_bp,
-        exports_bp,
-        treasury_bp,
-    ):
+def create_app(settings: Settings) -> Flask:
+    bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    app = create_base_app("appliance.engine", render_problem=problems.render, database=database)
+    build_runtime(settings).install(app)
+    for blueprint in AREAS:
         app.register_blueprint(blueprint)
 
     serve_openapi(

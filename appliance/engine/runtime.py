@@ -1,34 +1,26 @@
-"""The per-app container of what the engine's code needs at run time."""
+"""The payout engine's run-time objects: the shared Runtime fields plus its engines, each built
+once in create_app (appliance/engine/app.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
-from flask import current_app
+from appliance.common.runtime import Runtime
 
-from appliance.common.health import HealthRegistry
-from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import Custody
-from appliance.settings import Settings
-
-Worker = Callable[[threading.Event], None]
+if TYPE_CHECKING:
+    from appliance.engine.chain.registry import Chains
+    from appliance.engine.custody import Custody
 
 
-@dataclasses.dataclass
-class Runtime:
-    settings: Settings
-    master_key: bytes
-    health: HealthRegistry
+@dataclasses.dataclass(kw_only=True)
+class EngineRuntime(Runtime):
+    SERVICE: ClassVar[str] = "engine"
+
     chains: Chains
+    # None without a custody key: the engine still serves; payouts wait and deposit addresses 503.
     custody: Custody | None
-    engines: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # Background workers started by `appliance serve`: (name, fn(stop_event)); each claims its
-    # work from the database so that several processes can run them side by side.
-    workers: list[tuple[str, Worker]] = dataclasses.field(default_factory=list)
 
 
-def runtime() -> Runtime:
-    return current_app.extensions["engine"]
+def runtime() -> EngineRuntime:
+    return EngineRuntime.current()
