@@ -34,6 +34,7 @@ from appliance.dispatch.housekeeping import Housekeeping
 from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.objects import routes as objects
 from appliance.dispatch.orders import routes as orders
+from appliance.dispatch.orders.listing import KeptListings
 from appliance.dispatch.pages import routes as pages
 from appliance.dispatch.plans import routes as plans
 from appliance.dispatch.routing.engines import Router
@@ -139,6 +140,7 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
         objects=store,
         mailer=mailer,
         event_slots=StreamSlots(settings.event_stream_max),
+        listings=KeptListings(),
     )
 
 

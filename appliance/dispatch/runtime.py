@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from appliance.common.mail import Mailer
     from appliance.common.objects import ObjectStore
     from appliance.dispatch.events.stream import StreamSlots
+    from appliance.dispatch.orders.listing import KeptListings
     from appliance.dispatch.routing.engines import Router
     from appliance.dispatch.routing.memo import RouteMemo
 
@@ -26,6 +27,8 @@ class DispatchRuntime(Runtime):
     objects: ObjectStore
     mailer: Mailer
     event_slots: StreamSlots
+    # The orders listings this app answered, served again while their orders are unchanged.
+    listings: KeptListings
 
 
 def runtime() -> DispatchRuntime:

@@ -68,6 +68,9 @@ class Order(BaseModel):
     created_at = UTCDateTimeField(default=now)
     updated_at = UTCDateTimeField()
     finished_at = UTCDateTimeField(null=True)
+    # Raised by the database itself on every UPDATE (a trigger, migration 0009): what the orders
+    # listing checks before it serves a kept answer. Whatever a save writes here is overwritten.
+    revision = peewee.IntegerField(default=0)
 
     class Meta:
         table_name = "order"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, Response
 
 from appliance.common.api import endpoint
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import NotFound, Unavailable
 from appliance.dispatch.auth.guards import D, current_caller
-from appliance.dispatch.orders import schemas, service
+from appliance.dispatch.orders import listing, schemas, service
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("orders", __name__)
@@ -19,7 +19,8 @@ TAGS = ["Orders"]
 def list_orders(query: schemas.OrderListQuery):
     """One Yerevan working day (created, due or finished that day, plus open work carried over),
     newest first; without date the latest 200."""
-    return service.list_orders(current_caller().company_id, query.date, query.limit)
+    body = listing.listing_json(runtime().listings, current_caller().company_id, query.date, query.limit)
+    return Response(body, mimetype="application/json")
 
 
 @endpoint(

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import peewee
 
 from appliance.common import clock
-from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
@@ -25,8 +24,6 @@ from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, ord
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
 
 PUBLIC_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
-DEFAULT_LIMIT_WITHOUT_DATE = 200
-DEFAULT_LIMIT_WITH_DATE = 1000
 
 
 def new_public_id() -> str:
@@ -159,71 +156,6 @@ def order_events(company_id: int, order_id: int) -> list[dict[str, Any]]:
         }
         for e in rows.order_by(OrderEvent.id)
     ]
-
-
-_FIELD_OF_COLUMN = {"company_id": "company", "courier_id": "courier", "last_courier_id": "last_courier"}
-
-
-def parse_day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise BadRequest(
-            "date must be a calendar date YYYY-MM-DD.", errors=[{"field": "date", "message": "invalid date"}]
-        ) from None
-
-
-def yerevan_day_bounds(day: date) -> tuple[datetime, datetime]:
-    start = datetime(day.year, day.month, day.day, tzinfo=clock.YEREVAN)
-    return start, start + timedelta(days=1)
-
-
-def _listing(by_day: bool) -> CompiledSelect:
-    def build() -> peewee.SelectBase:
-        query = Order.select().where(Order.company == Slot("company_id"))
-        if by_day:
-            start, end = Slot("start", Order.created_at), Slot("end", Order.created_at)
-            created = (Order.created_at >= start) & (Order.created_at < end)
-            # A window with one bound is due at that bound.
-            window_from = peewee.fn.COALESCE(Order.window_start, Order.window_end)
-            window_to = peewee.fn.COALESCE(Order.window_end, Order.window_start)
-            due = (window_from < end) & (window_to >= start)
-            finished = (Order.finished_at >= start) & (Order.finished_at < end)
-            carried = (Order.created_at < start) & Order.status.not_in(tuple(FINAL))
-            query = query.where(created | due | finished | carried)
-        return query.order_by(Order.created_at.desc(), Order.id.desc()).limit(Slot("limit"))
-
-    return CompiledSelect(build)
-
-
-# The board asks for its day on every load and refresh: both listings are compiled.
-_LISTING_BY_DAY = _listing(by_day=True)
-_LISTING = _listing(by_day=False)
-_COURIER_NAMES = CompiledSelect(
-    lambda: (
-        Courier.select(Courier.id, Courier.display_name).where(Courier.company == Slot("company_id")).tuples()
-    )
-)
-_ORDER_FIELDS = [_FIELD_OF_COLUMN.get(f.column_name, f.column_name) for f in Order._meta.sorted_fields]
-
-
-def list_orders(company_id: int, day_text: str | None, limit: int | None) -> dict[str, Any]:
-    if day_text is not None:
-        start, end = yerevan_day_bounds(parse_day(day_text))
-        limit = limit or DEFAULT_LIMIT_WITH_DATE
-        rows = _LISTING_BY_DAY.raw_rows(
-            database, company_id=company_id, start=start, end=end, limit=limit + 1
-        )
-    else:
-        limit = limit or DEFAULT_LIMIT_WITHOUT_DATE
-        rows = _LISTING.raw_rows(database, company_id=company_id, limit=limit + 1)
-    # The listing can be 2,000 orders: raw rows, formatted by order_body directly.
-    names = dict(_COURIER_NAMES.run(database, company_id=company_id))
-    columns = _ORDER_FIELDS
-    return {
-        "orders": [order_body(dict(zip(columns, row, strict=True)), names) for row in rows[:limit]],
-        "hasMore": len(rows) > limit,
-    }
 
 
 # -- assignment -------------------------------------------------------------------------------------

@@ -1,0 +1,134 @@
+"""The orders listing keeps its answer while nothing it was made of changed: every change to an
+order, an order entering the day, or a courier renamed is seen on the next read, however it was
+written; the database raises an order's revision on every UPDATE, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.common import clock
+from appliance.common import migrate as migrations
+from appliance.common.db import make_database
+from appliance.dispatch.db import database
+from appliance.dispatch.models import Order
+from appliance.dispatch.orders import listing
+from tests.conftest import empty_postgres
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order
+
+
+@pytest.fixture
+def company():
+    return make_company("Arev")
+
+
+@pytest.fixture
+def dispatcher(dispatch_app, company):
+    return make_member(dispatch_app, company, "dispatcher")
+
+
+@pytest.fixture
+def courier(dispatch_app, company):
+    return make_member(dispatch_app, company, "courier")
+
+
+def _day() -> str:
+    return clock.now().astimezone(clock.YEREVAN).date().isoformat()
+
+
+def _orders(client, member) -> list[dict]:
+    response = client.get(f"/orders?date={_day()}&limit=2000", headers=member.headers)
+    assert response.status_code == 200
+    return response.json["orders"]
+
+
+def test_a_repeated_read_is_the_kept_answer_byte_for_byte(
+    dispatch_app, dispatch_client, company, dispatcher
+) -> None:
+    create_order(dispatch_client, dispatcher)
+    url = f"/orders?date={_day()}"
+    first = dispatch_client.get(url, headers=dispatcher.headers).data
+    assert dispatch_client.get(url, headers=dispatcher.headers).data == first
+    kept = dispatch_app.extensions["dispatch"].listings
+    assert (company.id, _day(), listing.DEFAULT_LIMIT_WITH_DATE) in kept
+
+
+def test_a_status_move_and_an_edit_are_seen_on_the_next_read(dispatch_client, dispatcher) -> None:
+    order = create_order(dispatch_client, dispatcher)
+    assert _orders(dispatch_client, dispatcher)[0]["status"] == "draft"
+    dispatch_client.post(
+        f"/orders/{order['id']}/status", json={"status": "ready"}, headers=dispatcher.headers
+    )
+    assert _orders(dispatch_client, dispatcher)[0]["status"] == "ready"
+    dispatch_client.patch(f"/orders/{order['id']}", json={"recipientName": "Ani"}, headers=dispatcher.headers)
+    assert _orders(dispatch_client, dispatcher)[0]["recipientName"] == "Ani"
+
+
+def test_a_new_order_and_a_write_outside_the_api_are_seen(dispatch_client, dispatcher) -> None:
+    first = create_order(dispatch_client, dispatcher)
+    assert len(_orders(dispatch_client, dispatcher)) == 1
+    second = create_order(dispatch_client, dispatcher)
+    assert [o["id"] for o in _orders(dispatch_client, dispatcher)] == [second["id"], first["id"]]
+    with database.connection_context():
+        Order.update(recipient_name="Written elsewhere").where(Order.id == int(first["id"])).execute()
+    assert _orders(dispatch_client, dispatcher)[1]["recipientName"] == "Written elsewhere"
+
+
+def test_a_renamed_courier_is_seen_in_the_last_attempt(dispatch_client, dispatcher, courier) -> None:
+    order = assigned_order(dispatch_client, dispatcher, courier)
+    for status in ("picked_up", "arrived"):
+        assert courier_status(dispatch_client, courier, order["id"], status=status).status_code == 200
+    failed = courier_status(dispatch_client, courier, order["id"], status="failed", failureReason="refused")
+    assert failed.status_code == 200
+    before = _orders(dispatch_client, dispatcher)[0]["lastAttempt"]["courierName"]
+    response = dispatch_client.patch(
+        f"/couriers/{courier.courier.id}", json={"displayName": "Renamed Courier"}, headers=dispatcher.headers
+    )
+    assert response.status_code == 200
+    after = _orders(dispatch_client, dispatcher)[0]["lastAttempt"]["courierName"]
+    assert (before, after) == (courier.courier.display_name, "Renamed Courier")
+
+
+def test_another_company_never_gets_a_kept_answer(dispatch_app, dispatch_client, dispatcher) -> None:
+    create_order(dispatch_client, dispatcher)
+    other = make_member(dispatch_app, make_company("Other"), "dispatcher")
+    _orders(dispatch_client, dispatcher)
+    assert _orders(dispatch_client, other) == []
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def migrated(request, tmp_path):
+    db = (
+        empty_postgres()
+        if request.param == "postgres"
+        else make_database(f"sqlite:///{tmp_path / 'dispatch.db'}")
+    )
+    migrations.apply(db, "migrations.dispatch")
+    database.initialize(db)  # the models' proxy (the next app re-binds it)
+    with db.connection_context():
+        yield db
+    db.close_all()
+
+
+def test_the_database_raises_the_revision_on_every_update_whatever_the_writer_sends(migrated) -> None:
+    company = make_company("Revisions")
+    order = Order.create(
+        company=company,
+        public_id="ORD-REV-1",
+        status="draft",
+        recipient_name="R",
+        recipient_phone="+37400000000",
+        address_hy="A",
+        lat=40.1,
+        lon=44.5,
+        updated_at=clock.now(),
+    )
+    revisions = []
+    for name in ("x", "y"):
+        order.recipient_name = name
+        order.revision = 0  # a writer's stale copy: the database raises it all the same
+        order.save()
+        revisions.append(Order.get_by_id(order.id).revision)
+    Order.update(recipient_name="z").where(Order.id == order.id).execute()
+    revisions.append(Order.get_by_id(order.id).revision)
+    assert revisions == [1, 2, 3]
