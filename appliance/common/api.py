@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from flask import Blueprint, Flask, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from appliance.common.problems import ApiError, BadRequest, Invalid, UnsupportedMediaType
 
@@ -272,87 +272,112 @@ def build_openapi(
     extra_schemas: Iterable[type[BaseModel]] = (),
 ) -> dict[str, Any]:
     """The OpenAPI 3.1 document of every route registered through ``endpoint``."""
-    operations: list[tuple[str, Operation]] = []
-    for rule in app.url_map.iter_rules():
-        view = app.view_functions.get(rule.endpoint)
-        op = getattr(view, "_operation", None)
-        if op is not None:
-            operations.append((rule.rule, op))
-
-    models: list[tuple[type[BaseModel], Any]] = []
-    seen: set[tuple[type[BaseModel], str]] = set()
-
-    def want(model: type[BaseModel] | None, mode: str) -> None:
-        if model is not None and (model, mode) not in seen:
-            seen.add((model, mode))
-            models.append((model, mode))
-
-    for _, op in operations:
-        want(op.body, "validation")
-        want(op.response, "serialization")
-    for model in extra_schemas:
-        want(model, "serialization")
-    refs, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
-    schemas = dict(defs.get("$defs", {}))
+    operations = _registered_operations(app)
+    refs, schemas = _component_schemas(operations, extra_schemas)
     schemas["Problem"] = problem_schema
-
     paths: dict[str, dict[str, Any]] = {}
     for rule_text, op in sorted(operations, key=lambda item: item[0]):
-        path, params = _openapi_path(rule_text)
-        if op.path is not None:
-            path_props = op.path.model_json_schema().get("properties", {})
-            for param in params:
-                if param["name"] in path_props:
-                    param["schema"] = path_props[param["name"]]
-        entry: dict[str, Any] = {"summary": op.summary, "operationId": f"{op.method.lower()}{path}"}
-        if op.description and op.description != op.summary:
-            entry["description"] = op.description
-        if op.tags:
-            entry["tags"] = list(op.tags)
-        if op.query is not None:
-            query_schema = op.query.model_json_schema()
-            required = set(query_schema.get("required", []))
-            for name, prop in query_schema.get("properties", {}).items():
-                params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
-        if params:
-            entry["parameters"] = params
-        if op.body is not None:
-            entry["requestBody"] = {
-                "required": op.body_required,
-                "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
-            }
-        responses: dict[str, Any] = {}
-        success: dict[str, Any] = {"description": op.response_description or "Success"}
-        if op.response is not None:
-            success["content"] = {op.response_content_type: {"schema": refs[(op.response, "serialization")]}}
-        elif op.status != 204 and op.response_content_type != "application/json":
-            success["content"] = {op.response_content_type: {"schema": {"type": "string"}}}
-        responses[str(op.status)] = success
-        problem_ref = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
-        codes = set(op.errors)
-        if op.body is not None or op.query is not None:
-            codes.add(op.validation_status)
-        if op.guard is not None:
-            codes.update(getattr(op.guard, "error_statuses", (401,)))
-        for code in sorted(codes):
-            responses[str(code)] = {"description": _status_phrase(code), "content": problem_ref}
-        entry["responses"] = responses
-        if op.guard is not None:
-            entry["security"] = op.guard.security
-            if op.guard.description:
-                entry["description"] = (
-                    entry.get("description", "") + "\n\nAccess: " + op.guard.description
-                ).strip()
-        else:
-            entry["security"] = []
+        path, entry = _path_item_operation(rule_text, op, refs)
         paths.setdefault(path, {})[op.method.lower()] = entry
-
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version, "description": description},
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": security_schemes},
     }
+
+
+# A model's reference in the document, by (model, mode): "validation" for request bodies,
+# "serialization" for answers (pydantic's two JSON schemas of one model differ).
+SchemaRefs = dict[tuple[Any, JsonSchemaMode], Any]
+
+
+def _registered_operations(app: Flask) -> list[tuple[str, Operation]]:
+    """(rule, Operation) of every view that ``endpoint`` registered, in the URL map's order."""
+    operations: list[tuple[str, Operation]] = []
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions.get(rule.endpoint)
+        op = getattr(view, "_operation", None)
+        if op is not None:
+            operations.append((rule.rule, op))
+    return operations
+
+
+def _component_schemas(
+    operations: list[tuple[str, Operation]], extra_schemas: Iterable[type[BaseModel]]
+) -> tuple[SchemaRefs, dict[str, Any]]:
+    """The references of every body and answer model, and the schemas they point to, all built
+    in one pass so that a model used in several places is defined once."""
+    models: list[tuple[type[BaseModel] | None, JsonSchemaMode]] = []
+    for _, op in operations:
+        models.append((op.body, "validation"))
+        models.append((op.response, "serialization"))
+    models.extend((model, "serialization") for model in extra_schemas)
+    wanted = list(dict.fromkeys((model, mode) for model, mode in models if model is not None))
+    refs, defs = models_json_schema(wanted, ref_template="#/components/schemas/{model}")
+    return refs, dict(defs.get("$defs", {}))
+
+
+def _path_item_operation(rule_text: str, op: Operation, refs: SchemaRefs) -> tuple[str, dict[str, Any]]:
+    """The OpenAPI path of a Flask rule and the operation object of one method on it."""
+    path, params = _parameters(rule_text, op)
+    entry: dict[str, Any] = {"summary": op.summary, "operationId": f"{op.method.lower()}{path}"}
+    if op.description and op.description != op.summary:
+        entry["description"] = op.description
+    if op.tags:
+        entry["tags"] = list(op.tags)
+    if params:
+        entry["parameters"] = params
+    if op.body is not None:
+        entry["requestBody"] = {
+            "required": op.body_required,
+            "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
+        }
+    entry["responses"] = _responses(op, refs)
+    if op.guard is None:
+        entry["security"] = []
+        return path, entry
+    entry["security"] = op.guard.security
+    if op.guard.description:
+        entry["description"] = (entry.get("description", "") + "\n\nAccess: " + op.guard.description).strip()
+    return path, entry
+
+
+def _parameters(rule_text: str, op: Operation) -> tuple[str, list[dict[str, Any]]]:
+    """The path (in OpenAPI's braces) and its parameters: the path's, typed by the route's path
+    model where it has one, then the query model's."""
+    path, params = _openapi_path(rule_text)
+    if op.path is not None:
+        path_props = op.path.model_json_schema().get("properties", {})
+        for param in params:
+            if param["name"] in path_props:
+                param["schema"] = path_props[param["name"]]
+    if op.query is not None:
+        query_schema = op.query.model_json_schema()
+        required = set(query_schema.get("required", []))
+        for name, prop in query_schema.get("properties", {}).items():
+            params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
+    return path, params
+
+
+def _responses(op: Operation, refs: SchemaRefs) -> dict[str, Any]:
+    """The success answer, then every Problem the route may give: its declared errors, the
+    validation status where it reads input, and its guard's refusals."""
+    success: dict[str, Any] = {"description": op.response_description or "Success"}
+    if op.response is not None:
+        success["content"] = {op.response_content_type: {"schema": refs[(op.response, "serialization")]}}
+    elif op.status != 204 and op.response_content_type != "application/json":
+        success["content"] = {op.response_content_type: {"schema": {"type": "string"}}}
+    responses: dict[str, Any] = {str(op.status): success}
+    problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    codes = set(op.errors)
+    if op.body is not None or op.query is not None:
+        codes.add(op.validation_status)
+    if op.guard is not None:
+        codes.update(getattr(op.guard, "error_statuses", (401,)))
+    for code in sorted(codes):
+        responses[str(code)] = {"description": _status_phrase(code), "content": problem}
+    return responses
 
 
 def _status_phrase(code: int) -> str:
