@@ -204,3 +204,65 @@ def test_one_serving_process_serves_in_the_process_itself(tmp_path: Path) -> Non
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
     assert process.returncode == 0
+
+
+def test_writes_from_several_serving_processes_to_one_sqlite_file_are_all_kept_once(
+    tmp_path: Path, settings
+) -> None:
+    """Acknowledged GPS batches and payout submissions sent at once through two serving processes:
+    none refused for a busy database, none lost, none doubled."""
+    import concurrent.futures
+    from datetime import UTC, datetime, timedelta
+
+    from appliance.dispatch.app import create_app as create_dispatch
+    from appliance.dispatch.models import CourierLocation
+    from appliance.engine.app import create_app as create_engine
+    from appliance.engine.client import EngineClient
+    from appliance.engine.models import Payout
+    from tests.dispatch.factory import make_company, make_member
+    from tests.engine.helpers import make_operator
+
+    courier = make_member(create_dispatch(settings), make_company(), "courier")
+    engine = create_engine(settings)
+    operator = make_operator(engine)
+    process, dispatch_port, engine_port = _start(settings.data_dir, "--processes", "2")
+    base = datetime.now(UTC) - timedelta(hours=1)
+    try:
+        _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
+        _wait(f"http://127.0.0.1:{dispatch_port}/openapi.json", process)
+        client = EngineClient(
+            f"http://127.0.0.1:{engine_port}", operator["operatorId"], operator["secret"], max_attempts=1
+        )
+
+        def batch(n: int) -> int:
+            points = [
+                {"lat": 40.18, "lon": 44.51, "capturedAt": (base + timedelta(seconds=n * 10 + i)).isoformat()}
+                for i in range(10)
+            ]
+            return requests.post(
+                f"http://127.0.0.1:{dispatch_port}/courier/location",
+                json={"points": points},
+                headers=courier.headers,
+                timeout=30,
+            ).status_code
+
+        def payout(n: int) -> str:
+            answer = client.submit_payout(
+                f"pyo_multi{n:05d}",
+                "USDC",
+                str(1000 + n),
+                "0x" + "ab" * 20,
+                idempotency_key=f"key-multi-{n:05d}",
+            )
+            return answer["outcome"]
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            batches = list(pool.map(batch, range(40)))
+            payouts = list(pool.map(payout, range(24)))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert batches == [202] * 40
+    assert payouts == ["ACCEPTED"] * 24
+    assert CourierLocation.select().where(CourierLocation.courier == courier.courier.id).count() == 400
+    assert Payout.select().count() == 24
