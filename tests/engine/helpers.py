@@ -15,6 +15,20 @@ def make_operator(app, operator_id: str = "op_alpha0001") -> dict[str, str]:
         return create_operator(app.extensions["engine"].master_key, operator_id)
 
 
+DESTINATION = "0x" + "ab" * 20
+
+
+def payout_request(
+    payout_id: str = "pyo_valid0001",
+    *,
+    asset: str = "USDC",
+    amount: str = "1000",
+    destination: str = DESTINATION,
+) -> dict[str, str]:
+    """The body of POST /v1/payouts."""
+    return {"payoutId": payout_id, "asset": asset, "amountMinor": amount, "destination": destination}
+
+
 class Signer:
     def __init__(self, client, operator_id: str, secret: str) -> None:
         self.client = client
@@ -67,7 +81,7 @@ class Signer:
         key: str | None = None,
         amount: str = "1000",
         asset: str = "USDC",
-        destination: str = "0x" + "ab" * 20,
+        destination: str = DESTINATION,
     ):
-        payload = {"payoutId": payout_id, "asset": asset, "amountMinor": amount, "destination": destination}
+        payload = payout_request(payout_id, asset=asset, amount=amount, destination=destination)
         return self.request("POST", "/v1/payouts", payload, key=key or f"key-{payout_id}")

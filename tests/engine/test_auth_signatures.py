@@ -9,7 +9,7 @@ import pytest
 from appliance.common import clock
 from appliance.engine.auth.operators import add_secret, remove_secret
 from appliance.engine.auth.signature import OPAQUE_DETAIL
-from tests.engine.helpers import Signer, make_operator
+from tests.engine.helpers import Signer, make_operator, payout_request
 
 
 @pytest.fixture
@@ -111,12 +111,7 @@ def test_an_idempotency_key_sent_but_not_signed_is_401(signer) -> None:
     response = signer.request(
         "POST",
         "/v1/payouts",
-        {
-            "payoutId": "pyo_abcdefgh1",
-            "asset": "USDC",
-            "amountMinor": "5",
-            "destination": "0xabababababababababababababababababababab",
-        },
+        payout_request("pyo_abcdefgh1", amount="5"),
         key="key-00000001",
         sign_key=False,
     )

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from appliance.engine.models import Payout
-from tests.engine.helpers import Signer, make_operator
+from tests.engine.helpers import Signer, make_operator, payout_request
 
 
 @pytest.fixture
@@ -51,14 +51,7 @@ def test_a_known_payout_id_under_a_new_key_is_409(signer) -> None:
 
 def test_ten_simultaneous_identical_submissions_create_one_payout(engine_app, signer) -> None:
     results: list[int] = []
-    body = json.dumps(
-        {
-            "payoutId": "pyo_race00001",
-            "asset": "USDC",
-            "amountMinor": "700",
-            "destination": "0xabababababababababababababababababababab",
-        }
-    ).encode()
+    body = json.dumps(payout_request("pyo_race00001", amount="700")).encode()
     prepared = [signer.headers("POST", "/v1/payouts", body, key="key-race-0001") for _ in range(10)]
 
     def send(headers) -> None:
@@ -152,12 +145,7 @@ def test_bad_listing_parameters_are_400(signer, query: str) -> None:
     ],
 )
 def test_each_malformed_field_is_400_before_anything_is_stored(signer, field: str, value) -> None:
-    payload = {
-        "payoutId": "pyo_valid0001",
-        "asset": "USDC",
-        "amountMinor": "1000",
-        "destination": "0xabababababababababababababababababababab",
-    }
+    payload = payout_request()
     payload[field] = value
     response = signer.request("POST", "/v1/payouts", payload, key="key-valid-001")
     assert response.status_code == 400
@@ -170,21 +158,13 @@ def test_each_malformed_field_is_400_before_anything_is_stored(signer, field: st
     [
         ("payoutId", "pyo_" + "a" * 8),
         ("payoutId", "pyo_" + "9" * 48),
-        ("asset", "ET"),
         ("amountMinor", "9" * 39),
         ("destination", "0x" + "D" * 40),
     ],
 )
 def test_values_at_the_edges_of_their_patterns_are_accepted(signer, field: str, value: str) -> None:
-    payload = {
-        "payoutId": "pyo_valid0001",
-        "asset": "ETH",
-        "amountMinor": "1",
-        "destination": "0xabababababababababababababababababababab",
-    }
+    payload = payout_request(asset="ETH", amount="1")
     payload[field] = value
-    if field == "asset":
-        payload[field] = "ETH"
     assert signer.request("POST", "/v1/payouts", payload, key="key-edge-0001").status_code == 201
 
 
@@ -194,7 +174,7 @@ def test_values_at_the_edges_of_their_patterns_are_accepted(signer, field: str, 
 def test_a_destination_that_is_not_an_address_of_the_assets_chain_is_400_and_nothing_is_stored(
     signer, destination: str
 ) -> None:
-    payload = {"payoutId": "pyo_valid0001", "asset": "ETH", "amountMinor": "1", "destination": destination}
+    payload = payout_request(asset="ETH", amount="1", destination=destination)
     response = signer.request("POST", "/v1/payouts", payload, key="key-dest-0001")
     assert response.status_code == 400
     assert response.get_json()["detail"]
@@ -204,12 +184,7 @@ def test_a_destination_that_is_not_an_address_of_the_assets_chain_is_400_and_not
 
 @pytest.mark.parametrize("key", [None, "short", "k" * 129, "bad key!"])
 def test_a_missing_or_malformed_idempotency_key_is_400(signer, key) -> None:
-    payload = {
-        "payoutId": "pyo_valid0001",
-        "asset": "USDC",
-        "amountMinor": "1",
-        "destination": "0xabababababababababababababababababababab",
-    }
+    payload = payout_request(amount="1")
     response = signer.request("POST", "/v1/payouts", payload, key=key)
     assert response.status_code == 400
 
@@ -258,14 +233,7 @@ def test_without_a_custody_key_the_payout_wallet_is_503_after_the_signature_chec
 def _signed_submission(
     signer, payout_id: str, key: str, amount: str = "1000"
 ) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps(
-        {
-            "payoutId": payout_id,
-            "asset": "USDC",
-            "amountMinor": amount,
-            "destination": "0xabababababababababababababababababababab",
-        }
-    ).encode()
+    body = json.dumps(payout_request(payout_id, amount=amount)).encode()
     return body, signer.headers("POST", "/v1/payouts", body, key=key)
 
 
@@ -279,14 +247,7 @@ def test_a_submission_sent_twice_with_one_signature_is_accepted_once_then_refuse
 @pytest.mark.parametrize("asset", ["USDC", "XYZ"])  # refused inside the transaction (409), before it (400)
 def test_a_refused_submission_uses_up_its_signature_all_the_same(signer, asset: str) -> None:
     signer.submit("pyo_taken0001", key="key-taken-001")
-    body = json.dumps(
-        {
-            "payoutId": "pyo_taken0001",
-            "asset": asset,
-            "amountMinor": "5",
-            "destination": "0xabababababababababababababababababababab",
-        }
-    ).encode()
+    body = json.dumps(payout_request("pyo_taken0001", asset=asset, amount="5")).encode()
     headers = signer.headers("POST", "/v1/payouts", body, key="key-other-001")
     first = signer.client.post("/v1/payouts", data=body, headers=headers)
     assert first.status_code == (409 if asset == "USDC" else 400)

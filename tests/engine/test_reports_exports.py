@@ -354,19 +354,6 @@ def test_a_cli_download_failing_mid_way_exits_non_zero_and_leaves_no_file(
     monkeypatch.setattr(export_service, "stream_csv", breaking)
     out = tmp_path / "broken.csv"
     data_dir = str(harness.app.extensions["engine"].settings.data_dir)
-    result = CliRunner().invoke(
-        cli,
-        [
-            "export",
-            "download",
-            "--data-dir",
-            data_dir,
-            "--operator",
-            "op_alpha0001",
-            "job-0000001",
-            "--out",
-            str(out),
-        ],
-    )
+    result = _download(CliRunner(), data_dir, "job-0000001", out)
     assert result.exit_code != 0
     assert not out.exists() and not list(tmp_path.glob(".broken.csv.*"))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 from pydantic import BaseModel, Field
 
-from appliance.common.api import endpoint
-from appliance.engine.auth.signature import SIGNED
+from appliance.engine.auth.signature import signed_endpoint
 from appliance.engine.runtime import runtime
 
 bp = Blueprint("assets", __name__)
@@ -28,7 +27,7 @@ class AssetList(BaseModel):
     assets: list[AssetEntry]
 
 
-@endpoint(bp, "GET", "/v1/assets", guard=SIGNED, auth_first=False, response=AssetList, tags=["Assets"])
+@signed_endpoint(bp, "GET", "/v1/assets", response=AssetList, tags=["Assets"])
 def list_assets():
     """Every asset of every chain of this deployment; the same ticker on two networks is two entries."""
     return {"assets": [asset.entry() for asset in runtime().chains.assets]}

@@ -10,6 +10,7 @@ ends; a repeat, even of an identical request a moment later, is refused.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hmac
 import logging
 import re
@@ -18,6 +19,8 @@ import peewee
 from flask import g, request
 
 from appliance.common import clock
+from appliance.common.api import endpoint
+from appliance.common.compiled import insert_new
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Unauthorized
 from appliance.common.webapp import request_id
@@ -128,7 +131,7 @@ class Admission:
         """Record it inside the caller's write transaction."""
         try:
             with database.atomic():  # a savepoint: a replay must not spoil the caller's transaction
-                SeenSignature.create(signature=self.signature, expires_at=self.expires_at)
+                insert_new(SeenSignature(signature=self.signature, expires_at=self.expires_at))
         except peewee.IntegrityError:
             raise _deny("replayed signature", self.operator_id) from None
         # Prune now and then (about one request in 64) so the table stays the size of the window.
@@ -189,3 +192,7 @@ SIGNED = SignedGuard()
 SIGNED_IDEMPOTENT = SignedGuard(idempotency=True)
 # Payout submission: the replay record and the payout are written in one transaction.
 SIGNED_SUBMISSION = SignedGuard(idempotency=True, deferred_admission=True)
+
+# The decorator of every /v1 route: signed, and its path, query and body checked before the
+# signature (auth_first False), so that malformed input is refused before any store is reached.
+signed_endpoint = functools.partial(endpoint, guard=SIGNED, auth_first=False)

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from appliance.common.api import endpoint
-from appliance.engine.auth.signature import SIGNED, current_operator
+from appliance.engine.auth.signature import current_operator, signed_endpoint
 from appliance.engine.deposits import schemas, service
 from appliance.engine.runtime import runtime
 
 bp = Blueprint("deposits", __name__)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "POST",
     "/v1/deposit-addresses",
     body=schemas.DepositAddressRequest,
-    guard=SIGNED,
-    auth_first=False,
     status=201,
     response=schemas.DepositAddressBody,
     errors=(503,),
@@ -34,13 +31,11 @@ def create_deposit_address(body: schemas.DepositAddressRequest):
     return result, 201 if created else 200
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/deposits",
     query=schemas.DepositsQuery,
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.Deposits,
     errors=(404,),
     tags=["Deposits"],

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from appliance.common.api import endpoint
 from appliance.common.problems import Conflict
-from appliance.engine.auth.signature import SIGNED, current_operator
+from appliance.engine.auth.signature import current_operator, signed_endpoint
 from appliance.engine.exports import schemas, service
 from appliance.engine.reports.service import report
 from appliance.engine.runtime import runtime
@@ -14,13 +13,11 @@ from appliance.engine.runtime import runtime
 bp = Blueprint("exports", __name__)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/reports",
     query=schemas.ReportQuery,
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.Report,
     tags=["Reports"],
 )
@@ -29,13 +26,11 @@ def get_report(query: schemas.ReportQuery):
     return report(current_operator(), query.type, query.asset)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "POST",
     "/v1/exports",
     body=schemas.ExportRequest,
-    guard=SIGNED,
-    auth_first=False,
     status=202,
     response=schemas.ExportAccepted,
     errors=(409,),
@@ -49,13 +44,11 @@ def create_export(body: schemas.ExportRequest):
     )
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/exports/<job_id>",
     path=schemas.ExportPath,
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.ExportJobBody,
     errors=(404,),
     tags=["Exports"],
@@ -65,13 +58,11 @@ def get_export(job_id: str):
     return service.job_body(service.get(current_operator(), job_id))
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/exports/<job_id>/download",
     path=schemas.ExportPath,
-    guard=SIGNED,
-    auth_first=False,
     errors=(404, 409),
     tags=["Exports"],
     response_description="text/csv streamed row by row (header period,asset,count,total_amount_minor,"

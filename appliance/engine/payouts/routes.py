@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from appliance.common.api import endpoint
 from appliance.common.problems import ApiError
-from appliance.engine.auth.signature import SIGNED, SIGNED_SUBMISSION, current_operator, pending_admission
+from appliance.engine.auth.signature import (
+    SIGNED_SUBMISSION,
+    current_operator,
+    pending_admission,
+    signed_endpoint,
+)
 from appliance.engine.payouts import schemas, service
 from appliance.engine.runtime import runtime
 
 bp = Blueprint("payouts", __name__)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "POST",
     "/v1/payouts",
     body=schemas.PayoutSubmit,
     guard=SIGNED_SUBMISSION,
-    auth_first=False,
     status=201,
     response=schemas.PayoutSubmitted,
     errors=(409,),
@@ -49,13 +52,11 @@ def submit_payout(body: schemas.PayoutSubmit):
     return result, 200 if replayed else 201
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/payouts/<payout_id>",
     path=schemas.PayoutPath,
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.PayoutDetail,
     errors=(404,),
     tags=["Payouts"],
@@ -65,13 +66,11 @@ def get_payout(payout_id: str):
     return service.detail(current_operator(), payout_id)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/payouts",
     query=schemas.PayoutListQuery,
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.PayoutPage,
     tags=["Payouts"],
 )

@@ -3,14 +3,15 @@ about:blank#tenant-scope-unavailable (after a valid signature)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from flask import Blueprint
 from pydantic import StringConstraints
 
-from appliance.common.api import QuerySchema, endpoint
+from appliance.common.api import QuerySchema
 from appliance.common.problems import NotImplementedYet
-from appliance.engine.auth.signature import SIGNED
+from appliance.engine.auth.signature import signed_endpoint
 
 bp = Blueprint("treasury", __name__)
 
@@ -26,33 +27,18 @@ def _unavailable() -> NotImplementedYet:
     )
 
 
-@endpoint(
-    bp,
-    "GET",
-    "/v1/treasury/positions",
-    query=AssetQuery,
-    guard=SIGNED,
-    auth_first=False,
-    status=501,
-    errors=(501,),
-    tags=["Treasury"],
-)
+def _deployment_global(rule: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A read of deployment-global figures: its query is checked, then the signature, then 501."""
+    return signed_endpoint(bp, "GET", rule, query=AssetQuery, status=501, errors=(501,), tags=["Treasury"])
+
+
+@_deployment_global("/v1/treasury/positions")
 def treasury_positions(query: AssetQuery):
     """Always 501 about:blank#tenant-scope-unavailable for operator callers."""
     raise _unavailable()
 
 
-@endpoint(
-    bp,
-    "GET",
-    "/v1/reconciliation/findings",
-    query=AssetQuery,
-    guard=SIGNED,
-    auth_first=False,
-    status=501,
-    errors=(501,),
-    tags=["Treasury"],
-)
+@_deployment_global("/v1/reconciliation/findings")
 def reconciliation_findings(query: AssetQuery):
     """Always 501 about:blank#tenant-scope-unavailable for operator callers."""
     raise _unavailable()

@@ -5,9 +5,8 @@ from __future__ import annotations
 from flask import Blueprint
 from pydantic import BaseModel, Field
 
-from appliance.common.api import endpoint
 from appliance.common.problems import Unavailable
-from appliance.engine.auth.signature import SIGNED
+from appliance.engine.auth.signature import signed_endpoint
 from appliance.engine.payouts.pipeline import wallet_view
 from appliance.engine.runtime import runtime
 
@@ -35,12 +34,10 @@ class PayoutWallets(BaseModel):
     )
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/payout-wallet",
-    guard=SIGNED,
-    auth_first=False,
     response=PayoutWallets,
     errors=(503,),
     tags=["Wallets"],

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from appliance.common.api import endpoint
-from appliance.engine.auth.signature import SIGNED, current_operator
+from appliance.engine.auth.signature import current_operator, signed_endpoint
 from appliance.engine.runtime import runtime
 from appliance.engine.webhooks import schemas, service
 
 bp = Blueprint("webhooks", __name__)
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "POST",
     "/v1/webhooks/subscriptions",
     body=schemas.SubscribeRequest,
-    guard=SIGNED,
-    auth_first=False,
     status=201,
     response=schemas.Subscribed,
     tags=["Webhooks"],
@@ -38,12 +35,10 @@ def subscribe(body: schemas.SubscribeRequest):
     return result, 201 if created else 200
 
 
-@endpoint(
+@signed_endpoint(
     bp,
     "GET",
     "/v1/webhooks/subscriptions",
-    guard=SIGNED,
-    auth_first=False,
     response=schemas.Subscriptions,
     tags=["Webhooks"],
 )
