@@ -110,3 +110,44 @@ def by_primary_key(model: type[peewee.Model]) -> CompiledSelect:
     return CompiledSelect(
         lambda: model.select().where(model._meta.primary_key == Slot("key")).limit(1)  # type: ignore[attr-defined]
     )
+
+
+class _Inserts:
+    """INSERT texts by (model, fields given, kind of database)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[Any, ...], tuple[peewee.Insert, str, list[Any]]] = {}
+        self._lock = threading.Lock()
+
+    def insert(self, instance: peewee.Model) -> None:
+        """INSERT a new row for ``instance`` (as ``instance.save(force_insert=True)`` would) and
+        set its primary key, with the statement's text built once per set of fields given."""
+        model = type(instance)
+        meta = model._meta  # type: ignore[attr-defined]
+        data = instance.__data__
+        names = tuple(name for name in meta.sorted_field_names if name in data)
+        if not meta.defaults.keys() <= {meta.fields[name] for name in names}:
+            # A default left to peewee would be fixed in the text when it is built: no shortcut.
+            instance.save(force_insert=True)
+            return
+        database = meta.database
+        real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+        key = (model, names, type(real))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            with self._lock:
+                query = model.insert({meta.fields[name]: Slot(name, meta.fields[name]) for name in names})
+                sql, params = real.get_sql_context().sql(query).query()
+                compiled = self._compiled.setdefault(key, (query, sql, list(params)))
+        query, sql, template = compiled
+        cursor = real.execute_sql(sql, [p.bind(data) if isinstance(p, Slot) else p for p in template])
+        if meta.primary_key is not False and instance._pk is None:
+            if query._returning:  # PostgreSQL: INSERT … RETURNING the key
+                row = cursor.fetchone()
+                instance._pk = row[0] if row else None
+            else:
+                instance._pk = real.last_insert_id(cursor, query._query_type)
+        instance._dirty.clear()
+
+
+insert_new = _Inserts().insert

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import peewee
 import pytest
 
-from appliance.common.compiled import CompiledSelect, Slot
+from appliance.common.compiled import CompiledSelect, Slot, insert_new
 from appliance.common.db import UTCDateTimeField, make_database
 from tests.conftest import empty_postgres
 
@@ -26,6 +26,15 @@ class Player(peewee.Model):
     team = peewee.ForeignKeyField(Team)
     name = peewee.TextField()
     joined_at = UTCDateTimeField()
+    goals = peewee.IntegerField(default=0)
+
+    class Meta:
+        database = proxy
+
+
+class Ticket(peewee.Model):
+    code = peewee.CharField(primary_key=True)
+    seat = peewee.IntegerField()
 
     class Meta:
         database = proxy
@@ -60,12 +69,12 @@ def database(request, tmp_path):
     db = _backend(request.param, tmp_path)
     proxy.initialize(db)
     with db.connection_context():
-        db.create_tables([Team, Player])
+        db.create_tables([Team, Player, Ticket])
         red, blue = Team.create(name="red"), Team.create(name="blue")
         for team, name, day in ((red, "ani", 1), (blue, "ani", 2), (blue, "aram", 3)):
             Player.create(team=team, name=name, joined_at=datetime(2026, 11, day, 9, tzinfo=UTC))
         yield db
-        db.drop_tables([Player, Team])
+        db.drop_tables([Ticket, Player, Team])
     db.close_all() if hasattr(db, "close_all") else db.close()
 
 
@@ -102,3 +111,31 @@ def test_the_text_is_built_once_per_kind_of_database(database):
 def test_a_missing_value_is_an_error_not_a_silent_null(database):
     with pytest.raises(KeyError):
         PLAYER_WITH_TEAM.first(proxy, name="ani")
+
+
+def test_insert_new_stores_the_row_and_gives_the_new_key_each_time(database):
+    team = Team.get(Team.name == "red")
+    made = []
+    for n in range(3):
+        player = Player(team=team, name=f"p{n}", joined_at=datetime(2026, 11, 23, 10, n, tzinfo=UTC))
+        insert_new(player)
+        made.append(player.id)
+    assert len(set(made)) == 3
+    stored = Player.get_by_id(made[2])
+    assert (stored.team.name, stored.name, stored.goals, stored.joined_at.minute) == ("red", "p2", 0, 2)
+
+
+def test_insert_new_keeps_a_given_key_and_refuses_a_repeated_one(database):
+    insert_new(Ticket(code="A-1", seat=7))
+    assert Ticket.get_by_id("A-1").seat == 7
+    with pytest.raises(peewee.IntegrityError), database.atomic():
+        insert_new(Ticket(code="A-1", seat=8))
+    assert Ticket.get_by_id("A-1").seat == 7
+
+
+def test_insert_new_leaves_a_default_it_was_not_given_to_peewee(database):
+    team = Team.get(Team.name == "blue")
+    player = Player(team=team, name="late", joined_at=datetime(2026, 11, 23, tzinfo=UTC))
+    del player.__data__["goals"]  # as if built without its defaults
+    insert_new(player)
+    assert Player.get_by_id(player.id).goals == 0

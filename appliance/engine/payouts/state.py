@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.compiled import insert_new
 from appliance.engine.models import Payout, PayoutTransition
 
 STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
@@ -55,7 +56,7 @@ def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: 
     if current is None:
         for name, value in changes.items():
             setattr(payout, name, value)
-        payout.save()
+        insert_new(payout)  # every submission inserts one: its text is built once
     else:
         updated = (
             Payout.update(**changes).where((Payout.id == payout.id) & (Payout.status == current)).execute()
@@ -64,4 +65,4 @@ def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: 
             raise StaleMove(f"payout {payout.id} is no longer {current}")
         for name, value in changes.items():
             setattr(payout, name, value)
-    PayoutTransition.create(payout=payout, from_status=current, to_status=to, occurred_at=moment)
+    insert_new(PayoutTransition(payout=payout.id, from_status=current, to_status=to, occurred_at=moment))
