@@ -198,25 +198,35 @@ class EmbeddedOSRM:
         return TableResult(_matrix(answer["durations"]), _matrix(answer["distances"]), "road")
 
 
-class RemoteOSRM:
-    """An OSRM server (osrm-routed or compatible) by URL, car profile ``driving``."""
+class RoadServer:
+    """A road engine reached over HTTP by URL: one session, a short connect timeout, and every
+    failure to get a JSON answer (refused, timed out, not JSON) is the engine being unavailable."""
 
-    name = "osrm"
+    name: str
+    label: str  # how an unavailable answer names the server
 
     def __init__(self, url: str, *, timeout: float = 5.0) -> None:
         self.url = url.rstrip("/") + "/"
         self.timeout = (min(2.0, timeout), timeout)  # connect, read
         self.session = requests.Session()
 
+    def _answer(self, method: str, path: str, **options: Any) -> tuple[requests.Response, Any]:
+        try:
+            response = self.session.request(method, urljoin(self.url, path), timeout=self.timeout, **options)
+            return response, response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise RoutingUnavailable(f"{self.label}: {exc}") from exc
+
+
+class RemoteOSRM(RoadServer):
+    """An OSRM server (osrm-routed or compatible) by URL, car profile ``driving``."""
+
+    name = "osrm"
+    label = "OSRM server"
+
     def _get(self, service: str, points: Sequence[Point], params: dict[str, str]) -> dict[str, Any]:
         coords = ";".join(f"{lon:.6f},{lat:.6f}" for lat, lon in points)
-        try:
-            response = self.session.get(
-                urljoin(self.url, f"{service}/v1/driving/{coords}"), params=params, timeout=self.timeout
-            )
-            body = response.json()
-        except (requests.RequestException, ValueError) as exc:
-            raise RoutingUnavailable(f"OSRM server: {exc}") from exc
+        response, body = self._answer("GET", f"{service}/v1/driving/{coords}", params=params)
         if response.status_code != 200 or body.get("code") != "Ok":
             raise RoutingUnavailable(f"OSRM server answered {response.status_code} {body.get('code')}")
         return body
@@ -243,22 +253,14 @@ class RemoteOSRM:
         return TableResult(_matrix(body["durations"]), _matrix(body["distances"]), "road")
 
 
-class Valhalla:
+class Valhalla(RoadServer):
     """A Valhalla server by URL (auto costing); shapes are already precision 6."""
 
     name = "valhalla"
-
-    def __init__(self, url: str, *, timeout: float = 5.0) -> None:
-        self.url = url.rstrip("/") + "/"
-        self.timeout = (min(2.0, timeout), timeout)  # connect, read
-        self.session = requests.Session()
+    label = "Valhalla server"
 
     def _post(self, service: str, payload: dict[str, Any]) -> dict[str, Any]:
-        try:
-            response = self.session.post(urljoin(self.url, service), json=payload, timeout=self.timeout)
-            body = response.json()
-        except (requests.RequestException, ValueError) as exc:
-            raise RoutingUnavailable(f"Valhalla server: {exc}") from exc
+        response, body = self._answer("POST", service, json=payload)
         if response.status_code != 200:
             raise RoutingUnavailable(f"Valhalla server answered {response.status_code}")
         return body

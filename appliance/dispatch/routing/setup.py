@@ -8,6 +8,7 @@ from appliance.dispatch.routing.engines import (
     EmbeddedOSRM,
     RemoteOSRM,
     RoadEngine,
+    RoadServer,
     Router,
     RoutingUnavailable,
     StraightLine,
@@ -31,7 +32,7 @@ def make_router(settings: Settings) -> Router:
     else:
         engine = None
     # A server that does not answer is left alone for a while; the embedded engine fails at once.
-    retry_after = REMOTE_RETRY_AFTER_S if isinstance(engine, RemoteOSRM | Valhalla) else 0.0
+    retry_after = REMOTE_RETRY_AFTER_S if isinstance(engine, RoadServer) else 0.0
     return Router(
         engine,
         StraightLine(settings.straight_line_detour, settings.straight_line_speed_kmh),
