@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import requests
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -27,6 +29,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 PASSWORD = "correct horse battery"
+# The marks of every test that drives the browser against a served app.
+BROWSER_TEST = [
+    pytest.mark.e2e,
+    pytest.mark.server,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
+]
 
 
 @contextlib.contextmanager
@@ -63,6 +71,11 @@ def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) ->
     finally:
         process.terminate()
         process.wait(20)
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium, headless, through Playwright."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
 def screenshot(page, name: str) -> Path:

@@ -4,7 +4,6 @@ server: sign-in with a password, the language switch, the company switcher and s
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
@@ -13,14 +12,17 @@ from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.mail import mail_text
-from tests.e2e.console_server import CHROMIUM, CHROMIUM_ARGS, PASSWORD, screenshot, serving, wait_until
+from tests.e2e.console_server import (
+    BROWSER_TEST,
+    PASSWORD,
+    launch_chromium,
+    screenshot,
+    serving,
+    wait_until,
+)
 from tests.geo_fixtures import ROAD_A
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(conso
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
         page = context.new_page()
         problems: list[str] = []
@@ -107,7 +109,7 @@ def test_an_emailed_sign_in_link_opens_the_console_and_a_courier_s_opens_the_app
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         page = browser.new_context(locale="en-US").new_page()
         page.goto(console + "/console/?lang=en")
         page.wait_for_selector("body[data-view='signin']")

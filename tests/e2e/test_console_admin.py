@@ -6,7 +6,6 @@ in first."""
 from __future__ import annotations
 
 import io
-import shutil
 
 import pytest
 import requests
@@ -18,10 +17,10 @@ from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
     eventually,
+    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -29,11 +28,7 @@ from tests.e2e.console_server import (
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 def _png() -> bytes:
@@ -94,7 +89,7 @@ def test_the_office_views_of_the_console(office) -> None:
 
     url, courier, delivered, draft, invite_link, garun = office
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         page = context.new_page()
         sign_in_console(page, url, "ani@arev.am")

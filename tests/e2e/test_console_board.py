@@ -4,8 +4,6 @@ notice ready to paste."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import requests
 
@@ -15,9 +13,9 @@ from appliance.dispatch.models import Order
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
+    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -25,11 +23,7 @@ from tests.e2e.console_server import (
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
     url, narek, armen_member = board
     armen = armen_member.courier
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
         page = context.new_page()

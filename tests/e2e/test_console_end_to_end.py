@@ -7,7 +7,6 @@ shows the delivery through the realtime stream. Screenshots of each screen in te
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
@@ -19,9 +18,9 @@ from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
+    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -30,11 +29,7 @@ from tests.e2e.console_server import (
 from tests.e2e.test_courier_app import photo_file
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 STOPS = (
     ("Gayane Petrosyan", "+37491123456", "Աբովյան 10", ROAD_B),
     ("Tigran Mkrtchyan", "+37477000111", "Թումանյան 5", ROAD_C),
@@ -80,7 +75,7 @@ def test_a_dispatcher_and_a_courier_run_a_delivery_end_to_end(appliance, tmp_pat
     url, courier = appliance
     marker = f"[data-marker=courier][data-id='{courier.id}']"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         desk = browser.new_context(viewport={"width": 1440, "height": 1000}, locale="en-US")
         phone_context = browser.new_context(
             viewport={"width": 390, "height": 844},

@@ -5,7 +5,6 @@ plan applied."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,9 +17,9 @@ from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
+    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -28,11 +27,7 @@ from tests.e2e.console_server import (
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 def _at(point: tuple[float, float], ago: timedelta = timedelta(0)) -> dict:
@@ -73,7 +68,7 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
     url, couriers, orders = fleet
     narek, armen, sona = couriers
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         page = browser.new_context(viewport={"width": 1400, "height": 1100}, locale="en-US").new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-lang='en']")

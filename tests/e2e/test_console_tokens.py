@@ -5,7 +5,6 @@ and its calls working, and an order at risk (the ETA past its window) is flagged
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,9 +16,9 @@ from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
+    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -27,11 +26,7 @@ from tests.e2e.console_server import (
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 def _iso(moment: datetime) -> str:
@@ -70,7 +65,7 @@ def test_the_console_rotates_short_tokens_and_flags_an_order_at_risk(short_token
 
     url, order, courier = short_tokens
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         page = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US").new_page()
         refreshes: list[int] = []
         page.on("response", lambda r: refreshes.append(r.status) if r.url.endswith("/auth/refresh") else None)

@@ -6,7 +6,6 @@ The service worker opens the app without signal."""
 from __future__ import annotations
 
 import io
-import shutil
 
 import pytest
 import requests
@@ -18,21 +17,17 @@ from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    BROWSER_TEST,
     PASSWORD,
     eventually,
+    launch_chromium,
     screenshot,
     serving,
     wait_until,
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 
 
 def photo_file(tmp_path):
@@ -84,7 +79,7 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
     url, dispatcher, courier, orders, _ = courier_app
     first = orders[0]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(
             viewport={"width": 390, "height": 844},
             device_scale_factor=1,
@@ -209,7 +204,7 @@ def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
     assert made.status_code in (200, 201), made.text
     path = made.json()["link"][made.json()["link"].index("/invite/") :]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         page = browser.new_context(viewport={"width": 390, "height": 844}, locale="ru-RU").new_page()
         page.goto(url + path)
         page.click("#button")

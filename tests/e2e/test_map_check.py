@@ -4,9 +4,7 @@ tiles with /map/style.json, and shows the courier, the destination and the route
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import polyline
@@ -16,28 +14,13 @@ from appliance.dispatch.app import create_app
 from appliance.settings import Settings
 from tests import map_fixtures
 from tests.conftest import serving
-from tests.e2e.console_server import wait_until
+from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, launch_chromium, wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.server,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_TEST
 tiled_data_dir = map_fixtures.tiled_data_dir
 tiled_settings = map_fixtures.tiled_settings
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ROUTE = [ROAD_A, ROAD_C, ROAD_B]
 IDLE = "() => window.mapCheck && mapCheck.loaded && mapCheck.map.loaded() && mapCheck.map.areTilesLoaded()"
 
@@ -48,7 +31,7 @@ def browser_page(tiled_settings: Settings) -> Iterator[tuple[Any, str, dict[str,
 
     seen: dict[str, Any] = {"tiles": [], "failed": [], "console": []}
     with serving(create_app(tiled_settings)) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 390, "height": 700}, device_scale_factor=1)
             page.on("console", lambda m: m.type == "error" and seen["console"].append(m.text))

@@ -3,34 +3,16 @@ server: stage, arrival estimate, courier and destination markers on the map, and
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import pytest
-import requests
 
 from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-from tests.e2e.console_server import wait_until
+from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, launch_chromium, serving, wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
-pytestmark = [pytest.mark.e2e, pytest.mark.server]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
@@ -51,45 +33,17 @@ def server(mapped_data_dir, settings):
     )
     courier_status(client, courier, order["id"], status="picked_up")
     token = client.post(f"/orders/{order['id']}/tracking", headers=dispatcher.headers).json["token"]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--only",
-            "dispatch",
-            "--data-dir",
-            str(mapped_data_dir),
-            "--dispatch-port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get(f"{url}/openapi.json", timeout=2)
-            break
-        except requests.ConnectionError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise AssertionError("the server did not start") from None
-            time.sleep(0.2)
-    yield url, token
-    process.terminate()
-    process.wait(20)
+    with serving(mapped_data_dir, port) as url:
+        yield url, token
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
 def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
     from playwright.sync_api import sync_playwright
 
     url, token = server
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
         page.goto(f"{url}/t/{token}")
         page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
