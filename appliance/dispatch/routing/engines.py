@@ -168,14 +168,7 @@ class EmbeddedOSRM:
             raise RoutingUnavailable(f"route failed: {exc}") from exc
         if answer["code"] != "Ok" or not answer["routes"]:
             raise RoutingUnavailable(f"route answered {answer['code']}")
-        best = answer["routes"][0]
-        return RouteResult(
-            duration_s=float(best["duration"]),
-            distance_m=float(best["distance"]),
-            geometry=str(best["geometry"]),
-            legs=[(float(leg["duration"]), float(leg["distance"])) for leg in best["legs"]],
-            method="road",
-        )
+        return _osrm_route(answer["routes"][0])
 
     def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
         import osrm
@@ -196,6 +189,17 @@ class EmbeddedOSRM:
         if answer["code"] != "Ok":
             raise RoutingUnavailable(f"table answered {answer['code']}")
         return TableResult(_matrix(answer["durations"]), _matrix(answer["distances"]), "road")
+
+
+def _osrm_route(best: dict[str, Any]) -> RouteResult:
+    """A route of an OSRM answer (embedded or served: the same JSON), geometry as polyline6."""
+    return RouteResult(
+        duration_s=float(best["duration"]),
+        distance_m=float(best["distance"]),
+        geometry=str(best["geometry"]),
+        legs=[(float(leg["duration"]), float(leg["distance"])) for leg in best["legs"]],
+        method="road",
+    )
 
 
 class RoadServer:
@@ -233,14 +237,7 @@ class RemoteOSRM(RoadServer):
 
     def route(self, points: Sequence[Point]) -> RouteResult:
         body = self._get("route", points, {"overview": "full", "geometries": "polyline6"})
-        best = body["routes"][0]
-        return RouteResult(
-            duration_s=float(best["duration"]),
-            distance_m=float(best["distance"]),
-            geometry=str(best["geometry"]),
-            legs=[(float(leg["duration"]), float(leg["distance"])) for leg in best["legs"]],
-            method="road",
-        )
+        return _osrm_route(body["routes"][0])
 
     def table(self, sources: Sequence[Point], destinations: Sequence[Point]) -> TableResult:
         points = list(sources) + list(destinations)
