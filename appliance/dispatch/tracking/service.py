@@ -194,6 +194,8 @@ def _timeline(order: Order) -> list[dict[str, Any]]:
 
 
 def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
+    """The recipient's view of the link's order: who delivers, where the parcel is (coarsened,
+    only while on the way), when it arrives, and the proof and receipt once delivered."""
     link = find_link(token)
     order = _ORDER.first(database, key=link.order_id)
     company = _COMPANY.first(database, key=order.company_id)
@@ -203,54 +205,8 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
     courier_id = order.courier_id or (order.last_courier_id if state in ("delivered", "failed") else None)
     courier = _COURIER.first(database, key=courier_id) if courier_id else None
     rating = _RATING.first(database, order_id=order.id)
-
-    courier_point = None
-    courier_updated = None
-    route = None
-    eta_seconds = None
-    stops_ahead = None
-    if courier is not None and order.courier_id and state in ("preparing", "on_the_way"):
-        eta = courier_eta(rt.routes, courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes))
-        stops = eta["stops"]
-        mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
-        if mine is not None:
-            eta_seconds = stops[mine]["etaSeconds"]
-            if any(s["sequence"] is not None for s in stops):
-                stops_ahead = mine
-        if moving:
-            fix = latest_location(courier.id)
-            if fix is not None:
-                lat, lon = coarsen(fix.lat, fix.lon)
-                courier_point = {"lat": lat, "lon": lon}
-                courier_updated = clock.iso(fix.captured_at)
-                route = rt.routes.route([(lat, lon), (order.lat, order.lon)]).geometry
-    delivered = state == "delivered"
-    proof = None
-    receipt = None
-    if delivered:
-        photo = None
-        if order.proof_photo_key and rt.objects.exists(order.proof_photo_key):
-            photo = rt.objects.presign_get(order.proof_photo_key)
-        proof = {
-            "photoUrl": photo,
-            "receivedBy": (order.proof_recipient_name or "").split()[0]
-            if order.proof_recipient_name
-            else None,
-            "method": order.proof_method or ("photo" if photo else "name"),
-            "deliveredAt": clock.iso(order.finished_at),
-        }
-        receipt = {
-            "orderNumber": order.public_id,
-            "address": {"hy": order.address_hy, "en": order.address_en, "ru": order.address_ru},
-            "payment": {
-                "method": "cash" if order.is_cod else "prepaid",
-                "amountAmd": (
-                    order.collected_amount_amd
-                    if order.is_cod and order.collected_amount_amd is not None
-                    else (order.cod_amount_amd if order.is_cod else order.amount_amd)
-                ),
-            },
-        }
+    on_the_road = _on_the_road(rt, order, courier, moving) if state in ("preparing", "on_the_way") else {}
+    delivered = _delivered(rt, order) if state == "delivered" else {}
     otp = None
     if moving and order.otp_required and order.otp_cipher:
         otp = codes.decrypt_code(rt.master_key, order.public_id, order.otp_cipher)
@@ -264,21 +220,66 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         "state": state,
         "stage": stage,
         "timeline": _timeline(order),
-        "proof": proof,
-        "receipt": receipt,
+        "proof": delivered.get("proof"),
+        "receipt": delivered.get("receipt"),
         "rating": {"ok": rating.ok, "createdAt": clock.iso(rating.created_at)} if rating else None,
         "failureReason": order.failure_reason if state == "failed" else None,
-        "stopsAhead": stops_ahead,
+        "stopsAhead": on_the_road.get("stopsAhead"),
         "otpCode": otp,
         "courierName": courier.display_name.split()[0] if courier and courier.display_name else None,
         "courierLine": line_index(company.id, courier.id) if courier else None,
         "courierPhone": courier.phone if courier and moving and company.show_courier_phone else None,
-        "courier": courier_point,
-        "courierUpdatedAt": courier_updated,
+        "courier": on_the_road.get("courier"),
+        "courierUpdatedAt": on_the_road.get("courierUpdatedAt"),
         "destination": {"lat": order.lat, "lon": order.lon},
-        "etaSeconds": eta_seconds,
-        "route": route,
+        "etaSeconds": on_the_road.get("etaSeconds"),
+        "route": on_the_road.get("route"),
         "expiresAt": clock.iso(link.expires_at),
+    }
+
+
+def _on_the_road(rt: DispatchRuntime, order: Order, courier: Courier | None, moving: bool) -> dict[str, Any]:
+    """The arrival estimate and the stops before this one while the order is the courier's; the
+    courier's coarsened position and the road from it only once the parcel is on its way."""
+    if courier is None or not order.courier_id:
+        return {}
+    eta = courier_eta(rt.routes, courier, max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes))
+    stops = eta["stops"]
+    part: dict[str, Any] = {}
+    mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
+    if mine is not None:
+        part["etaSeconds"] = stops[mine]["etaSeconds"]
+        if any(s["sequence"] is not None for s in stops):
+            part["stopsAhead"] = mine
+    fix = latest_location(courier.id) if moving else None
+    if fix is not None:
+        lat, lon = coarsen(fix.lat, fix.lon)
+        part["courier"] = {"lat": lat, "lon": lon}
+        part["courierUpdatedAt"] = clock.iso(fix.captured_at)
+        part["route"] = rt.routes.route([(lat, lon), (order.lat, order.lon)]).geometry
+    return part
+
+
+def _delivered(rt: DispatchRuntime, order: Order) -> dict[str, Any]:
+    """The proof (the photo behind a short-lived link, the receiver's first name) and the receipt."""
+    photo = None
+    if order.proof_photo_key and rt.objects.exists(order.proof_photo_key):
+        photo = rt.objects.presign_get(order.proof_photo_key)
+    paid = order.amount_amd
+    if order.is_cod:
+        paid = order.collected_amount_amd if order.collected_amount_amd is not None else order.cod_amount_amd
+    return {
+        "proof": {
+            "photoUrl": photo,
+            "receivedBy": order.proof_recipient_name.split()[0] if order.proof_recipient_name else None,
+            "method": order.proof_method or ("photo" if photo else "name"),
+            "deliveredAt": clock.iso(order.finished_at),
+        },
+        "receipt": {
+            "orderNumber": order.public_id,
+            "address": {"hy": order.address_hy, "en": order.address_en, "ru": order.address_ru},
+            "payment": {"method": "cash" if order.is_cod else "prepaid", "amountAmd": paid},
+        },
     }
 
 
