@@ -10,6 +10,7 @@ import click
 from appliance.cli._options import command_options, emit
 from appliance.common import migrate as migrations
 from appliance.common.db import make_database
+from appliance.common.health import Verdict, verdict
 from appliance.common.migrate import MigrationError
 from appliance.settings import Settings
 
@@ -67,30 +68,41 @@ def migrate_command(service: str | None, settings: Settings, as_json: bool) -> N
     emit(as_json, result, lambda: _describe(result))
 
 
-def run_health(settings: Settings) -> tuple[bool, dict[str, Any]]:
+def run_health(settings: Settings) -> tuple[Verdict, dict[str, Any]]:
+    """Every readiness check of both services, and the worst verdict of the two."""
     from appliance.dispatch.app import create_app as create_dispatch
     from appliance.engine.app import create_app as create_engine
 
     report: dict[str, Any] = {}
-    healthy = True
-    for name, factory, ok_word in (("dispatch", create_dispatch, "pass"), ("engine", create_engine, "pass")):
+    order: list[Verdict] = ["pass", "degraded", "fail"]
+    worst: Verdict = "pass"
+    for name, factory in (("dispatch", create_dispatch), ("engine", create_engine)):
         app = factory(settings)
-        key = "dispatch" if name == "dispatch" else "engine"
         with app.app_context():
-            service_ok, checks = app.extensions[key].health.run()
-        report[name] = {
-            "status": ok_word if service_ok else ("degraded" if name == "dispatch" else "fail"),
-            "checks": checks,
-        }
-        healthy = healthy and service_ok
-    return healthy, report
+            _, checks = app.extensions[name].health.run()
+        status = verdict(checks)
+        report[name] = {"status": status, "checks": checks}
+        worst = max(worst, status, key=order.index)
+    return worst, report
+
+
+def _not_built_warnings(report: dict[str, Any]) -> list[str]:
+    return [
+        f"warning: {service} {check} not built: {result.get('detail', '')}".rstrip(": ")
+        for service, entry in report.items()
+        for check, result in entry["checks"].items()
+        if result["status"] == "not_built"
+    ]
 
 
 @click.command("health")
 @command_options
 def health_command(settings: Settings, as_json: bool) -> None:
-    """Run every readiness check of both services; exit 1 when any fails."""
-    healthy, report = run_health(settings)
+    """Run every readiness check of both services; exit 1 when any fails.
+
+    A check whose data is not built yet (roads, map tiles) is no failure: the service answers
+    without it, so the command warns on standard error and still exits 0 (status "degraded")."""
+    worst, report = run_health(settings)
 
     def text() -> str:
         lines = []
@@ -102,7 +114,9 @@ def health_command(settings: Settings, as_json: bool) -> None:
         return "\n".join(lines)
 
     emit(as_json, report, text)
-    sys.exit(0 if healthy else 1)
+    for warning in _not_built_warnings(report):
+        click.echo(warning, err=True)
+    sys.exit(1 if worst == "fail" else 0)
 
 
 def register(group: click.Group) -> None:

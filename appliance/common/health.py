@@ -34,6 +34,17 @@ class Check:
 
 Probe = Callable[[], Check]
 
+# A service's verdict over its checks: every check passes; nothing fails but some engine's data is
+# not built yet (the service answers without it: straight-line estimates, no map); or a check fails.
+Verdict = Literal["pass", "degraded", "fail"]
+
+
+def verdict(checks: dict[str, dict[str, Any]]) -> Verdict:
+    statuses = {entry["status"] for entry in checks.values()}
+    if statuses <= {"pass"}:
+        return "pass"
+    return "degraded" if statuses <= {"pass", "not_built"} else "fail"
+
 
 class HealthRegistry:
     def __init__(self) -> None:

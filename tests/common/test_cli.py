@@ -49,13 +49,42 @@ def test_a_bad_setting_exits_1_with_one_line_naming_it(tmp_path: Path) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_health_reports_every_check_and_exits_1_while_engines_are_not_built(tmp_path: Path) -> None:
+def test_health_on_a_fresh_install_is_degraded_and_exits_0_warning_that_roads_and_tiles_are_not_built(
+    tmp_path: Path,
+) -> None:
     run("init", "--data-dir", str(tmp_path))
     result = CliRunner().invoke(cli, ["health", "--data-dir", str(tmp_path), "--json"])
-    body = json.loads(result.output)
+    body = json.loads(result.stdout)
     assert set(body["dispatch"]["checks"]) == {"routing", "solver", "database", "tiles"}
     assert body["dispatch"]["checks"]["database"]["status"] == "pass"
     assert body["dispatch"]["checks"]["solver"]["status"] == "pass"
+    assert body["dispatch"]["checks"]["routing"]["status"] == "not_built"
+    assert body["dispatch"]["checks"]["tiles"]["status"] == "not_built"
     assert body["engine"]["checks"]["database"]["status"] == "pass"
     assert body["dispatch"]["status"] == "degraded"
+    assert body["engine"]["status"] == "pass"
+    assert result.exit_code == 0
+    warnings = result.stderr.strip().splitlines()
+    named = [line.split(":")[1].strip() for line in warnings]
+    assert named == ["dispatch routing not built", "dispatch tiles not built"]
+    assert "appliance routing build" in warnings[0] and "appliance map build" in warnings[1]
+
+
+def test_health_exits_1_when_a_check_fails_even_beside_checks_not_built(tmp_path: Path, monkeypatch) -> None:
+    run("init", "--data-dir", str(tmp_path))
+    monkeypatch.setenv("APPLIANCE_ROUTING_ENGINE", "osrm")
+    monkeypatch.setenv("APPLIANCE_ROUTING_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    result = CliRunner().invoke(cli, ["health", "--data-dir", str(tmp_path), "--json"])
+    body = json.loads(result.stdout)
+    assert body["dispatch"]["checks"]["routing"]["status"] == "fail"
+    assert body["dispatch"]["checks"]["tiles"]["status"] == "not_built"
+    assert body["dispatch"]["status"] == "fail"
     assert result.exit_code == 1
+
+
+def test_health_in_text_names_each_service_verdict_and_check(tmp_path: Path) -> None:
+    run("init", "--data-dir", str(tmp_path))
+    result = CliRunner().invoke(cli, ["health", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "dispatch: degraded" in result.stdout and "engine: pass" in result.stdout
+    assert "  routing: not_built (no road data built" in result.stdout
