@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-postgres lint format binary bench bench-http clean vendor-maplibre
+.PHONY: setup run test test-postgres test-postgres-all lint format binary bench bench-http clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -36,6 +36,11 @@ test: setup
 # The database-layer tests against a real PostgreSQL server started on a loopback port.
 test-postgres: setup
 	bash .ci/postgres.sh $(PY) -m pytest -m postgres $(PYTEST_ARGS)
+
+# The whole suite on PostgreSQL: every test's app on its own pair of databases copied from
+# templates (tests/conftest.py), against the same throwaway server.
+test-postgres-all: setup
+	bash .ci/postgres.sh env APPLIANCE_TEST_BACKEND=postgres $(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -7,6 +7,7 @@ APPLIANCE_TEST_POSTGRES=postgresql://… to run the tests marked ``postgres`` ag
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import socket
@@ -14,6 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import peewee
 import pytest
@@ -28,8 +30,10 @@ TEMPLATE_FILES = ("dispatch.db", "engine.db", "appliance.key")
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Every APPLIANCE_ variable, the tests' own included (read once at import below): a command
+    # or server a test starts must see only what the test gives it.
     for key in list(os.environ):
-        if key.startswith("APPLIANCE_") and not key.startswith("APPLIANCE_TEST_"):
+        if key.startswith("APPLIANCE_") and key != "APPLIANCE_TEST_TIMING":
             monkeypatch.delenv(key)
     clock.reset()
     yield
@@ -63,9 +67,65 @@ def data_dir(tmp_path: Path, template_dir: Path) -> Path:
     return directory
 
 
+# The backend the whole suite runs on: sqlite (default) or postgres (APPLIANCE_TEST_BACKEND=postgres
+# with APPLIANCE_TEST_POSTGRES set; `make test-postgres-all`). On PostgreSQL each test gets its
+# own pair of databases copied from templates migrated once per test process.
+BACKEND = os.environ.get("APPLIANCE_TEST_BACKEND", "sqlite")
+
+
+def _admin(sql: str) -> None:
+    import psycopg2
+
+    connection = psycopg2.connect(postgres_url())
+    connection.autocommit = True
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+    finally:
+        connection.close()
+
+
+def _database_url(name: str) -> str:
+    base = urlsplit(postgres_url() or "")
+    return urlunsplit(base._replace(path=f"/{name}"))
+
+
+@pytest.fixture(scope="session")
+def postgres_templates() -> dict[str, str]:
+    """Template databases of both services, migrated once per test process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    names = {}
+    for service, package in (("dispatch", "migrations.dispatch"), ("engine", "migrations.engine")):
+        name = f"tmpl_{service}_{worker}"
+        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        _admin(f"CREATE DATABASE {name}")
+        db = make_database(_database_url(name))
+        migrations.apply(db, package)
+        db.close_all()
+        names[service] = name
+    return names
+
+
 @pytest.fixture
-def settings(data_dir: Path) -> Settings:
-    return load_settings({"data_dir": str(data_dir)}, environ={})
+def settings(data_dir: Path, request: pytest.FixtureRequest) -> Iterator[Settings]:
+    values = {"data_dir": str(data_dir)}
+    created: list[str] = []
+    if BACKEND == "postgres":
+        if not postgres_url():
+            pytest.exit("APPLIANCE_TEST_BACKEND=postgres needs APPLIANCE_TEST_POSTGRES")
+        templates = request.getfixturevalue("postgres_templates")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        for service, template in templates.items():
+            name = f"t_{service}_{worker}_{next(_database_numbers)}"
+            _admin(f"CREATE DATABASE {name} TEMPLATE {template}")
+            created.append(name)
+            values[f"{service}_database"] = _database_url(name)
+    yield load_settings(values, environ={})
+    for name in created:
+        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+_database_numbers = itertools.count()
 
 
 def free_port() -> int:
@@ -102,8 +162,11 @@ def engine_client(engine_app):
     return engine_app.test_client()
 
 
+_POSTGRES_URL = os.environ.get("APPLIANCE_TEST_POSTGRES") or None
+
+
 def postgres_url() -> str | None:
-    return os.environ.get("APPLIANCE_TEST_POSTGRES") or None
+    return _POSTGRES_URL
 
 
 def empty_postgres() -> peewee.Database:

@@ -15,7 +15,19 @@ from tests.conftest import free_port
 pytestmark = pytest.mark.server
 
 
-def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, int, int]:
+def _databases_of(settings) -> dict[str, str]:
+    """The environment that points a server at the test's databases (PostgreSQL runs)."""
+    env = {}
+    if settings.dispatch_database:
+        env["APPLIANCE_DISPATCH_DATABASE"] = settings.dispatch_database
+    if settings.engine_database:
+        env["APPLIANCE_ENGINE_DATABASE"] = settings.engine_database
+    return env
+
+
+def _start(
+    tmp_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, int, int]:
     dispatch_port, engine_port = free_port(), free_port()
     process = subprocess.Popen(
         [
@@ -34,6 +46,7 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, int, int]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     return process, dispatch_port, engine_port
 
@@ -74,7 +87,7 @@ def test_a_request_in_flight_finishes_cleanly_after_sigterm(tmp_path: Path, sett
 
     app = create_app(settings)
     dispatcher = make_member(app, make_company(), "dispatcher")
-    process, dispatch_port, _ = _start(settings.data_dir, "--only", "dispatch")
+    process, dispatch_port, _ = _start(settings.data_dir, "--only", "dispatch", env=_databases_of(settings))
     try:
         _wait(f"http://127.0.0.1:{dispatch_port}/openapi.json", process)
         lines: list[bytes] = []
@@ -206,11 +219,11 @@ def test_one_serving_process_serves_in_the_process_itself(tmp_path: Path) -> Non
     assert process.returncode == 0
 
 
-def test_writes_from_several_serving_processes_to_one_sqlite_file_are_all_kept_once(
+def test_writes_from_several_serving_processes_to_one_database_are_all_kept_once(
     tmp_path: Path, settings
 ) -> None:
-    """Acknowledged GPS batches and payout submissions sent at once through two serving processes:
-    none refused for a busy database, none lost, none doubled."""
+    """Acknowledged GPS batches and payout submissions sent at once through two serving processes
+    to one database (one SQLite file, or PostgreSQL): none refused, none lost, none doubled."""
     import concurrent.futures
     from datetime import UTC, datetime, timedelta
 
@@ -225,7 +238,9 @@ def test_writes_from_several_serving_processes_to_one_sqlite_file_are_all_kept_o
     courier = make_member(create_dispatch(settings), make_company(), "courier")
     engine = create_engine(settings)
     operator = make_operator(engine)
-    process, dispatch_port, engine_port = _start(settings.data_dir, "--processes", "2")
+    process, dispatch_port, engine_port = _start(
+        settings.data_dir, "--processes", "2", env=_databases_of(settings)
+    )
     base = datetime.now(UTC) - timedelta(hours=1)
     try:
         _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
