@@ -2,35 +2,116 @@
 
 A module contributes by defining ``register(group)``; modules are found with pkgutil so the frozen
 executable (which collects this package) has the same commands.
+
+Modules are imported only when one of their commands runs: ``appliance --version`` imports none,
+and ``appliance --help`` lists the commands from ``COMMANDS`` (name, module, one-line help) without
+importing them. A module missing from ``COMMANDS`` still works: it is imported when the list or a
+name not in the table is asked for (tests/common/test_cli_lazy_commands.py keeps the table true).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import NamedTuple
 
 import click
 
 from appliance import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class Entry(NamedTuple):
+    module: str
+    short_help: str
+
+
+COMMANDS: dict[str, Entry] = {
+    "chain": Entry("custody", "The engine's chains."),
+    "company": Entry("company", "Dispatch companies."),
+    "custody": Entry("custody", "The engine's custody master key (custody.key in the data directory)."),
+    "demo": Entry("serve", "A ready-to-try install on the embedded defaults, then serve."),
+    "export": Entry("export", "CSV exports of the engine's reports."),
+    "health": Entry("admin", "Run every readiness check of both services; exit 1 when any fails."),
+    "init": Entry("admin", "Create the data directory and both databases, applying every migration."),
+    "map": Entry("map", "Map tiles."),
+    "migrate": Entry("admin", "Apply pending migrations."),
+    "operator": Entry("operator", "Payout-engine operators and their secrets."),
+    "routing": Entry("routing", "Road routing data."),
+    "serve": Entry(
+        "serve", "Migrate, then serve the dispatch API and the engine API until SIGINT or SIGTERM."
+    ),
+    "webhook": Entry("operator", "Operators' webhook endpoints."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose command modules are imported on first use of one of their commands."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._loaded: set[str] = set()
+
+    def load_module(self, module: str) -> None:
+        if module in self._loaded:
+            return
+        self._loaded.add(module)
+        register = getattr(importlib.import_module(f"{__name__}.{module}"), "register", None)
+        if register is not None:
+            register(self)
+
+    def load_unlisted_modules(self) -> None:
+        """Modules no entry of COMMANDS names: their commands are only known once imported."""
+        listed = {entry.module for entry in COMMANDS.values()}
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+            if not info.name.startswith("_") and info.name not in listed:
+                self.load_module(info.name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_unlisted_modules()
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is not None:
+            self.load_module(entry.module)
+        elif cmd_name not in self.commands:
+            self.load_unlisted_modules()
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in COMMANDS and name not in self.commands:
+                # Shortened exactly as click shortens a loaded command's help.
+                short = click.Command(name, help=COMMANDS[name].short_help).get_short_help_str(limit)
+                rows.append((name, short))
+            else:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="appliance")
 def cli() -> None:
     """The appliance: delivery dispatch service and payout engine in one executable."""
 
 
-def _load_commands() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(cli)
-
-
-_load_commands()
+def load_all_commands() -> None:
+    """Import every command module (what the group did at import before it became lazy)."""
+    group = cli
+    assert isinstance(group, LazyGroup)
+    for entry in COMMANDS.values():
+        group.load_module(entry.module)
+    group.load_unlisted_modules()
 
 
 def main() -> None:
