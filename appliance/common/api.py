@@ -5,8 +5,25 @@ route's guard (authentication and role), and records what it knows for ``build_o
 walks the Flask URL map. Views receive plain values (``body=``, ``query=``) and return a dict or
 list (serialised as JSON with the declared status), ``(value, status)``, or a Response.
 
-Validation failures are Problems: 400 by default, 422 where the route says so or where a value
-lies outside the service area (the ``service_area`` error type), with one entry per field.
+Validation failures are Problems with one entry per field, under one rule (docs/errors.md):
+
+- 400 when the request is invalid as the operation's input: no body where one is required, a
+  body that is not JSON, a value of the wrong JSON type, a required field missing, a value that is
+  not one of those allowed or does not match its pattern, a NUL character; and any invalid path or
+  query parameter (the dispatch specification: "400 invalid date or limit" on GET /orders).
+  Also a value outside its field's own limits: a text's length, a number's range ("400 invalid
+  input"; GET /orders: "400 invalid date or limit"; PATCH /courier/me: "400 ... invalid language").
+- The app's *unprocessable status* when every field reads fine but the request cannot be processed:
+  a point outside the service area, a list with more or fewer items than it allows (a GPS batch,
+  a plan's routes and stops, a route's points). The dispatch service answers 422 ("422 validation
+  (bounds, duplicates, wrong delivery code)", "422 bounds or batch limit", "422 coordinate
+  bounds"), as its services do for duplicates, wrong codes and the like; the engine answers 400
+  (its specification: "a malformed value is a 400", and it names no 422). A request with both
+  kinds of finding answers 400.
+
+The OpenAPI document lists exactly these: 400 where the operation reads a body, query or path
+model, and the unprocessable status where its body schema has an item count or a service-area
+coordinate (marked ``x-unprocessable``).
 """
 
 from __future__ import annotations
@@ -15,26 +32,41 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any, Protocol
 
-from flask import Blueprint, Flask, Response, jsonify, request
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from appliance.common.problems import ApiError, BadRequest, Invalid, UnsupportedMediaType
 
-# Error types that always answer 422 (bounds of the service area and the like).
-UNPROCESSABLE_ERROR_TYPES = {"service_area", "unprocessable"}
+# pydantic's error types for a request that reads fine, field by field, but that the service cannot
+# process: a point outside the service area, a list (a GPS batch, a plan's routes or stops, a route's
+# points) with more or fewer items than it allows. Every other type (missing, wrong type, not
+# allowed, no match, a text's length or a number's range) means the input itself is invalid: 400.
+UNPROCESSABLE_ERROR_TYPES = frozenset({"service_area", "too_short", "too_long", "unprocessable"})
+
+# The keywords by which a JSON schema states what UNPROCESSABLE_ERROR_TYPES report.
+_UNPROCESSABLE_KEYWORDS = frozenset({"minItems", "maxItems", "x-unprocessable"})
+
+# The app config key holding the status of an unprocessable body (422 unless the app says).
+UNPROCESSABLE_STATUS_KEY = "APPLIANCE_UNPROCESSABLE_STATUS"
 
 
-def _refuse_nul(where: str, status: int) -> None:
+def unprocessable_status() -> int:
+    return int(current_app.config.get(UNPROCESSABLE_STATUS_KEY, 422))
+
+
+def _refuse_nul(where: str) -> None:
     """A NUL character in any text is refused at validation on every backend: PostgreSQL cannot
-    store one (a 500 there) and SQLite would keep it silently."""
-    detail = f"Invalid {where}: text may not contain NUL characters."
-    errors = [{"field": where, "message": "NUL character"}]
-    raise (Invalid(detail, errors=errors) if status == 422 else BadRequest(detail, errors=errors))
+    store one (a 500 there) and SQLite would keep it silently. No text field allows one, so the
+    value is malformed: 400."""
+    raise BadRequest(
+        f"Invalid {where}: text may not contain NUL characters.",
+        errors=[{"field": where, "message": "NUL character"}],
+    )
 
 
 def _nul_path(value: Any, path: str = "") -> str | None:
@@ -92,11 +124,12 @@ class Operation:
     response: type[BaseModel] | None
     response_description: str
     errors: tuple[int, ...]
+    error_notes: dict[int, str]
+    other_statuses: tuple[int, ...]
     guard: Guard | None
     summary: str
     description: str
     tags: tuple[str, ...]
-    validation_status: int
     body_required: bool
     response_content_type: str
 
@@ -105,7 +138,11 @@ def _field_path(loc: Iterable[Any]) -> str:
     return ".".join(str(part) for part in loc if part not in {"body", "query", "path"})
 
 
-def validation_error(exc: ValidationError, *, status: int = 400, where: str = "body") -> ApiError:
+def validation_error(
+    exc: ValidationError, *, unprocessable_status: int = 400, where: str = "body"
+) -> ApiError:
+    """The Problem of a failed validation: ``unprocessable_status`` when every finding is of an
+    UNPROCESSABLE_ERROR_TYPES type, 400 when anything is invalid in itself."""
     errors = [
         {"field": _field_path(err["loc"]) or where, "message": err["msg"], "type": err["type"]}
         for err in exc.errors(include_url=False, include_context=False, include_input=False)
@@ -116,7 +153,7 @@ def validation_error(exc: ValidationError, *, status: int = 400, where: str = "b
         )
     names = ", ".join(sorted({e["field"] for e in errors}))
     detail = f"Invalid {where}: {names}."
-    if status == 422 or any(err["type"] in UNPROCESSABLE_ERROR_TYPES for err in errors):
+    if unprocessable_status == 422 and all(err["type"] in UNPROCESSABLE_ERROR_TYPES for err in errors):
         return Invalid(detail, errors=errors)
     return BadRequest(detail, errors=errors)
 
@@ -137,17 +174,17 @@ def _read_body(model: type[BaseModel], op: Operation) -> BaseModel:
         except ValueError:
             where = None  # malformed JSON: the model's own error says so
         if where:
-            _refuse_nul(where, op.validation_status)
+            _refuse_nul(where)
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise validation_error(exc, status=op.validation_status) from None
+        raise validation_error(exc, unprocessable_status=unprocessable_status()) from None
 
 
 def _read_query(model: type[BaseModel], op: Operation) -> BaseModel:
     for key, value in request.args.items(multi=True):
         if "\x00" in key or "\x00" in value:
-            _refuse_nul(f"query.{key}", op.validation_status)
+            _refuse_nul(f"query.{key}")
     values: dict[str, Any] = {}
     for key in request.args:
         items = request.args.getlist(key)
@@ -157,7 +194,7 @@ def _read_query(model: type[BaseModel], op: Operation) -> BaseModel:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        raise validation_error(exc, status=op.validation_status, where="query") from None
+        raise validation_error(exc, where="query") from None
 
 
 def endpoint(
@@ -173,16 +210,20 @@ def endpoint(
     response_description: str = "",
     response_content_type: str = "application/json",
     errors: Iterable[int] = (),
+    error_notes: Mapping[int, str] | None = None,
+    other_statuses: Iterable[int] = (),
     guard: Guard | None = None,
     auth_first: bool = True,
     summary: str = "",
     tags: Iterable[str] = (),
-    validation_status: int = 400,
     body_required: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a view on ``bp`` for ``method rule`` with validation, guard and OpenAPI data.
 
     ``path`` validates the path parameters (patterns) before anything else reaches a store.
+    ``other_statuses`` are further success statuses answered with the same body (a replayed
+    submission's 200 beside the 201 of a new one); ``error_notes`` describe an error status beyond
+    its phrase (extension members of its Problem).
     ``auth_first`` runs the guard before validation (dispatch: 401 before 400); the engine sets
     it False because its patterns must be checked before any store is reached.
     """
@@ -198,11 +239,12 @@ def endpoint(
             response=response,
             response_description=response_description,
             errors=tuple(errors),
+            error_notes=dict(error_notes or {}),
+            other_statuses=tuple(other_statuses),
             guard=guard,
             summary=summary or (doc.splitlines()[0] if doc else view.__name__.replace("_", " ")),
             description=doc,
             tags=tuple(tags),
-            validation_status=validation_status,
             body_required=body_required,
             response_content_type=response_content_type,
         )
@@ -216,7 +258,7 @@ def endpoint(
                 try:
                     path.model_validate(path_args)
                 except ValidationError as exc:
-                    raise validation_error(exc, status=op.validation_status, where="path") from None
+                    raise validation_error(exc, where="path") from None
             if query is not None:
                 kwargs["query"] = _read_query(query, op)
             if body is not None:
@@ -256,7 +298,11 @@ _PATH_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
 def _openapi_path(rule: str) -> tuple[str, list[dict[str, Any]]]:
     params = []
     for converter, name in _PATH_PARAM.findall(rule):
-        schema: dict[str, Any] = {"type": "integer"} if converter == "int" else {"type": "string"}
+        schema: dict[str, Any] = (
+            {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}
+            if converter == "int"
+            else {"type": "string"}
+        )
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return _PATH_PARAM.sub(lambda m: "{" + m.group(2) + "}", rule), params
 
@@ -275,9 +321,10 @@ def build_openapi(
     operations = _registered_operations(app)
     refs, schemas = _component_schemas(operations, extra_schemas)
     schemas["Problem"] = problem_schema
+    answers = _Answers(refs, schemas, int(app.config.get(UNPROCESSABLE_STATUS_KEY, 422)))
     paths: dict[str, dict[str, Any]] = {}
     for rule_text, op in sorted(operations, key=lambda item: item[0]):
-        path, entry = _path_item_operation(rule_text, op, refs)
+        path, entry = _path_item_operation(rule_text, op, answers)
         paths.setdefault(path, {})[op.method.lower()] = entry
     return {
         "openapi": "3.1.0",
@@ -318,7 +365,37 @@ def _component_schemas(
     return refs, dict(defs.get("$defs", {}))
 
 
-def _path_item_operation(rule_text: str, op: Operation, refs: SchemaRefs) -> tuple[str, dict[str, Any]]:
+@dataclasses.dataclass(frozen=True)
+class _Answers:
+    """What the responses of an operation are built from: the model references, the component
+    schemas they point to, and the app's status for an unprocessable body."""
+
+    refs: SchemaRefs
+    schemas: dict[str, Any]
+    unprocessable_status: int
+
+    def may_be_unprocessable(self, schema: Any, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether a JSON schema (references followed) holds anywhere a limit whose breach is
+        unprocessable (an item count, the service area)."""
+        if isinstance(schema, list):
+            return any(self.may_be_unprocessable(item, seen) for item in schema)
+        if not isinstance(schema, dict):
+            return False
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            if name not in seen and self.may_be_unprocessable(self.schemas.get(name), seen | {name}):
+                return True
+        if _UNPROCESSABLE_KEYWORDS & schema.keys():
+            return True
+        return any(
+            self.may_be_unprocessable(value, seen)
+            for key, value in schema.items()
+            if key not in {"$ref", "examples", "default", "const", "enum", "example"}
+        )
+
+
+def _path_item_operation(rule_text: str, op: Operation, answers: _Answers) -> tuple[str, dict[str, Any]]:
     """The OpenAPI path of a Flask rule and the operation object of one method on it."""
     path, params = _parameters(rule_text, op)
     entry: dict[str, Any] = {"summary": op.summary, "operationId": f"{op.method.lower()}{path}"}
@@ -331,9 +408,9 @@ def _path_item_operation(rule_text: str, op: Operation, refs: SchemaRefs) -> tup
     if op.body is not None:
         entry["requestBody"] = {
             "required": op.body_required,
-            "content": {"application/json": {"schema": refs[(op.body, "validation")]}},
+            "content": {"application/json": {"schema": answers.refs[(op.body, "validation")]}},
         }
-    entry["responses"] = _responses(op, refs)
+    entry["responses"] = _responses(op, answers)
     if op.guard is None:
         entry["security"] = []
         return path, entry
@@ -360,23 +437,33 @@ def _parameters(rule_text: str, op: Operation) -> tuple[str, list[dict[str, Any]
     return path, params
 
 
-def _responses(op: Operation, refs: SchemaRefs) -> dict[str, Any]:
+def _responses(op: Operation, answers: _Answers) -> dict[str, Any]:
     """The success answer, then every Problem the route may give: its declared errors, the
-    validation status where it reads input, and its guard's refusals."""
+    validation statuses where it reads input (module docstring), and its guard's refusals."""
     success: dict[str, Any] = {"description": op.response_description or "Success"}
     if op.response is not None:
-        success["content"] = {op.response_content_type: {"schema": refs[(op.response, "serialization")]}}
+        schema = answers.refs[(op.response, "serialization")]
+        success["content"] = {op.response_content_type: {"schema": schema}}
     elif op.status != 204 and op.response_content_type != "application/json":
         success["content"] = {op.response_content_type: {"schema": {"type": "string"}}}
     responses: dict[str, Any] = {str(op.status): success}
+    for other in op.other_statuses:
+        responses[str(other)] = success
     problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
     codes = set(op.errors)
-    if op.body is not None or op.query is not None:
-        codes.add(op.validation_status)
+    if op.body is not None or op.query is not None or op.path is not None:
+        codes.add(400)
+    if op.body is not None:
+        codes.update((413, 415))  # a body over the app's size limit; a body that is not JSON
+        if answers.may_be_unprocessable(answers.refs[(op.body, "validation")]):
+            codes.add(answers.unprocessable_status)
     if op.guard is not None:
         codes.update(getattr(op.guard, "error_statuses", (401,)))
     for code in sorted(codes):
-        responses[str(code)] = {"description": _status_phrase(code), "content": problem}
+        description = _status_phrase(code)
+        if code in op.error_notes:
+            description += ": " + op.error_notes[code]
+        responses[str(code)] = {"description": description, "content": problem}
     return responses
 
 

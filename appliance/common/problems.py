@@ -2,7 +2,8 @@
 
 ``status`` is the HTTP status, ``detail`` a sentence for people, ``code`` the machine-readable
 code where a specification names one (dispatch puts it in the body as ``code``), ``errors`` the
-per-field findings of validation.
+per-field findings of validation, ``extensions`` further members of the body (RFC 9457 extension
+members, such as the checks of a failing health probe); they never replace a Problem field.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ class ApiError(Exception):
         errors: list[dict[str, Any]] | None = None,
         slug: str | None = None,
         headers: dict[str, str] | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
         self.detail = detail or HTTPStatus(self.status).phrase
         self.code = code
         self.errors = errors
         self.headers = headers or {}
+        self.extensions = extensions or {}
         if slug:
             self.slug = slug
         super().__init__(self.detail)

@@ -14,9 +14,11 @@ from typing import Any
 
 import peewee
 from flask import Flask, Response, g, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.routing import IntegerConverter
 
 from appliance.common import problems
+from appliance.common.api import UNPROCESSABLE_STATUS_KEY
 from appliance.common.jsonio import OrjsonProvider
 from appliance.common.problems import ApiError
 
@@ -65,17 +67,37 @@ def _compress_large_json(response: Response) -> None:
     response.headers["Vary"] = "Accept-Encoding"
 
 
+# Integer ids in paths are database keys: beyond a signed 64-bit integer no record can exist, and the
+# database driver would raise (SQLite: OverflowError) instead of finding nothing. Such an id is a
+# missing record, 404, found while matching (a rule that merely failed to match could fall through
+# to another rule and answer 405). Leading signs never match, as with Flask's own converter.
+ID_MAX = 2**63 - 1
+
+
+class IdConverter(IntegerConverter):
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number > ID_MAX:
+            raise NotFound()
+        return number
+
+
 def create_base_app(
     name: str,
     *,
     render_problem: ProblemRenderer,
     database: peewee.DatabaseProxy,
     max_body_bytes: int = 2 * 1024 * 1024,
+    unprocessable_status: int = 422,
 ) -> Flask:
+    """``unprocessable_status``: the answer to a body that reads fine but cannot be processed
+    (appliance.common.api: 422 for dispatch, 400 for the engine)."""
     app = Flask(name, static_folder=None)
     app.json = OrjsonProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
+    app.config[UNPROCESSABLE_STATUS_KEY] = unprocessable_status
     app.url_map.strict_slashes = False
+    app.url_map.converters["int"] = IdConverter
 
     @app.before_request
     def _start() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 LAT_MIN, LAT_MAX = 38.8, 41.4
@@ -28,8 +28,20 @@ def _longitude(value: float) -> float:
     return value
 
 
-Latitude = Annotated[float, AfterValidator(_latitude)]
-Longitude = Annotated[float, AfterValidator(_longitude)]
+# The bounds stand in the JSON schema too, so that the OpenAPI document says them and clients (and
+# generated test data) keep inside; the validators give the refusal its service-area message, and
+# x-unprocessable tells the document's builder that a point outside is a 422 (common/api.py).
+OUTSIDE = "outside the service area"
+Latitude = Annotated[
+    float,
+    AfterValidator(_latitude),
+    Field(json_schema_extra={"minimum": LAT_MIN, "maximum": LAT_MAX, "x-unprocessable": OUTSIDE}),
+]
+Longitude = Annotated[
+    float,
+    AfterValidator(_longitude),
+    Field(json_schema_extra={"minimum": LON_MIN, "maximum": LON_MAX, "x-unprocessable": OUTSIDE}),
+]
 
 
 class LatLon(BaseModel):

@@ -40,4 +40,4 @@ def render(error: ApiError, request_id: str) -> dict[str, Any]:
     if error.errors:
         body["errors"] = [{"field": e["field"], "message": e["message"]} for e in error.errors]
     body["requestId"] = request_id
-    return body
+    return {**error.extensions, **body}

@@ -5,6 +5,7 @@ here runs at import time."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from flask import Blueprint, Flask
 
@@ -28,6 +29,7 @@ from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.exports import routes as exports
 from appliance.engine.exports.service import ExportWorker
 from appliance.engine.health import routes as health
+from appliance.engine.openapi import describe_offer
 from appliance.engine.payouts import routes as payouts
 from appliance.engine.payouts.pipeline import Pipeline
 from appliance.engine.reports.projector import ReportProjector
@@ -117,28 +119,35 @@ def build_runtime(settings: Settings) -> EngineRuntime:
 
 def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
-    app = create_base_app("appliance.engine", render_problem=problems.render, database=database)
+    # The engine's specification names no 422: a malformed value is a 400, whatever is wrong with it.
+    app = create_base_app(
+        "appliance.engine", render_problem=problems.render, database=database, unprocessable_status=400
+    )
     build_runtime(settings).install(app)
     for blueprint in AREAS:
         app.register_blueprint(blueprint)
 
     serve_openapi(
         app,
-        lambda: build_openapi(
-            app,
-            title="Payout Engine",
-            version=__version__,
-            description="Signed-request payout engine. Every /v1 endpoint needs the signature headers.",
-            problem_schema=problems.PROBLEM_SCHEMA,
-            security_schemes={
-                "operatorSignature": {
-                    "type": "apiKey",
-                    "in": "header",
-                    "name": "X-Signature",
-                    "description": "HMAC-SHA256 of the five-line canonical string, with X-Operator-Id and "
-                    "X-Timestamp (see docs/engine-auth.md).",
-                }
-            },
-        ),
+        lambda: describe_offer(_document(app), app.extensions["engine"].chains),
     )
     return app
+
+
+def _document(app: Flask) -> dict[str, Any]:
+    return build_openapi(
+        app,
+        title="Payout Engine",
+        version=__version__,
+        description="Signed-request payout engine. Every /v1 endpoint needs the signature headers.",
+        problem_schema=problems.PROBLEM_SCHEMA,
+        security_schemes={
+            "operatorSignature": {
+                "type": "apiKey",
+                "in": "header",
+                "name": "X-Signature",
+                "description": "HMAC-SHA256 of the five-line canonical string, with X-Operator-Id and "
+                "X-Timestamp (see docs/engine-auth.md).",
+            }
+        },
+    )

@@ -34,4 +34,4 @@ def render(error: ApiError, request_id: str) -> dict[str, Any]:
     }
     if error.errors:
         body["errors"] = [{"field": e["field"], "message": e["message"]} for e in error.errors]
-    return body
+    return {**error.extensions, **body}

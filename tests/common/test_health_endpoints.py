@@ -3,7 +3,10 @@ def test_dispatch_healthz_lists_the_four_checks_and_answers_503_naming_what_is_d
 ) -> None:
     response = dispatch_client.get("/healthz")
     assert response.status_code == 503
+    assert response.mimetype == "application/problem+json"
     body = response.json
+    assert (body["type"], body["status"]) == ("about:blank#unavailable", 503)
+    assert body["title"] == "Service Unavailable"
     assert set(body["checks"]) == {"routing", "solver", "database", "tiles"}
     assert body["checks"]["database"]["status"] == "pass"
     assert body["checks"]["routing"]["status"] == "not_built"
@@ -52,7 +55,9 @@ def test_engine_ready_answers_503_when_the_database_is_behind(engine_app, engine
     engine_app.extensions["engine"].health.register("database", lambda: Check("fail", "behind"))
     response = engine_client.get("/health/ready")
     assert response.status_code == 503
-    assert response.json["status"] == "fail"
+    assert response.mimetype == "application/problem+json"
+    assert response.json["status"] == 503 and response.json["checks"]["database"] == "fail"
+    assert response.json["type"] == "about:blank#unavailable" and "database" in response.json["detail"]
 
 
 def test_both_services_serve_their_openapi_document(dispatch_client, engine_client) -> None:

@@ -80,14 +80,15 @@ def test_optimize_orders_the_stops_and_reports_their_arrivals(app, dispatcher) -
     ("path", "body", "status"),
     [
         ("/geo/route", {"coordinates": [{"lat": 40.18, "lon": 44.51}, {"lat": 48.85, "lon": 2.35}]}, 422),
-        ("/geo/route", {"coordinates": [{"lat": 40.18, "lon": 44.51}]}, 400),
-        ("/geo/route", {"coordinates": [{"lat": 40.18, "lon": 44.51}] * 26}, 400),
+        # Too few or too many points (an item count), like a point outside the area: 422.
+        ("/geo/route", {"coordinates": [{"lat": 40.18, "lon": 44.51}]}, 422),
+        ("/geo/route", {"coordinates": [{"lat": 40.18, "lon": 44.51}] * 26}, 422),
         ("/geo/route", {"coordinates": [{"lat": "40.18", "lon": 44.51}] * 2}, 400),
-        ("/geo/matrix", {"sources": [], "destinations": [{"lat": 40.18, "lon": 44.51}]}, 400),
+        ("/geo/matrix", {"sources": [], "destinations": [{"lat": 40.18, "lon": 44.51}]}, 422),
         (
             "/geo/matrix",
             {"sources": [{"lat": 40.18, "lon": 44.51}] * 101, "destinations": [{"lat": 40.18, "lon": 44.51}]},
-            400,
+            422,
         ),
         (
             "/geo/optimize",
@@ -97,7 +98,7 @@ def test_optimize_orders_the_stops_and_reports_their_arrivals(app, dispatcher) -
         (
             "/geo/optimize",
             {"start": {"lat": 40.18, "lon": 44.5}, "stops": [{"lat": 40.18, "lon": 44.51}] * 51},
-            400,
+            422,
         ),
     ],
 )

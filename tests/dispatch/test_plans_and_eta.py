@@ -94,7 +94,8 @@ def test_suggest_errors(app, client, dispatcher, couriers) -> None:
         ).status_code
         == 404
     )
-    assert client.post("/plans/suggest", json={"capacity": 0}, headers=dispatcher.headers).status_code == 422
+    # A number outside its own range is invalid input, 400 (docs/errors.md); nothing to plan is 422.
+    assert client.post("/plans/suggest", json={"capacity": 0}, headers=dispatcher.headers).status_code == 400
 
 
 def test_recompute_keeps_the_given_sequence_and_times_it_on_roads(client, dispatcher, couriers) -> None:
@@ -303,15 +304,20 @@ def test_an_order_whose_window_opens_after_the_shift_is_unassigned_not_a_failure
         {"courierIds": [1, 1]},
         {"courierIds": list(range(1, 22))},
         {"orderIds": []},
-        {"capacity": 201},
     ],
-    ids=["duplicate_order", "duplicate_courier", "more_than_20_routes", "empty_order_list", "capacity"],
+    ids=["duplicate_order", "duplicate_courier", "more_than_20_routes", "empty_order_list"],
 )
 def test_suggest_refuses_duplicates_and_oversized_plans_with_422(client, dispatcher, couriers, body) -> None:
     _orders(client, dispatcher, 1)
     response = client.post("/plans/suggest", json=body, headers=dispatcher.headers)
     assert response.status_code == 422
     assert response.json["status"] == 422
+
+
+def test_a_capacity_outside_its_range_is_invalid_input_400(client, dispatcher, couriers) -> None:
+    _orders(client, dispatcher, 1)
+    response = client.post("/plans/suggest", json={"capacity": 201}, headers=dispatcher.headers)
+    assert response.status_code == 400 and response.json["errors"][0]["field"] == "capacity"
 
 
 def test_a_courier_with_two_routes_is_refused_by_recompute_and_apply(client, dispatcher, couriers) -> None:

@@ -28,7 +28,6 @@ def list_settlements(query: SettlementQuery):
     body_required=False,
     response=ConfirmResult,
     errors=(404, 409, 422),
-    validation_status=400,
     tags=TAGS,
 )
 def confirm_settlement(settlement_id: int, body: ConfirmRequest):

@@ -36,7 +36,6 @@ def me() -> Courier:
     body=schemas.LocationBatch,
     status=202,
     response=schemas.LocationAccepted,
-    validation_status=422,
     tags=TAGS,
 )
 def post_location(body: schemas.LocationBatch):

@@ -1,5 +1,6 @@
 """GET /healthz: readiness of the road-routing engine, the route solver, the database and the map
-tiles; 200 when all pass, 503 naming what does not."""
+tiles; 200 when all pass, else 503: a Problem (as every error) whose extension members ``checks``
+and ``failing`` name what does not pass."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from flask import Blueprint
 from pydantic import BaseModel
 
 from appliance.common.api import endpoint
+from appliance.common.problems import Unavailable
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("health", __name__)
@@ -20,15 +22,26 @@ class HealthCheck(BaseModel):
 
 
 class HealthReport(BaseModel):
-    status: Literal["pass", "degraded"]
+    status: Literal["pass"]
     checks: dict[str, HealthCheck]
     failing: list[str]
 
 
-@endpoint(bp, "GET", "/healthz", response=HealthReport, errors=(503,), tags=["Service"])
+@endpoint(
+    bp,
+    "GET",
+    "/healthz",
+    response=HealthReport,
+    errors=(503,),
+    error_notes={503: "A Problem whose members `checks` (as on 200) and `failing` name what does not pass"},
+    tags=["Service"],
+)
 def healthz():
     """Readiness of routing, solver, database and map tiles (503 when any is degraded)."""
     healthy, checks = runtime().health.run()
     failing = [name for name, check in checks.items() if check["status"] != "pass"]
-    body = {"status": "pass" if healthy else "degraded", "checks": checks, "failing": failing}
-    return body, 200 if healthy else 503
+    if not healthy:
+        raise Unavailable(
+            "Degraded: " + ", ".join(failing) + ".", extensions={"checks": checks, "failing": failing}
+        )
+    return {"status": "pass", "checks": checks, "failing": failing}

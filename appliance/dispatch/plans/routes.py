@@ -26,7 +26,6 @@ def _router():
     body_required=False,
     response=schemas.Suggestion,
     errors=(404, 422, 502),
-    validation_status=422,
     tags=TAGS,
 )
 def suggest(body: schemas.SuggestRequest):
@@ -52,7 +51,6 @@ def suggest(body: schemas.SuggestRequest):
     body=schemas.RecomputeRequest,
     response=schemas.TimedPlan,
     errors=(404, 422),
-    validation_status=422,
     tags=TAGS,
 )
 def recompute(body: schemas.RecomputeRequest):
@@ -69,7 +67,6 @@ def recompute(body: schemas.RecomputeRequest):
     body=schemas.MoveStopRequest,
     response=schemas.TimedPlan,
     errors=(404, 422),
-    validation_status=422,
     tags=TAGS,
 )
 def move_stop(body: schemas.MoveStopRequest):
@@ -94,7 +91,6 @@ def move_stop(body: schemas.MoveStopRequest):
     body=schemas.ApplyRequest,
     response=schemas.Applied,
     errors=(404, 409, 422),
-    validation_status=422,
     tags=TAGS,
 )
 def apply(body: schemas.ApplyRequest):

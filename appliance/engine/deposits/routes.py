@@ -20,6 +20,7 @@ bp = Blueprint("deposits", __name__)
     response=schemas.DepositAddressBody,
     errors=(503,),
     tags=["Deposits"],
+    other_statuses=(200,),
     response_description="201 for a new address; 200 when the account already has one on this chain",
 )
 def create_deposit_address(body: schemas.DepositAddressRequest):

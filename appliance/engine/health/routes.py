@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from appliance import __version__
 from appliance.common.api import endpoint
+from appliance.common.problems import Unavailable
 from appliance.engine.runtime import runtime
 
 SERVICE = "payout-engine"
@@ -23,7 +24,7 @@ class Live(BaseModel):
 
 
 class Ready(BaseModel):
-    status: Literal["pass", "fail"]
+    status: Literal["pass"]
     service: str
     version: str
     checks: dict[str, Literal["pass", "fail", "not_built"]]
@@ -35,14 +36,23 @@ def live():
     return {"status": "pass", "service": SERVICE}
 
 
-@endpoint(bp, "GET", "/health/ready", response=Ready, errors=(503,), tags=["Health"])
+@endpoint(
+    bp,
+    "GET",
+    "/health/ready",
+    response=Ready,
+    errors=(503,),
+    error_notes={503: "A Problem whose members `service`, `version` and `checks` (as on 200) say what fails"},
+    tags=["Health"],
+)
 def ready():
-    """Every dependency the engine needs answers (503 otherwise)."""
+    """Every dependency the engine needs answers (503 otherwise, as a Problem like every error)."""
     healthy, checks = runtime().health.run()
-    body = {
-        "status": "pass" if healthy else "fail",
-        "service": SERVICE,
-        "version": __version__,
-        "checks": {name: check["status"] for name, check in checks.items()},
-    }
-    return body, 200 if healthy else 503
+    statuses = {name: check["status"] for name, check in checks.items()}
+    if not healthy:
+        failing = ", ".join(name for name, status in statuses.items() if status != "pass")
+        raise Unavailable(
+            f"Not ready: {failing}.",
+            extensions={"service": SERVICE, "version": __version__, "checks": statuses},
+        )
+    return {"status": "pass", "service": SERVICE, "version": __version__, "checks": statuses}

@@ -27,6 +27,7 @@ bp = Blueprint("payouts", __name__)
     response=schemas.PayoutSubmitted,
     errors=(409,),
     tags=["Payouts"],
+    other_statuses=(200,),
     response_description="ACCEPTED (201) for a new instruction; REPLAYED (200) when the key was recognised",
 )
 def submit_payout(body: schemas.PayoutSubmit):
