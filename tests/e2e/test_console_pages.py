@@ -79,3 +79,13 @@ def test_the_map_debug_page_answers_only_this_machine(dispatch_client) -> None:
     assert proxied.status_code == 404
     elsewhere = {"REMOTE_ADDR": "203.0.113.9"}
     assert dispatch_client.get("/static/app.css", environ_base=elsewhere).status_code == 200
+
+
+def test_no_page_answers_under_static_without_its_policy(dispatch_client) -> None:
+    pages = sorted(p.relative_to(static_dir()).as_posix() for p in static_dir().rglob("*.html"))
+    assert {"console/index.html", "app/index.html", "login.html", "invite.html", "track.html"} <= set(pages)
+    for page in pages:
+        response = dispatch_client.get("/static/" + page, environ_base={"REMOTE_ADDR": "203.0.113.9"})
+        assert response.status_code == 404, page
+    assert dispatch_client.get("/static/LOGIN.HTML").status_code == 404
+    assert dispatch_client.get("/static/js/api.js").status_code == 200

@@ -90,4 +90,8 @@ def static_file(name: str) -> Response:
         if not _local_request():
             abort(404)
         return page_response(name)
+    if name.lower().endswith((".html", ".htm")):
+        # Pages are served only at their own routes, with the page headers; a copy here would be
+        # the same page without its Content-Security-Policy.
+        abort(404)
     return send_from_directory(static_dir(), name, max_age=3600)
