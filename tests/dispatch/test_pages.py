@@ -5,14 +5,18 @@ def test_the_sign_in_page_is_served(dispatch_client) -> None:
     response = dispatch_client.get("/login?token=abc")
     assert response.status_code == 200
     assert response.mimetype == "text/html"
-    assert b"/auth/magic-link/verify" in response.data
+    assert b'src="/static/js/login-page.js"' in response.data
+    script = dispatch_client.get("/static/js/login-page.js")
+    assert script.status_code == 200 and b"/auth/magic-link/verify" in script.data
     assert response.headers["Referrer-Policy"] == "no-referrer"
 
 
 def test_the_invite_page_is_served_for_any_token(dispatch_client) -> None:
     response = dispatch_client.get("/invite/" + "t" * 40)
     assert response.status_code == 200
-    assert b"/auth/invite/accept" in response.data
+    assert b'src="/static/js/invite-page.js"' in response.data
+    script = dispatch_client.get("/static/js/invite-page.js")
+    assert script.status_code == 200 and b"/auth/invite/accept" in script.data
 
 
 def test_the_shared_stylesheet_is_served(dispatch_client) -> None:

@@ -1,0 +1,51 @@
+// /login?token=…: verifies an emailed sign-in link (the token leaves the address bar first), hands
+// the session to the console or the courier app; or asks for the email to send a new link.
+import {handOver, linkPage, postJson} from "/static/js/link-page.js";
+
+const $ = (id) => document.getElementById(id);
+const token = new URLSearchParams(location.search).get("token");
+let state = {stage: token ? "verifying" : "ask", message: "askEmail"};
+let status = null;  // [className, text key]
+
+const page = linkPage((p) => {
+  document.title = p.T.loginTitle;
+  $("title").textContent = state.stage === "verifying" ? p.T.signingIn : state.stage === "done" ? p.T.signedIn : p.T.loginTitle;
+  $("message").textContent = state.stage === "verifying" ? p.T.oneMoment :
+    state.stage === "done" ? state.who : p.T[state.message];
+  $("again").hidden = state.stage !== "ask";
+  $("status").className = status ? status[0] : "";
+  $("status").textContent = status ? p.T[status[1]] : "";
+});
+document.body.dataset.stage = state.stage;
+
+function set(next) { state = next; document.body.dataset.stage = next.stage; page.redraw(); }
+
+$("again").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const {response} = await postJson("/auth/magic-link", {email: $("email").value.trim()});
+    status = response.ok ? ["ok", "linkSent"] : ["error", "tryLater"];
+  } catch (error) { status = ["error", "offline"]; }
+  page.redraw();
+});
+
+async function verify() {
+  history.replaceState(null, "", "/login" + (location.search.includes("lang=") ? "?lang=" + page.lang : ""));
+  let answer;
+  try { answer = await postJson("/auth/magic-link/verify", {token: token}); } catch (error) {
+    set({stage: "ask", message: "offline"});
+    return;
+  }
+  if (!answer.response.ok) {
+    set({stage: "ask", message: answer.response.status === 403 ? "noCompany" : "badLink"});
+    return;
+  }
+  const session = answer.body;
+  document.documentElement.style.setProperty("--brand", session.company.brandColor);
+  page.use(session.user.language);
+  set({stage: "done", who: session.user.displayName + " · " + session.company.name + " (" + page.T["role_" + session.role] + ")"});
+  handOver(session);
+}
+
+page.redraw();
+if (token) { verify(); }
