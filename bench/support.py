@@ -52,7 +52,7 @@ def start_server(data: Path, only: str, **env: str) -> tuple[subprocess.Popen, s
         try:
             requests.get(url + probe, timeout=2)
             return process, url
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # the port accepts before the processes are up
             if time.monotonic() > deadline or process.poll() is not None:
                 raise SystemExit("the server did not start") from None
             time.sleep(0.2)

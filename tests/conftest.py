@@ -120,6 +120,9 @@ def settings(data_dir: Path, request: pytest.FixtureRequest) -> Iterator[Setting
             _admin(f"CREATE DATABASE {name} TEMPLATE {template}")
             created.append(name)
             values[f"{service}_database"] = _database_url(name)
+        # Servers and commands a test starts on this data directory find the same databases.
+        lines = [f'{key} = "{values[key]}"' for key in ("dispatch_database", "engine_database")]
+        (data_dir / "appliance.toml").write_text("\n".join(lines) + "\n")
     yield load_settings(values, environ={})
     for name in created:
         _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

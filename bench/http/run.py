@@ -191,7 +191,7 @@ def _wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 9
         try:
             requests.get(url, timeout=2)
             return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # the port accepts before the processes are up
             if time.monotonic() > deadline or process.poll() is not None:
                 raise SystemExit(f"{url} did not answer (see the server's log in {log})") from None
             time.sleep(0.2)

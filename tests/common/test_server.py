@@ -15,16 +15,6 @@ from tests.conftest import free_port
 pytestmark = pytest.mark.server
 
 
-def _databases_of(settings) -> dict[str, str]:
-    """The environment that points a server at the test's databases (PostgreSQL runs)."""
-    env = {}
-    if settings.dispatch_database:
-        env["APPLIANCE_DISPATCH_DATABASE"] = settings.dispatch_database
-    if settings.engine_database:
-        env["APPLIANCE_ENGINE_DATABASE"] = settings.engine_database
-    return env
-
-
 def _start(
     tmp_path: Path, *extra: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen, int, int]:
@@ -46,7 +36,6 @@ def _start(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
     )
     return process, dispatch_port, engine_port
 
@@ -87,7 +76,7 @@ def test_a_request_in_flight_finishes_cleanly_after_sigterm(tmp_path: Path, sett
 
     app = create_app(settings)
     dispatcher = make_member(app, make_company(), "dispatcher")
-    process, dispatch_port, _ = _start(settings.data_dir, "--only", "dispatch", env=_databases_of(settings))
+    process, dispatch_port, _ = _start(settings.data_dir, "--only", "dispatch")
     try:
         _wait(f"http://127.0.0.1:{dispatch_port}/openapi.json", process)
         lines: list[bytes] = []
@@ -238,9 +227,7 @@ def test_writes_from_several_serving_processes_to_one_database_are_all_kept_once
     courier = make_member(create_dispatch(settings), make_company(), "courier")
     engine = create_engine(settings)
     operator = make_operator(engine)
-    process, dispatch_port, engine_port = _start(
-        settings.data_dir, "--processes", "2", env=_databases_of(settings)
-    )
+    process, dispatch_port, engine_port = _start(settings.data_dir, "--processes", "2")
     base = datetime.now(UTC) - timedelta(hours=1)
     try:
         _wait(f"http://127.0.0.1:{engine_port}/health/live", process)

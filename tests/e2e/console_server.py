@@ -63,7 +63,7 @@ def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) ->
             try:
                 requests.get(f"{url}/openapi.json", timeout=2)
                 break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # several processes start behind one port
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise AssertionError("the server did not start") from None
                 time.sleep(0.2)
