@@ -181,6 +181,9 @@ function renderRun() {
     extra.className = "small";
     extra.textContent = details.join(" · ");
     if (order.otpRequired) { const badge = document.createElement("span"); badge.className = "badge code"; badge.textContent = T.codeNeeded; extra.append(" ", badge); }
+    const lockedNote = document.createElement("p");  // five wrong tries: only the dispatcher can make a new code
+    lockedNote.className = "warning small"; lockedNote.dataset.codeLocked = order.id; lockedNote.textContent = T.locked;
+    lockedNote.hidden = !order.deliveryCodeLocked;
     const links = document.createElement("p");
     links.className = "links";
     const geo = document.createElement("a");
@@ -192,7 +195,7 @@ function renderRun() {
     const call = document.createElement("a");
     call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
     links.append(geo, mapLink, call);
-    li.append(title, where, who, extra, links);
+    li.append(title, where, who, extra, lockedNote, links);
     if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";

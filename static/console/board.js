@@ -139,6 +139,11 @@ export class Board {
       ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "";
     const status = el("td", {}, el("span", {className: "badge", dataset: {status: order.status}}, this.stateLabel(order.status)));
     if (risk) { status.append(" ", el("span", {className: "badge risk", title: T.atRisk}, T.atRisk + " " + timeOf(risk, lang))); }
+    if (order.deliveryCodeLocked && OPEN.has(order.status)) {  // the courier is stuck: a new code is one click away
+      const locked = el("button", {type: "button", className: "badge risk", dataset: {codeLocked: order.id}, title: T.codeLocked}, T.codeLockedBadge);
+      locked.addEventListener("click", () => this.openLink(order));
+      status.append(" ", locked);
+    }
     let courierCell;
     if (order.status === "ready" || order.status === "assigned") {
       const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
@@ -323,14 +328,15 @@ export class Board {
 
   async openLink(order) {
     const T = this.ctx.T;
-    this.linkOrder = order;
     $("late-text").value = ""; $("late-to").textContent = ""; $("late-copy").hidden = true;
-    // The order record does not say whether its code is locked (the courier sees 423); for any
-    // open order with a code the dialog says what to do when it is, one click from a new code.
-    $("link-code").hidden = !(order.otpRequired && OPEN.has(order.status));
-    // The API writes a late notice only for an order on its way (picked up or arrived).
-    $("late-section").hidden = !["picked_up", "arrived"].includes(order.status);
     try {
+      // Fresh: wrong codes the courier typed since the board loaded may have locked the code.
+      order = (await this.ctx.api.get("/orders/" + order.id)).order;
+      this.upsert(order);
+      this.linkOrder = order;
+      this.showCode(order);
+      // The API writes a late notice only for an order on its way (picked up or arrived).
+      $("late-section").hidden = !["picked_up", "arrived"].includes(order.status);
       const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
       $("link-url").value = new URL(link.path, location.origin).href;
       $("link-expires").textContent = T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"});
@@ -354,11 +360,25 @@ export class Board {
     } catch (error) { this.ctx.fail(error); }
   }
 
+  // An open order with a code: what to do when it is locked (it is, after five wrong tries: the
+  // courier's app gets 423), one click from a new code.
+  showCode(order) {
+    const T = this.ctx.T;
+    const box = $("link-code");
+    box.hidden = !(order.otpRequired && OPEN.has(order.status));
+    box.dataset.locked = String(Boolean(order.deliveryCodeLocked));
+    $("code-advice").className = order.deliveryCodeLocked ? "warning" : "muted small";
+    $("code-advice").textContent = order.deliveryCodeLocked ? T.codeLocked : T.codeHelp;
+  }
+
   // A fresh code and attempt budget; the recipient's tracking page shows the new code.
   async resetCode() {
     try {
       const {order} = await this.ctx.api.post("/orders/" + this.linkOrder.id + "/delivery-code/reset", {});
       this.upsert(order);
+      this.linkOrder = order;
+      this.showCode(order);
+      $("code-advice").textContent = this.ctx.T.codeReset;
       this.ctx.toast(this.ctx.T.codeReset);
     } catch (error) { this.ctx.fail(error); }
   }

@@ -33,7 +33,7 @@ export const TEXTS = {
     notReady: "պատրաստ չէ", didNotFit: "չի տեղավորվում (տարողություն, ժամանակ կամ հերթափոխ)", applied: "Պլանը հաստատված է",
     stale: "Պլանը հնացել է․ առաջարկեք նորից։", planning: "Հաշվում ենք…", arrival: "ժամանում", straight: "ուղիղ գծերով (ճանապարհների տվյալ չկա)",
     moveHint: "Քաշեք կանգառը այլ առաքիչի մոտ՝ տեղափոխելու համար։",
-    codeLocked: "Կոդը արգելափակված է՝ շատ սխալ փորձեր։ Ստեղծեք նոր կոդ և ուղարկեք ստացողին նոր հղում։", resetCode: "Նոր կոդ", codeReset: "Նոր կոդը պատրաստ է․ ստացողը այն կտեսնի հետևման էջում։",
+    codeLocked: "Կոդը արգելափակված է՝ շատ սխալ փորձեր։ Ստեղծեք նոր կոդ և ուղարկեք ստացողին նոր հղում։", resetCode: "Նոր կոդ", codeReset: "Նոր կոդը պատրաստ է․ ստացողը այն կտեսնի հետևման էջում։", codeLockedBadge: "Կոդը արգելափակված է", codeHelp: "Եթե առաքիչի հավելվածն ասում է, որ կոդն արգելափակված է (5 սխալ փորձ), ստեղծեք նոր կոդ․ ստացողը այն կտեսնի հետևման էջում։",
     audit: "Պատմություն", photo: "Լուսանկար",
   },
   ru: {
@@ -67,7 +67,7 @@ export const TEXTS = {
     notReady: "не готов", didNotFit: "не помещается (вместимость, время или смена)", applied: "План применён",
     stale: "План устарел, предложите заново.", planning: "Считаем…", arrival: "прибытие", straight: "по прямой (нет данных о дорогах)",
     moveHint: "Перетащите остановку к другому курьеру, чтобы переместить.",
-    codeLocked: "Код заблокирован после многих ошибок. Создайте новый код и отправьте получателю новую ссылку.", resetCode: "Новый код", codeReset: "Новый код готов: получатель увидит его на странице отслеживания.",
+    codeLocked: "Код заблокирован после многих ошибок. Создайте новый код и отправьте получателю новую ссылку.", resetCode: "Новый код", codeReset: "Новый код готов: получатель увидит его на странице отслеживания.", codeLockedBadge: "Код заблокирован", codeHelp: "Если приложение курьера сообщает, что код заблокирован (5 ошибок), создайте новый код: получатель увидит его на странице отслеживания.",
     audit: "История", photo: "Фото",
   },
   en: {
@@ -101,7 +101,7 @@ export const TEXTS = {
     notReady: "not ready", didNotFit: "did not fit (capacity, window or shift)", applied: "Plan applied",
     stale: "The plan is stale; suggest again.", planning: "Planning…", arrival: "arrival", straight: "straight lines (no road data)",
     moveHint: "Drag a stop onto another courier to move it.",
-    codeLocked: "The delivery code is locked after too many wrong tries. Make a new code and send the recipient a fresh link.", resetCode: "New code", codeReset: "A new code is ready: the recipient sees it on the tracking page.",
+    codeLocked: "The delivery code is locked after too many wrong tries. Make a new code and send the recipient a fresh link.", resetCode: "New code", codeReset: "A new code is ready: the recipient sees it on the tracking page.", codeLockedBadge: "Code locked", codeHelp: "If the courier's app says the code is locked (five wrong tries), make a new code: the recipient sees it on the tracking page.",
     audit: "History", photo: "Photo",
   },
 };

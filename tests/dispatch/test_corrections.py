@@ -91,10 +91,19 @@ def test_a_dispatcher_can_reset_a_locked_delivery_code(team) -> None:
     client, owner, courier = team
     order = assigned_order(client, owner, courier, otpRequired=True)
     courier_status(client, courier, order["id"], status="picked_up")
+    assert (
+        client.get(f"/orders/{order['id']}", headers=owner.headers).json["order"]["deliveryCodeLocked"]
+        is False
+    )
     for _ in range(11):
         courier_status(client, courier, order["id"], status="delivered", otpCode="000000")
+    assert (
+        client.get(f"/orders/{order['id']}", headers=owner.headers).json["order"]["deliveryCodeLocked"]
+        is True
+    )
     reset = client.post(f"/orders/{order['id']}/delivery-code/reset", headers=owner.headers)
     assert reset.status_code == 200
+    assert reset.json["order"]["deliveryCodeLocked"] is False
     assert Order.get_by_id(int(order["id"])).otp_attempts == 0
     events = client.get(f"/orders/{order['id']}/events", headers=owner.headers).json["events"]
     assert "delivery_code_reset" in [e["kind"] for e in events]

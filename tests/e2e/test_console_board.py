@@ -116,6 +116,15 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         assert answer.status_code == 200, answer.text
         page.wait_for_selector(f"{row}[data-status='picked_up']")
 
+        # Wrong codes in the courier's app lock the delivery code (423).
+        for _ in range(6):
+            wrong = requests.post(
+                f"{url}/courier/orders/{gayane.id}/otp/verify",
+                json={"code": "000000"},
+                headers=armen_member.headers,
+            )
+        assert wrong.status_code == 423, wrong.text
+
         # The tracking link, copied, and the late notice with a fresh link, ready for an SMS.
         page.click(f"{row} [data-link]")
         page.wait_for_selector("#link-dialog[open]")
@@ -131,12 +140,19 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         assert fresh in text and fresh != link and "20" in text
         assert "+37491123456" in page.inner_text("#late-to")
         screenshot(page, "console-tracking-link")
-        # A locked code is one click from a fresh one (the tracking page shows it).
+        # The locked code is shown with what to do, one click from a fresh one (the tracking page
+        # shows it); the board flags the row until then.
+        assert page.get_attribute("#link-code", "data-locked") == "true"
+        assert "locked" in page.inner_text("#code-advice")
+        page.wait_for_selector(f"{row} [data-code-locked]")
+        screenshot(page, "console-code-locked")
         before = Order.get_by_id(gayane.id).otp_hash
         page.click("#code-reset")
         wait_until(page, "document.querySelector('#toast').textContent.includes('new code')")
-        assert Order.get_by_id(gayane.id).otp_hash != before
+        assert page.get_attribute("#link-code", "data-locked") == "false"
+        assert Order.get_by_id(gayane.id).otp_hash != before and Order.get_by_id(gayane.id).otp_attempts == 0
         page.click("#link-dialog button[type='submit']")
+        assert page.locator(f"{row} [data-code-locked]").count() == 0
 
         # Unassign the other order: back to ready, by the API's own move.
         other = f"#orders tbody tr[data-order-id='{created['Tigran Mkrtchyan'].id}']"

@@ -86,6 +86,7 @@ class OrderOut(BaseModel):
     recipientPhone: str
     amountAmd: int
     otpRequired: bool
+    deliveryCodeLocked: bool
     isCod: bool
     codAmountAmd: int
     weightKg: float | None

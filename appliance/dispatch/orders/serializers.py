@@ -7,6 +7,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.dispatch.models import Assignment, Courier, Order
+from appliance.dispatch.orders.codes import MAX_ATTEMPTS
 
 
 def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | None = None) -> dict[str, Any]:
@@ -32,6 +33,8 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "recipientPhone": d["recipient_phone"],
         "amountAmd": d.get("amount_amd", 0),
         "otpRequired": bool(d.get("otp_required")),
+        # Wrong codes spent the budget: the courier's app gets 423 until a dispatcher resets the code.
+        "deliveryCodeLocked": bool(d.get("otp_required")) and (d.get("otp_attempts") or 0) >= MAX_ATTEMPTS,
         "isCod": bool(d.get("is_cod")),
         "codAmountAmd": d.get("cod_amount_amd", 0),
         "weightKg": d.get("weight_kg"),
