@@ -97,6 +97,8 @@ export class Planner {
     $("plan-recompute").hidden = !this.plan;
     $("plan-discard").hidden = !this.plan;
     if (!this.plan) { box.replaceChildren(); return; }
+    // Every courier a stop can go to: the plan's lanes and the chosen couriers without one.
+    const couriers = [...new Set([...this.plan.routes.map((r) => r.courierId), ...this.fleet.chosenIds()])];
     const lanes = this.plan.routes.map((route, index) => {
       const courier = this.fleet.couriers.get(route.courierId);
       const lane = document.createElement("div");
@@ -115,7 +117,20 @@ export class Planner {
         li.tabIndex = 0;
         li.dataset.stop = stop.orderId;
         const eta = stop.etaSeconds === null ? "" : " · " + T.arrival + " " + timeOf(new Date(this.computedAt + stop.etaSeconds * 1000).toISOString(), this.ctx.lang);
-        li.textContent = (order ? order.publicId + " · " + this.board.address(order) : "#" + stop.orderId) + eta;
+        const label = order ? order.publicId : "#" + stop.orderId;
+        const text = document.createElement("span");
+        text.textContent = label + (order ? " · " + this.board.address(order) : "") + eta;
+        li.append(text, " ", this.moveSelect(stop.orderId, route.courierId, label, couriers));
+        li.setAttribute("aria-label", text.textContent + ". " + T.keyboardMove);
+        // Without a mouse: arrow keys move the focused stop up or down its lane (move-stop).
+        li.addEventListener("keydown", (event) => {
+          if (event.target !== li) { return; }
+          const to = event.key === "ArrowUp" ? position - 1 : event.key === "ArrowDown" ? position + 1 : null;
+          if (to === null || to < 0 || to >= route.stops.length) { return; }
+          event.preventDefault();
+          this.focusStop = stop.orderId;
+          this.moveStop(stop.orderId, route.courierId, to);
+        });
         li.addEventListener("dragstart", (event) => { event.dataTransfer.setData("text/plain", stop.orderId); event.dataTransfer.effectAllowed = "move"; });
         li.addEventListener("drop", (event) => {
           event.preventDefault(); event.stopPropagation(); lane.classList.remove("drop");
@@ -163,6 +178,29 @@ export class Planner {
       lanes.push(lane);
     }
     box.replaceChildren(...lanes);
+    if (this.focusStop) {  // keep the keyboard where it was after a move
+      const moved = box.querySelector("[data-stop='" + this.focusStop + "']");
+      this.focusStop = null;
+      if (moved) { moved.focus(); }
+    }
+  }
+
+  // The drag and drop of a stop onto another courier's lane, as a list for the keyboard.
+  moveSelect(orderId, courierId, label, couriers) {
+    const select = document.createElement("select");
+    select.className = "small";
+    select.dataset.moveTo = orderId;
+    select.setAttribute("aria-label", this.ctx.T.moveTo + " " + label);
+    couriers.forEach((id) => {
+      const courier = this.fleet.couriers.get(id);
+      const option = document.createElement("option");
+      option.value = id;
+      option.textContent = courier ? courier.displayName : "#" + id;
+      option.selected = id === courierId;
+      select.append(option);
+    });
+    select.addEventListener("change", () => { this.focusStop = orderId; this.moveStop(orderId, select.value, null); });
+    return select;
   }
 
   // Each lane on the map along the roads (POST /geo/route, at most 25 points at a time), straight

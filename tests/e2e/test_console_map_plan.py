@@ -59,6 +59,8 @@ def fleet(mapped_data_dir, settings):
                 f"{url}/orders/{order['id']}/status", json={"status": "ready"}, headers=dispatcher.headers
             )
             orders.append(order)
+        draft = ORDER | {"recipientName": "Not ready yet", "pin": {"lat": ROAD_C[0], "lon": ROAD_C[1]}}
+        orders.append(requests.post(f"{url}/orders", json=draft, headers=dispatcher.headers).json()["order"])
         yield url, couriers, orders
 
 
@@ -75,7 +77,7 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         wait_until(page, "window.liveMap && window.liveMap.tilesLoaded > 0", timeout=30)
         assert wait_until(page, "document.querySelectorAll('[data-marker=courier]').length") == 3
         assert page.locator("[data-marker=depot]").count() == 1
-        assert page.locator("[data-marker=order]").count() == 3
+        assert page.locator("[data-marker=order]").count() == 4  # the draft too
         sona_marker = f"[data-marker=courier][data-id='{sona.courier.id}']"
         assert "stale" in page.get_attribute(sona_marker, "class")
         assert (
@@ -95,7 +97,7 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         requests.post(f"{url}/courier/shift/break", headers=armen.headers)
         page.wait_for_selector(f"#couriers li[data-courier-id='{armen.courier.id}'][data-shift='active']")
 
-        # Plan the three orders for Narek and Armen.
+        # Plan the three ready orders and the draft for Narek and Armen.
         for order in orders:
             page.check(f"[data-select='{order['id']}']")
         page.check(f"[data-choose-courier='{narek.courier.id}']")
@@ -105,12 +107,35 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         stops = page.locator("#plan-lanes li[data-stop]")
         assert stops.count() == 3
         assert all("arrival" in stops.nth(i).inner_text() for i in range(3))
+        wait_until(page, "window.liveMap.routes.features.length > 0")
+        # The draft could not be planned, and the lane of unassigned stops says why.
+        draft = orders[3]["id"]
+        assert "not ready" in page.inner_text(f"[data-lane='unassigned'] [data-unassigned='{draft}']")
+        screenshot(page, "console-plan-suggested")
+
+        # Without a mouse: a stop's list moves it to the other courier, the arrow keys along its lane.
+        read_lanes = (
+            "els => els.filter(e => e.dataset.lane !== 'unassigned')"
+            ".map(e => [e.dataset.lane, [...e.querySelectorAll('[data-stop]')].map(s => s.dataset.stop)])"
+        )
+        lanes_now = page.eval_on_selector_all("#plan-lanes [data-lane]", read_lanes)
+        source, ids = next(lane for lane in lanes_now if lane[1])
+        destination = next(lane for lane, _ in lanes_now if lane != source)
+        page.select_option(f"select[data-move-to='{ids[0]}']", destination)
+        page.wait_for_selector(f"[data-lane='{destination}'] li[data-stop='{ids[0]}']")
+        lanes_now = page.eval_on_selector_all("#plan-lanes [data-lane]", read_lanes)
+        lane, ids = next(lane for lane in lanes_now if len(lane[1]) >= 2)
+        page.focus(f"li[data-stop='{ids[0]}']")
+        page.keyboard.press("ArrowDown")
+        swapped = ",".join([ids[1], ids[0], *ids[2:]])
+        in_lane = f"document.querySelectorAll(\"[data-lane='{lane}'] li[data-stop]\")"
+        order_of = f"[...{in_lane}].map(e => e.dataset.stop).join()"
+        wait_until(page, f"{order_of} === '{swapped}'")
+        assert page.evaluate("document.activeElement.dataset.stop") == ids[0]
         lanes = page.eval_on_selector_all(
-            "#plan-lanes [data-lane]",
+            "#plan-lanes [data-lane]:not([data-lane='unassigned'])",
             "els => els.map(e => [e.dataset.lane, e.querySelectorAll('[data-stop]').length])",
         )
-        wait_until(page, "window.liveMap.routes.features.length > 0")
-        screenshot(page, "console-plan-suggested")
 
         # Drag a stop from the fuller lane onto the other one: move-stop re-times both.
         full = max(lanes, key=lambda lane: lane[1])[0]
@@ -124,7 +149,7 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         page.wait_for_selector(f"[data-lane='{target}'] li[data-stop='{moved}']")
         page.click("#plan-apply")
         page.wait_for_selector("body[data-plan='applied']")
-        assigned = {str(o.id): str(o.courier_id) for o in Order.select()}
+        assigned = {str(o.id): str(o.courier_id) for o in Order.select() if o.status != "draft"}
         assert assigned[moved] == str(target)
         assert set(assigned.values()) <= {str(narek.courier.id), str(armen.courier.id)}
         wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=assigned]').length === 3")
