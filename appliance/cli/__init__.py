@@ -26,6 +26,9 @@ class Entry(NamedTuple):
 
 
 COMMANDS: dict[str, Entry] = {
+    "backup": Entry(
+        "backup", "Copy the data directory (databases, chain, objects, keys) while the appliance serves."
+    ),
     "chain": Entry("custody", "The engine's chains."),
     "company": Entry("company", "Dispatch companies."),
     "custody": Entry("custody", "The engine's custody master key (custody.key in the data directory)."),
@@ -36,6 +39,9 @@ COMMANDS: dict[str, Entry] = {
     "map": Entry("map", "Map tiles."),
     "migrate": Entry("admin", "Apply pending migrations."),
     "operator": Entry("operator", "Payout-engine operators and their secrets."),
+    "restore": Entry(
+        "backup", "Restore a backup into an empty data directory (--data-dir), checking every checksum."
+    ),
     "routing": Entry("routing", "Road routing data."),
     "serve": Entry(
         "serve", "Migrate, then serve the dispatch API and the engine API until SIGINT or SIGTERM."

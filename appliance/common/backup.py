@@ -1,0 +1,460 @@
+"""Online backup of a data directory, and its restore into an empty one.
+
+A backup is a directory: ``manifest.json`` and, under the same relative paths as in the data
+directory, a copy of every database and file the appliance needs to start again (both databases,
+the embedded chain, objects, outbox, keys, settings, built roads and tiles).
+
+Why it is consistent while the appliance serves: each SQLite database is copied with SQLite's
+backup API from a read transaction opened before any copying starts, so each copy is the database
+as it was committed at that moment (WAL mode lets writers go on meanwhile). The engine's snapshot
+is taken before the chain's: every transaction the engine had recorded is then in the chain's copy
+(the chain may hold a few more, which is what the engine's pipeline meets after any crash). Files
+are copied after the databases, so every object a database row names is there. A service on
+PostgreSQL is dumped with ``pg_dump`` (one snapshot of its own) in the same order.
+
+The manifest lists every file with its size and SHA-256, the appliance version and each database's
+schema version; restore checks all of them and refuses a backup whose schema is newer than the
+migrations this binary knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from appliance import __version__
+from appliance.settings import Settings
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+CHAIN_FILE = "chain/eth_local.db"
+MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
+# Files of the data directory kept as they are (beside the databases); directories copied whole.
+PLAIN_FILES = ("appliance.key", "custody.key", "appliance.toml", "tiles.mbtiles")
+PLAIN_DIRS = ("objects", "outbox")
+CHUNK = 1 << 20
+
+Progress = Callable[[int], None]
+
+
+class BackupError(Exception):
+    """A backup that cannot be made or restored; the message is one line."""
+
+
+@dataclasses.dataclass
+class Database:
+    """One database to copy: a SQLite file or a PostgreSQL URL."""
+
+    name: str  # dispatch, engine or chain
+    backend: str  # sqlite or postgresql
+    location: str  # the file path, or the URL
+    target: str  # its path inside the backup
+    snapshot: sqlite3.Connection | None = None
+    schema_version: int | None = None
+
+
+# -- hashing and copying -------------------------------------------------------------------------
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def copy_hashing(source: Path, target: Path, progress: Progress) -> str:
+    """Copy ``source`` to ``target`` (created 0600) and return the SHA-256 of what was read."""
+    digest = hashlib.sha256()
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(source, "rb") as src, os.fdopen(fd, "wb") as dst:
+        while chunk := src.read(CHUNK):
+            digest.update(chunk)
+            dst.write(chunk)
+            progress(len(chunk))
+        dst.flush()
+        os.fsync(dst.fileno())
+    return digest.hexdigest()
+
+
+def _fsync_tree(root: Path) -> None:
+    for directory, _dirs, _files in os.walk(root):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# -- what to copy --------------------------------------------------------------------------------
+
+
+def _sqlite_path(url: str) -> Path | None:
+    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
+
+
+def databases_of(settings: Settings) -> list[Database]:
+    """The databases in snapshot order: the engine before its chain (see the module's note)."""
+    found = []
+    for name, url in (("engine", settings.engine_db_url), ("dispatch", settings.dispatch_db_url)):
+        path = _sqlite_path(url)
+        if path is None:
+            found.append(Database(name, "postgresql", url, f"{name}.pgdump"))
+        else:
+            if not path.is_file():
+                raise BackupError(f"{path}: no {name} database (run appliance init first)")
+            found.append(Database(name, "sqlite", str(path), f"{name}.db"))
+    chain = settings.data_dir / CHAIN_FILE
+    if chain.is_file():
+        found.insert(1, Database("chain", "sqlite", str(chain), CHAIN_FILE))
+    return found
+
+
+def plain_files(data_dir: Path) -> list[tuple[Path, str]]:
+    """(source, relative path) of every file kept as it is; temporary files of writers left out."""
+    files: list[tuple[Path, str]] = []
+    for name in PLAIN_FILES:
+        if (data_dir / name).is_file():
+            files.append((data_dir / name, name))
+    for top in PLAIN_DIRS:
+        for path in sorted((data_dir / top).rglob("*")) if (data_dir / top).is_dir() else []:
+            if path.is_file() and not path.name.startswith("."):
+                files.append((path, path.relative_to(data_dir).as_posix()))
+    routing = data_dir / "routing" / "current"
+    if routing.is_dir():
+        build = routing.resolve()
+        for path in sorted(build.rglob("*")):
+            if path.is_file():
+                files.append((path, f"routing/{build.name}/{path.relative_to(build).as_posix()}"))
+    return files
+
+
+def routing_link(data_dir: Path) -> dict[str, str]:
+    routing = data_dir / "routing" / "current"
+    return {"routing/current": routing.resolve().name} if routing.is_dir() else {}
+
+
+# -- snapshots -----------------------------------------------------------------------------------
+
+
+def _schema_version(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(row[0] or 0)
+
+
+def _pin(database: Database, busy_timeout_ms: int) -> None:
+    """Open a read transaction: from now on this connection sees the database as committed now."""
+    conn = sqlite3.connect(database.location, isolation_level=None, timeout=busy_timeout_ms / 1000)
+    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the snapshot starts here
+    if database.name != "chain":
+        database.schema_version = _schema_version(conn)
+    database.snapshot = conn
+
+
+def _copy_pinned(database: Database, target: Path) -> None:
+    """The pinned snapshot into ``target``: one backup step, inside the pinned read transaction, so
+    writers committing meanwhile cannot change what is copied."""
+    assert database.snapshot is not None
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    copy = sqlite3.connect(target, isolation_level=None)
+    try:
+        database.snapshot.backup(copy, pages=-1)
+        # One self-contained file (no -wal beside it); the server switches it back to WAL.
+        copy.execute("PRAGMA journal_mode=DELETE")
+        check = copy.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise BackupError(f"{database.name} copy failed its integrity check: {check}")
+    finally:
+        copy.close()
+    os.chmod(target, 0o600)
+
+
+def _pg_dump(database: Database, target: Path) -> None:
+    if shutil.which("pg_dump") is None:
+        raise BackupError(f"{database.name} is on PostgreSQL and pg_dump is not installed")
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    done = subprocess.run(
+        [
+            "pg_dump",
+            "--format=custom",
+            "--no-owner",
+            "--no-privileges",
+            "--file",
+            str(target),
+            database.location,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise BackupError(f"pg_dump of {database.name} failed: {done.stderr.strip().splitlines()[-1:]}")
+    os.chmod(target, 0o600)
+    database.schema_version = _pg_schema_version(database.location)
+
+
+def _pg_schema_version(url: str) -> int:
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT max(version) FROM schema_migrations")
+            row = cursor.fetchone()
+    finally:
+        connection.close()
+    return int(row[0] or 0) if row else 0
+
+
+def _estimated_bytes(databases: list[Database], files: list[tuple[Path, str]]) -> int:
+    total = sum(Path(d.location).stat().st_size for d in databases if d.backend == "sqlite")
+    return total + sum(path.stat().st_size for path, _ in files)
+
+
+# -- backup --------------------------------------------------------------------------------------
+
+
+def create_backup(
+    settings: Settings,
+    out: Path,
+    *,
+    progress: Callable[[int], Progress] = lambda _total: lambda _n: None,
+) -> dict[str, Any]:
+    """Copy the data directory of ``settings`` into the new directory ``out``; returns the manifest.
+
+    ``progress(total_bytes)`` is called once and returns the function told every copied amount.
+    The copy is written beside ``out`` and renamed to it when complete, so ``out`` either holds a
+    whole backup or does not exist."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BackupError(f"{out} already exists and is not empty: give a new path")
+    started = time.monotonic()
+    created_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    data_dir = settings.data_dir
+    databases = databases_of(settings)
+    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True, mode=0o700)
+    try:
+        with contextlib.ExitStack() as closing:
+            for database in databases:  # every snapshot taken before anything is copied
+                if database.backend == "sqlite":
+                    _pin(database, settings.sqlite_busy_timeout_ms)
+                    closing.callback(database.snapshot.close)  # type: ignore[union-attr]
+                else:
+                    _pg_dump(database, staging / database.target)
+            files = plain_files(data_dir)
+            advance = progress(_estimated_bytes(databases, files))
+            entries = []
+            for database in databases:
+                target = staging / database.target
+                if database.backend == "sqlite":
+                    _copy_pinned(database, target)
+                    database.snapshot.close()  # type: ignore[union-attr]
+                    advance(Path(database.location).stat().st_size)
+                entries.append(_entry(database.target, target))
+        for source, relative in files:
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile (an expired object)
+                digest = copy_hashing(source, staging / relative, advance)
+                entries.append(
+                    {"path": relative, "size": (staging / relative).stat().st_size, "sha256": digest}
+                )
+        manifest = {
+            "format": FORMAT,
+            "applianceVersion": __version__,
+            "createdAt": created_at,
+            "sqliteVersion": sqlite3.sqlite_version,
+            "databases": {
+                d.name: {"backend": d.backend, "path": d.target, "schemaVersion": d.schema_version}
+                for d in databases
+            },
+            "objects": "s3 (not in this backup)" if settings.s3_endpoint else "local",
+            "links": routing_link(data_dir),
+            "files": sorted(entries, key=lambda e: e["path"]),
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        _fsync_tree(staging)
+        if out.exists():
+            out.rmdir()
+        os.rename(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    manifest["seconds"] = round(time.monotonic() - started, 3)
+    return manifest
+
+
+def _entry(relative: str, path: Path) -> dict[str, Any]:
+    return {"path": relative, "size": path.stat().st_size, "sha256": sha256_of(path)}
+
+
+# -- restore -------------------------------------------------------------------------------------
+
+
+def known_schema_versions() -> dict[str, int]:
+    from appliance.common.migrate import discover
+
+    return {
+        name: max((m.version for m in discover(package)), default=0) for name, package in MIGRATIONS.items()
+    }
+
+
+def read_manifest(source: Path) -> dict[str, Any]:
+    path = Path(source) / MANIFEST
+    if not path.is_file():
+        raise BackupError(f"{source} is not a backup: {MANIFEST} is missing")
+    try:
+        manifest = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BackupError(f"{path} is not a readable manifest: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BackupError(f"{path}: backup format {manifest.get('format')!r} is not {FORMAT}")
+    for entry in manifest.get("files", []):
+        relative = Path(str(entry.get("path", "")))
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+            raise BackupError(f"{path}: file path {entry.get('path')!r} leaves the backup")
+    return manifest
+
+
+def check_schema(manifest: dict[str, Any]) -> None:
+    known = known_schema_versions()
+    for name, limit in known.items():
+        version = (manifest["databases"].get(name) or {}).get("schemaVersion")
+        if version is None:
+            raise BackupError(f"the backup holds no {name} database")
+        if int(version) > limit:
+            raise BackupError(
+                f"the backup's {name} schema is version {version}, newer than this appliance knows "
+                f"({limit}): restore it with the appliance version that made it "
+                f"({manifest.get('applianceVersion')})"
+            )
+
+
+def _ensure_empty(target: Path) -> None:
+    if target.exists():
+        if not target.is_dir():
+            raise BackupError(f"{target} is not a directory")
+        if any(target.iterdir()):
+            raise BackupError(f"{target} is not empty: restore only into a new or empty directory")
+    target.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+def _pg_restore(dump: Path, url: str, name: str) -> None:
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+            (tables,) = cursor.fetchone()
+    finally:
+        connection.close()
+    if tables:
+        raise BackupError(f"the {name} database at the target is not empty: restore only into an empty one")
+    if shutil.which("pg_restore") is None:
+        raise BackupError("pg_restore is not installed")
+    done = subprocess.run(
+        ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname", url, str(dump)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise BackupError(f"pg_restore of {name} failed: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def restore_backup(
+    source: Path,
+    target: Path,
+    settings_for: Callable[[Path], Settings],
+    *,
+    progress: Callable[[int], Progress] = lambda _total: lambda _n: None,
+) -> dict[str, Any]:
+    """Restore the backup in ``source`` into the empty directory ``target``.
+
+    Every file is checked against the manifest while it is copied; any difference (or a schema
+    newer than this binary) stops the restore and removes what it wrote. ``settings_for(target)``
+    gives the settings the restored install will run with (after its appliance.toml is back): a
+    service on PostgreSQL there is restored into its (empty) database with pg_restore."""
+    source, target = Path(source), Path(target)
+    started = time.monotonic()
+    manifest = read_manifest(source)
+    check_schema(manifest)
+    _ensure_empty(target)
+    try:
+        advance = progress(sum(int(e["size"]) for e in manifest["files"]))
+        for entry in manifest["files"]:
+            origin = source / entry["path"]
+            if not origin.is_file():
+                raise BackupError(f"{entry['path']} is missing from the backup")
+            digest = copy_hashing(origin, target / entry["path"], advance)
+            if digest != entry["sha256"] or (target / entry["path"]).stat().st_size != entry["size"]:
+                raise BackupError(
+                    f"{entry['path']} does not match its checksum in the manifest: the backup is damaged"
+                )
+        for link, name in manifest.get("links", {}).items():
+            os.symlink(name, target / link)
+        settings = settings_for(target)
+        restored = _restore_databases(manifest, target, settings)
+        _fsync_tree(target)
+    except BaseException:
+        for child in target.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        raise
+    return {
+        "dataDir": str(target.resolve()),
+        **restored,
+        "files": len(manifest["files"]),
+        "bytes": sum(int(e["size"]) for e in manifest["files"]),
+        "createdAt": manifest["createdAt"],
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _restore_databases(manifest: dict[str, Any], target: Path, settings: Settings) -> dict[str, Any]:
+    restored: dict[str, Any] = {}
+    urls = {"dispatch": settings.dispatch_db_url, "engine": settings.engine_db_url}
+    for name, url in urls.items():
+        entry = manifest["databases"][name]
+        copied = target / entry["path"]
+        wanted_sqlite = _sqlite_path(url)
+        if entry["backend"] == "sqlite":
+            if wanted_sqlite is None:
+                raise BackupError(
+                    f"the backup's {name} database is SQLite but the target's settings name PostgreSQL"
+                )
+            if wanted_sqlite.resolve() != copied.resolve():
+                raise BackupError(
+                    f"the target's settings put the {name} database elsewhere ({wanted_sqlite})"
+                )
+            with contextlib.closing(sqlite3.connect(copied)) as conn:
+                check = conn.execute("PRAGMA quick_check").fetchone()[0]
+                version = _schema_version(conn)
+            if check != "ok" or version != entry["schemaVersion"]:
+                raise BackupError(f"the restored {name} database is not the one the manifest describes")
+        else:
+            if wanted_sqlite is not None:
+                raise BackupError(
+                    f"the backup's {name} database is PostgreSQL: set {name}_database for the target"
+                )
+            _pg_restore(copied, url, name)
+            copied.unlink()
+            version = _pg_schema_version(url)
+        restored[name] = {"schemaVersion": version, "backend": entry["backend"]}
+    return restored
