@@ -12,7 +12,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent
+from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -212,4 +212,87 @@ def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
         page.wait_for_selector("body[data-view='app']")
         assert page.evaluate("sessionStorage.getItem('appliance.session')") is None  # handed over, then gone
         assert "refreshToken" in page.evaluate("localStorage.getItem('appliance.courier.session')")
+        browser.close()
+
+
+def test_a_courier_fails_a_stop_with_a_reason_takes_a_break_and_ends_the_shift(courier_app) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, _, courier, orders, _ = courier_app
+    coded, plain = orders
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844},
+            is_mobile=True,
+            has_touch=True,
+            locale="en-US",
+            geolocation={"latitude": ROAD_A[0], "longitude": ROAD_A[1], "accuracy": 8},
+            permissions=["geolocation"],
+        )
+        page = context.new_page()
+        page.goto(url + "/app/")
+        page.fill("#signin-email", "narek@arev.am")
+        page.fill("#signin-password", PASSWORD)
+        page.click("#signin-submit")
+        page.wait_for_selector("body[data-view='app']")
+        # The courier's language is theirs (PATCH /me), on this phone and any other.
+        page.click("[data-lang='ru']")
+        eventually(lambda: User.get_by_id(courier.user.id).language == "ru")
+
+        page.click("#shift-start")
+        page.wait_for_selector("body[data-shift='active']")
+        page.click("#shift-break")
+        page.wait_for_selector("body[data-shift='on_break']")
+        assert page.inner_text("#shift-break") == "Продолжить"
+        screenshot(page, "courier-app-break")
+        page.click("#shift-break")
+        page.wait_for_selector("body[data-shift='active']")
+
+        # Nobody home: failed, with the reason and a note.
+        card = f"#run li[data-order-id='{plain['id']}']"
+        page.click(f"{card} [data-move='picked_up']")
+        page.wait_for_selector(f"{card}[data-status='picked_up'][data-pending='false']")
+        page.click(f"{card} [data-move='failed']")
+        page.wait_for_selector("#fail-dialog[open]")
+        page.select_option("#f-reason", "recipient_absent")
+        page.fill("#f-notes", "Nobody at the door")
+        screenshot(page, "courier-app-failed")
+        page.click("#fail-send")
+        page.wait_for_selector(card, state="detached")
+        failed = Order.get_by_id(plain["id"])
+        assert failed.status == "failed" and failed.failure_reason == "recipient_absent"
+        assert failed.proof_notes == "Nobody at the door"
+
+        # Wrong codes lock the other order's code: the card says to call the dispatcher.
+        coded_card = f"#run li[data-order-id='{coded['id']}']"
+        page.click(f"{coded_card} [data-move='picked_up']")
+        page.wait_for_selector(f"{coded_card}[data-status='picked_up'][data-pending='false']")
+        for _ in range(6):
+            requests.post(
+                f"{url}/courier/orders/{coded['id']}/otp/verify",
+                json={"code": "000000"},
+                headers=courier.headers,
+            )
+        page.click("[data-tab='run']")
+        page.wait_for_selector(f"{coded_card} [data-code-locked]:not([hidden])")
+
+        page.click("[data-tab='history']")
+        wait_until(
+            page, f"document.querySelector('#history-list').textContent.includes('{plain['publicId']}')"
+        )
+        screenshot(page, "courier-app-history")
+        page.click("[data-tab='earnings']")
+        page.wait_for_selector("#earnings p")
+        screenshot(page, "courier-app-earnings")
+        page.click("[data-tab='profile']")
+        screenshot(page, "courier-app-profile")
+        page.click("[data-tab='run']")
+
+        page.click("#shift-end")
+        page.wait_for_selector("body[data-shift='off']")
+        assert Courier.get_by_id(courier.courier.id).online is False
+        page.reload()  # the installed app stays signed in, in the courier's language
+        page.wait_for_selector("body[data-view='app']")
+        assert page.evaluate("document.documentElement.lang") == "ru"
         browser.close()
