@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from appliance.dispatch.models import CourierLocation, Order
+from appliance.dispatch.models import CourierLocation, Order, RealtimeEvent
 from appliance.dispatch.orders import codes
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
@@ -163,6 +163,11 @@ def test_wrong_codes_spend_a_shared_budget_then_lock(
         ).status_code
         == 423
     )
+    # The wrong try that locked the code told open boards (order.updated), once.
+    updates = RealtimeEvent.select().where(
+        (RealtimeEvent.kind == "order.updated") & RealtimeEvent.payload.contains(f'"orderId":"{order["id"]}"')
+    )
+    assert updates.count() == 1
 
 
 def test_failing_needs_a_reason_and_a_retry_starts_a_new_attempt(

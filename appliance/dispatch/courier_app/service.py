@@ -30,7 +30,7 @@ from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import order_body
-from appliance.dispatch.orders.state import transition
+from appliance.dispatch.orders.state import order_payload, transition
 from appliance.dispatch.runtime import DispatchRuntime
 
 ACTIVE = ("assigned", "picked_up", "arrived")
@@ -134,6 +134,9 @@ def _check_code(rt: DispatchRuntime, order: Order, code: str | None) -> bool:
     if code is not None and codes.matches(rt.master_key, order.public_id, order.otp_hash, code):
         return True
     Order.update(otp_attempts=Order.otp_attempts + 1).where(Order.id == order.id).execute()
+    if order.otp_attempts + 1 >= codes.MAX_ATTEMPTS:
+        # The code is now locked (deliveryCodeLocked): open boards learn it at once.
+        record_event(order.company_id, "order.updated", order_payload(order))
     return False
 
 
