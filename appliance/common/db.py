@@ -10,6 +10,7 @@ they write go through ``write_transaction`` so that SQLite takes the write lock 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,52 @@ from urllib.parse import unquote, urlparse
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
+_pending = threading.local()  # per thread: id(database) -> callbacks waiting for its commit
+
+
+class _CommitCallbacks:
+    """Callbacks run once the current transaction has committed (peewee has no such hook): what
+    is told to other threads about a write must not reach them before they can read it. A
+    rollback drops them."""
+
+    def commit(self) -> Any:
+        result = super().commit()  # type: ignore[misc]
+        for callback in _take_pending(self):
+            try:
+                callback()
+            except Exception:  # the write is committed whatever a listener does
+                logging.getLogger("appliance.db").exception("after-commit callback failed")
+        return result
+
+    def rollback(self) -> Any:
+        _take_pending(self)
+        return super().rollback()  # type: ignore[misc]
+
+
+def _take_pending(database: object) -> list[Callable[[], None]]:
+    lists = getattr(_pending, "lists", None)
+    return lists.pop(id(database), []) if lists else []
+
+
+class _SqliteDatabase(_CommitCallbacks, PooledSqliteDatabase):
+    pass
+
+
+class _PostgresqlDatabase(_CommitCallbacks, PooledPostgresqlDatabase):
+    pass
+
+
+def after_commit(database: peewee.Database | peewee.DatabaseProxy, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once this thread's transaction on ``database`` commits (at once outside
+    a transaction: the write is already committed); never when it rolls back."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    if not real.in_transaction():
+        callback()
+        return
+    if not hasattr(_pending, "lists"):
+        _pending.lists = {}
+    _pending.lists.setdefault(id(real), []).append(callback)
+
 
 def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
     """Open (lazily) the database a URL names: sqlite:///PATH or postgresql://USER:PW@HOST:PORT/DB."""
@@ -28,7 +75,7 @@ def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
         path = Path(url[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
         # Pooled so that a request reuses a connection (and its pragmas) instead of opening one.
-        return PooledSqliteDatabase(
+        return _SqliteDatabase(
             str(path),
             max_connections=256,
             stale_timeout=600,
@@ -44,7 +91,7 @@ def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:
     parsed = urlparse(url)
     if parsed.scheme not in {"postgresql", "postgres"}:
         raise ValueError(f"unsupported database URL scheme: {parsed.scheme}")
-    return PooledPostgresqlDatabase(
+    return _PostgresqlDatabase(
         unquote(parsed.path.lstrip("/")),
         user=unquote(parsed.username or "") or None,
         password=unquote(parsed.password or "") or None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from appliance.common.api import endpoint
+from appliance.common.api import ID_MAX, endpoint
 from appliance.common.problems import BadRequest, Unavailable
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.db import database
@@ -46,7 +46,8 @@ def events(query: StreamQuery):
     after = query.cursor
     header = request.headers.get("Last-Event-ID")
     if header is not None:
-        if not header.isdigit():
+        # ASCII digits only (str.isdigit admits "²", which int() refuses), within a database key.
+        if not header.isascii() or not header.isdigit() or int(header) > ID_MAX:
             raise BadRequest("Last-Event-ID must be an event id.")
         after = int(header)
     rt = runtime()

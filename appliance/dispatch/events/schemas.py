@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from appliance.common.api import QuerySchema
+from appliance.common.api import ID_MAX, QuerySchema
 
 
 class Cursor(BaseModel):
@@ -14,4 +14,4 @@ class Cursor(BaseModel):
 
 
 class StreamQuery(QuerySchema):
-    cursor: Annotated[int, Field(ge=0)] | None = None
+    cursor: Annotated[int, Field(ge=0, le=ID_MAX)] | None = None

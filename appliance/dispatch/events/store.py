@@ -1,4 +1,5 @@
-"""Recording realtime events, in the same transaction as the change they describe."""
+"""Recording realtime events, in the same transaction as the change they describe; the
+company's open streams wake when that transaction commits (events/wake.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.dispatch.db import database
+from appliance.dispatch.events.wake import announce
 from appliance.dispatch.models import RealtimeEvent
 
 
@@ -17,6 +19,7 @@ def record_event(company_id: int, kind: str, payload: dict[str, Any]) -> int:
         payload=json.dumps(payload, separators=(",", ":"), default=str),
         created_at=clock.now(),
     )
+    announce(database, company_id, row.id)
     return row.id
 
 

@@ -1,6 +1,7 @@
-"""The server-sent event stream: replay after a cursor, then poll, with heartbeats, for a bounded
-lifetime; and the limit on how many streams run at once (so streams never starve the API's
-threads)."""
+"""The server-sent event stream: replay after a cursor, then wait for the company's next event
+(woken when it commits: events/wake.py; a poll every POLL_SECONDS is the fallback), with
+heartbeats, for a bounded lifetime; and the limit on how many streams run at once (so streams
+never starve the API's threads)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import time
 from collections.abc import Iterator
 
 from appliance.common import lifecycle
+from appliance.dispatch.db import database
 from appliance.dispatch.events.store import events_after
+from appliance.dispatch.events.wake import database_key, wakes
 
+# The fallback when no wake comes: events written by another process on SQLite, or while the
+# PostgreSQL listener reconnects. Also how soon a stream notices the server stopping.
 POLL_SECONDS = 0.5
 HEARTBEAT_SECONDS = 15.0
 BATCH = 500
@@ -49,7 +54,10 @@ def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
     yield f"retry: 1000\n: stream open, cursor {after}\n\n"
     ends = time.monotonic() + lifetime
     next_beat = time.monotonic() + HEARTBEAT_SECONDS
+    key = (database_key(database), company_id)
+    wakes.listen(database)
     while time.monotonic() < ends and not lifecycle.stopping.is_set():
+        seen = wakes.latest(key)  # before reading: an event committed after this wakes the wait
         rows = events_after(company_id, after, BATCH)
         for event_id, kind, payload, created_at in rows:
             after = event_id
@@ -59,5 +67,6 @@ def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
         if time.monotonic() >= next_beat:
             next_beat = time.monotonic() + HEARTBEAT_SECONDS
             yield ": heartbeat\n\n"
-        lifecycle.stopping.wait(POLL_SECONDS)
+        now = time.monotonic()
+        wakes.wait(key, seen, max(0.0, min(POLL_SECONDS, ends - now, next_beat - now)))
     yield ": stream ends, reconnect with Last-Event-ID\n\n"
