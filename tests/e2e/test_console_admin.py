@@ -12,7 +12,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Company, Depot, Membership, Order
+from appliance.dispatch.models import Company, Depot, Membership, Order, User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -37,6 +37,16 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (320, 240), (30, 140, 90)).save(buffer, "PNG")
     return buffer.getvalue()
+
+
+def tmp_logo():
+    """A PNG logo on disk for the file input."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp()) / "logo.png"
+    path.write_bytes(_png())
+    return path
 
 
 def _delivered_cash_order(url: str, dispatcher, courier) -> dict:
@@ -69,6 +79,7 @@ def office(mapped_data_dir, settings):
         app, arev, "owner", email="ani@arev.am", name="Ani", password_hash=hash_password(PASSWORD)
     )
     courier = make_member(app, arev, "courier", name="Narek")
+    make_member(app, arev, "dispatcher", name="Lilit")
     draft_body = ORDER | {"recipientName": "Draft Person"}
     garun = make_company("Garun Delivery", depot=ROAD_C)
     garun_owner = make_member(app, garun, "owner", name="Hayk")
@@ -145,6 +156,10 @@ def test_the_office_views_of_the_console(office) -> None:
         page.click(f"[data-login-link='{courier.user.id}']")
         page.wait_for_selector("#login-link-box:not([hidden])")
         assert "/invite/" in page.input_value("#login-link")
+        # A dispatcher made an owner from the same table.
+        lilit = User.get(User.display_name == "Lilit")
+        page.select_option(f"select[data-role='{lilit.id}']", "owner")
+        eventually(lambda: Membership.get(Membership.user == lilit.id).role == "owner")
         screenshot(page, "console-team")
 
         # Company: settings, a depot, the plan.
@@ -161,6 +176,12 @@ def test_the_office_views_of_the_console(office) -> None:
         page.click("#depot-form button[type='submit']")
         wait_until(page, "document.querySelectorAll('#depots li').length === 2")
         assert Depot.select().where(Depot.name == "North").count() == 1
+        # The logo goes through the presigned PUT and shows once its key is set.
+        logo = tmp_logo()
+        page.set_input_files("#c-logo-file", str(logo))
+        page.wait_for_selector("#c-logo:not([hidden])")
+        wait_until(page, "document.querySelector('#c-logo').naturalWidth === 320")
+        assert Company.get(Company.name == "Arev Express").logo_key
         page.click("[data-plan='city']")
         wait_until(page, "document.querySelector(\"[data-plan='city']\").disabled")
         screenshot(page, "console-company")
