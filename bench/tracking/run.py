@@ -2,7 +2,14 @@
 an order change to its event on 50 open event streams. The server runs in its own process
 (`appliance serve --only dispatch`) on SQLite.
 
-    python bench/tracking/run.py [--seconds 6] [--streams 50]
+The event delay: 50 streams stay open while the dispatcher edits an order `--changes` times
+(0.35 s apart, so that a change falls anywhere in a polling interval); each change's delay on
+each stream is the time from just before the PATCH is sent to the stream's line arriving, so
+p50 and p99 are over changes x streams. With `--processes N` the server runs N serving
+processes: streams and the writer land on any of them (on SQLite an event written by another
+process arrives through the stream's 0.5 s poll; on PostgreSQL through LISTEN/NOTIFY).
+
+    python bench/tracking/run.py [--seconds 6] [--streams 50] [--changes 10] [--processes 1]
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--streams", type=int, default=50)
+    parser.add_argument("--changes", type=int, default=10)
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--skip-track", action="store_true", help="only the event delay")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-tracking-"))
     settings = load_settings({"data_dir": str(data), "rate_limits": "off"}, environ={})
@@ -80,73 +90,97 @@ def main() -> None:
     token = client.post(f"/orders/{order['id']}/tracking", headers=dispatcher).json["token"]
 
     server, url = start_server(
-        data, "dispatch", APPLIANCE_RATE_LIMITS="off", APPLIANCE_EVENT_STREAM_MAX=str(args.streams + 5)
+        data,
+        "dispatch",
+        APPLIANCE_RATE_LIMITS="off",
+        APPLIANCE_EVENT_STREAM_MAX=str(args.streams + 5),
+        APPLIANCE_PROCESSES=str(args.processes),
     )
     try:
-        latencies: list[float] = []
-        lock = threading.Lock()
-
-        def reader() -> None:
-            session = requests.Session()
-            deadline = time.monotonic() + args.seconds
-            while time.monotonic() < deadline:
-                started = time.perf_counter()
-                response = session.get(f"{url}/track/{token}", timeout=10)
-                assert response.status_code == 200, response.text
-                with lock:
-                    latencies.append(time.perf_counter() - started)
-
-        threads = [threading.Thread(target=reader) for _ in range(args.clients)]
-        began = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.monotonic() - began
-        print(
-            f"GET /track/{{token}}: {len(latencies) / wall:.0f} req/s with {args.clients} clients, "
-            f"p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
-        )
-
-        cursor = requests.get(f"{url}/events/latest-cursor", headers=dispatcher, timeout=5).json()["cursor"]
-        ready = threading.Barrier(args.streams + 1)
-        arrivals: list[float] = []
-
-        def listen() -> None:
-            with requests.get(
-                f"{url}/events?cursor={cursor}", headers=dispatcher, stream=True, timeout=30
-            ) as response:
-                lines = response.iter_lines()
-                next(lines)  # the opening "retry" line: the stream is live
-                ready.wait()
-                for line in lines:
-                    if line.startswith(b"event: order.status_changed"):
-                        with lock:
-                            arrivals.append(time.monotonic())
-                        return
-
-        listeners = [threading.Thread(target=listen) for _ in range(args.streams)]
-        for t in listeners:
-            t.start()
-        ready.wait()
-        time.sleep(0.5)
-        changed = time.monotonic()
-        requests.post(
-            f"{url}/courier/orders/{order['id']}/status",
-            json={"status": "arrived"},
-            headers=courier_headers,
-            timeout=10,
-        )
-        for t in listeners:
-            t.join(15)
-        delays = [a - changed for a in arrivals]
-        print(
-            f"order change -> event on {args.streams} open streams: {len(delays)} received, "
-            f"p50 {percentile(delays, 0.5) * 1000:.0f} ms, p99 {percentile(delays, 0.99) * 1000:.0f} ms, "
-            f"max {max(delays) * 1000:.0f} ms"
-        )
+        if not args.skip_track:
+            track(args, url, token)
+        event_delays(args, url, dispatcher)
     finally:
         stop_server(server)
+
+
+def track(args: argparse.Namespace, url: str, token: str) -> None:
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def reader() -> None:
+        session = requests.Session()
+        deadline = time.monotonic() + args.seconds
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            response = session.get(f"{url}/track/{token}", timeout=10)
+            assert response.status_code == 200, response.text
+            with lock:
+                latencies.append(time.perf_counter() - started)
+
+    threads = [threading.Thread(target=reader) for _ in range(args.clients)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - began
+    print(
+        f"GET /track/{{token}}: {len(latencies) / wall:.0f} req/s with {args.clients} clients, "
+        f"p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
+    )
+
+
+def event_delays(args: argparse.Namespace, url: str, dispatcher: dict[str, str]) -> None:
+    draft = {"recipientName": "R", "recipientPhone": "+37400000000", "addressLabelHy": "A"}
+    order_id = requests.post(
+        f"{url}/orders", json={**draft, "pin": {"lat": 40.19, "lon": 44.52}}, headers=dispatcher, timeout=10
+    ).json()["order"]["id"]  # a draft: the one the dispatcher edits
+    cursor = requests.get(f"{url}/events/latest-cursor", headers=dispatcher, timeout=5).json()["cursor"]
+    ready = threading.Barrier(args.streams + 1)
+    lock = threading.Lock()
+    arrivals: list[list[float]] = []  # per stream, when each order.updated arrived
+
+    def listen() -> None:
+        mine: list[float] = []
+        with lock:
+            arrivals.append(mine)
+        with requests.get(
+            f"{url}/events?cursor={cursor}", headers=dispatcher, stream=True, timeout=60
+        ) as response:
+            lines = response.iter_lines()
+            next(lines)  # the opening "retry" line: the stream is live
+            ready.wait()
+            for line in lines:
+                if line.startswith(b"event: order.updated"):
+                    mine.append(time.monotonic())
+                    if len(mine) == args.changes:
+                        return
+
+    listeners = [threading.Thread(target=listen, daemon=True) for _ in range(args.streams)]
+    for t in listeners:
+        t.start()
+    ready.wait()
+    time.sleep(0.5)
+    session = requests.Session()
+    changed: list[float] = []
+    for n in range(args.changes):
+        changed.append(time.monotonic())
+        response = session.patch(
+            f"{url}/orders/{order_id}", json={"recipientName": f"R {n}"}, headers=dispatcher, timeout=10
+        )
+        assert response.status_code == 200, response.text
+        time.sleep(0.35)
+    for t in listeners:
+        t.join(15)
+    delays = [a - c for stream in arrivals for a, c in zip(stream, changed, strict=False)]
+    missing = args.streams * args.changes - len(delays)
+    print(
+        f"order change -> event on {args.streams} open streams ({args.processes} serving process"
+        f"{'es' if args.processes > 1 else ''}, {args.changes} changes): "
+        f"p50 {percentile(delays, 0.5) * 1000:.0f} ms, p99 {percentile(delays, 0.99) * 1000:.0f} ms, "
+        f"max {max(delays) * 1000:.0f} ms, {len(delays)} received, {missing} missing"
+    )
 
 
 if __name__ == "__main__":
