@@ -23,6 +23,7 @@ from waitress import wasyncore
 from waitress.server import create_server
 
 from appliance.common import lifecycle
+from appliance.common.server_problems import answer_with_problems
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.server")
@@ -54,15 +55,18 @@ class Listener:
             }
         # A socket bound by the parent of several serving processes, or host and port to bind here.
         where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {"host": host, "port": port}
-        self.server: Any = create_server(
-            app,
-            **where,
-            threads=threads,
-            ident="appliance",
-            channel_timeout=120,
-            connection_limit=1000,
-            clear_untrusted_proxy_headers=True,
-            **proxy,
+        # waitress's own refusals (oversized headers 431, a malformed request 400) as Problems too.
+        self.server: Any = answer_with_problems(
+            create_server(
+                app,
+                **where,
+                threads=threads,
+                ident="appliance",
+                channel_timeout=120,
+                connection_limit=1000,
+                clear_untrusted_proxy_headers=True,
+                **proxy,
+            )
         )
         self.thread = threading.Thread(target=self.server.run, name=f"{name}-http", daemon=True)
 

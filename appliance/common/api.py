@@ -34,10 +34,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from appliance.common.problems import ApiError, BadRequest, Invalid, UnsupportedMediaType
@@ -50,6 +50,12 @@ UNPROCESSABLE_ERROR_TYPES = frozenset({"service_area", "too_short", "too_long", 
 
 # The keywords by which a JSON schema states what UNPROCESSABLE_ERROR_TYPES report.
 _UNPROCESSABLE_KEYWORDS = frozenset({"minItems", "maxItems", "x-unprocessable"})
+
+# Database keys are signed 64-bit integers: an id beyond cannot name a record, and the database
+# driver would raise on it (SQLite: OverflowError) rather than find nothing.
+ID_MAX = 2**63 - 1
+# An integer id in a body or query: beyond ID_MAX it is invalid input (400), never sent to a store.
+Id = Annotated[int, Field(ge=1, le=ID_MAX)]
 
 # The app config key holding the status of an unprocessable body (422 unless the app says).
 UNPROCESSABLE_STATUS_KEY = "APPLIANCE_UNPROCESSABLE_STATUS"
@@ -171,8 +177,8 @@ def _read_body(model: type[BaseModel], op: Operation) -> BaseModel:
     if b"\\u0000" in raw:  # JSON can carry a NUL only escaped; look closer only then (cheap)
         try:
             where = _nul_path(json.loads(raw))
-        except ValueError:
-            where = None  # malformed JSON: the model's own error says so
+        except (ValueError, RecursionError):
+            where = None  # malformed or too deeply nested JSON: the model's own error says so (400)
         if where:
             _refuse_nul(where)
     try:

@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 from werkzeug.routing import IntegerConverter
 
 from appliance.common import problems
-from appliance.common.api import UNPROCESSABLE_STATUS_KEY
+from appliance.common.api import ID_MAX, UNPROCESSABLE_STATUS_KEY
 from appliance.common.jsonio import OrjsonProvider
 from appliance.common.problems import ApiError
 
@@ -71,9 +71,6 @@ def _compress_large_json(response: Response) -> None:
 # database driver would raise (SQLite: OverflowError) instead of finding nothing. Such an id is a
 # missing record, 404, found while matching (a rule that merely failed to match could fall through
 # to another rule and answer 405). Leading signs never match, as with Flask's own converter.
-ID_MAX = 2**63 - 1
-
-
 class IdConverter(IntegerConverter):
     def to_python(self, value: str) -> int:
         number = int(value)

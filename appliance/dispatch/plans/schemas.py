@@ -6,15 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import Schema
+from appliance.common.api import Id, Schema
 
 IdStr = Annotated[str, StringConstraints(min_length=1, max_length=20)]
 ServiceMinutes = Annotated[float, Field(ge=0, le=240)]
 
 
 class SuggestRequest(Schema):
-    orderIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=1000)] | None = None
-    courierIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=20)] | None = None
+    orderIds: Annotated[list[Id], Field(min_length=1, max_length=1000)] | None = None
+    courierIds: Annotated[list[Id], Field(min_length=1, max_length=20)] | None = None
     capacity: Annotated[int, Field(ge=1, le=200)] = 10  # stops per courier
     serviceMinutes: ServiceMinutes = 5
     shiftHours: Annotated[float, Field(gt=0, le=24)] = 8
