@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-postgres test-postgres-all lint format binary bench bench-http clean vendor-maplibre
+.PHONY: setup run test test-crash test-postgres test-postgres-all lint format binary bench bench-http clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -31,7 +31,11 @@ run: setup
 	$(VENV)/bin/appliance demo
 
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/crash $(PYTEST_ARGS)
+
+# kill -9 of a real server mid-stream, three rounds (tests/crash, about 75 s): CI's crash stage.
+test-crash: setup
+	$(PY) -m pytest -p no:xdist tests/crash $(PYTEST_ARGS)
 
 # The database-layer tests against a real PostgreSQL server started on a loopback port.
 test-postgres: setup
