@@ -55,8 +55,10 @@ format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# The one-folder bundle (pyinstaller.spec), packed behind packaging/launcher.c: docs/packaging.md.
 binary: setup
 	$(VENV)/bin/pyinstaller --noconfirm --clean pyinstaller.spec
+	$(PY) packaging/pack.py dist/appliance-onedir dist/appliance
 
 bench: setup
 	@for b in bench/*/run.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -1,0 +1,116 @@
+"""Pack PyInstaller's one-folder bundle into the single executable (make binary runs it).
+
+    python packaging/pack.py dist/appliance-onedir dist/appliance
+
+Compiles packaging/launcher.c (liblzma linked in, so the executable needs only the C library),
+appends the bundle as one xz stream in the launcher's record format, and the trailer that names the
+build by the stream's hash. The format and the start-up it buys are described in launcher.c and
+docs/packaging.md.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import io
+import lzma
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MAGIC = b"APPLPK01"
+BUILD_LEN = 40
+HERE = Path(__file__).resolve().parent
+
+
+def compile_launcher(out: Path) -> bytes:
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        sys.exit("pack: a C compiler (cc) is needed to build the launcher")
+    command = [compiler, "-O2", "-s", "-Wall", "-Wextra", "-Wno-format-truncation", "-o", str(out)]
+    command += [str(HERE / "launcher.c"), "-Wl,-Bstatic", "-llzma", "-Wl,-Bdynamic"]
+    subprocess.run(command, check=True)
+    return out.read_bytes()
+
+
+def _path(name: str) -> bytes:
+    encoded = name.encode()
+    return struct.pack("<I", len(encoded)) + encoded
+
+
+def records(root: Path):
+    """Folders first (parents before children), then files grouped by kind (they compress better
+    next to their like), then links; paths relative to root, '/'-separated."""
+    folders, files, links = [], [], []
+    for folder, names, filenames in os.walk(root):
+        for name in names + filenames:
+            full = Path(folder, name)
+            rel = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                links.append(rel)
+            elif full.is_dir():
+                folders.append(rel)
+            else:
+                files.append(rel)
+    for rel in sorted(folders):
+        yield b"D" + struct.pack("<I", (root / rel).stat().st_mode & 0o7777) + _path(rel)
+    for rel in sorted(files, key=lambda r: (Path(r).suffix, Path(r).name, r)):
+        stat = (root / rel).stat()
+        yield b"F" + struct.pack("<I", stat.st_mode & 0o7777) + _path(rel) + struct.pack("<Q", stat.st_size)
+        with open(root / rel, "rb") as source:
+            while chunk := source.read(1 << 20):
+                yield chunk
+    for rel in sorted(links):
+        target = os.readlink(root / rel)
+        if os.path.isabs(target):
+            sys.exit(f"pack: {rel} links outside the bundle ({target})")
+        yield b"L" + struct.pack("<I", 0) + _path(rel) + _path(target)
+    yield b"E"
+
+
+def compress(part: bytes) -> bytes:
+    """LZMA2 with a 64 MB window (preset 9: repeated libraries compress against each other;
+    unpacking needs about 70 MB of memory, once per build) after the x86 branch filter, which makes
+    machine code about 7 % smaller."""
+    filters = [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 9}]
+    return lzma.compress(part, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, filters=filters)
+
+
+def pack(onedir: Path, out: Path) -> None:
+    if not (onedir / "appliance").is_file():
+        sys.exit(f"pack: {onedir}/appliance is missing (run pyinstaller first)")
+    started = time.monotonic()
+    workdir = Path("build/packaging")
+    workdir.mkdir(parents=True, exist_ok=True)
+    launcher = compile_launcher(workdir / "launcher")
+    stream = io.BytesIO()
+    for chunk in records(onedir):
+        stream.write(chunk)
+    raw = stream.getbuffer()
+    # xz runs at about 1 MB/s here: one stream per core, back to back (the launcher decodes them as
+    # one byte stream, so the cut may fall anywhere).
+    parts = max(1, min(os.cpu_count() or 1, 4))
+    size = -(-len(raw) // parts)
+    with concurrent.futures.ProcessPoolExecutor(parts) as pool:
+        data = b"".join(pool.map(compress, [bytes(raw[i : i + size]) for i in range(0, len(raw), size)]))
+    build = hashlib.sha256(launcher + data).hexdigest()[:BUILD_LEN].encode()
+    trailer = MAGIC + struct.pack("<QQ", len(launcher), len(data)) + build.ljust(BUILD_LEN, b"\0")
+    with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}.", delete=False) as tmp:
+        tmp.write(launcher + data + trailer)
+    os.chmod(tmp.name, 0o755)
+    os.replace(tmp.name, out)
+    print(
+        f"pack: {out} {out.stat().st_size / 1e6:.1f} MB (bundle {len(raw) / 1e6:.1f} MB unpacked, "
+        f"launcher {len(launcher) / 1e3:.0f} kB), build {build.decode()}, {time.monotonic() - started:.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    pack(Path(sys.argv[1]), Path(sys.argv[2]))
