@@ -68,6 +68,11 @@ class Settings:
     processes: int = 0
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
+    log_format: str = "text"  # text, or json: one JSON object per line (docs/operations.md, Logs)
+    # GET /metrics on each port: loopback (default: local clients only), open, or off; a request
+    # with "Authorization: Bearer <metrics_token>" is answered from anywhere when a token is set.
+    metrics: str = "loopback"
+    metrics_token: str = ""
 
     # Identity (dispatch)
     access_token_seconds: int = 900
@@ -313,5 +318,9 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting processes: 0 (one per core) to 64")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
+    if settings.log_format not in {"text", "json"}:
+        raise SettingsError("setting log_format: must be text or json")
+    if settings.metrics not in {"loopback", "open", "off"}:
+        raise SettingsError("setting metrics: must be loopback, open or off")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise SettingsError("setting log_level: must be DEBUG, INFO, WARNING or ERROR")

@@ -47,10 +47,13 @@ def settings_from(**overrides: Any) -> Settings:
 
 
 def configure_logging(settings: Settings) -> None:
-    from appliance.common.logs import SafeFormatter
+    from appliance.common.logs import JsonFormatter, SafeFormatter
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    if settings.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     logging.getLogger().setLevel(settings.log_level.upper())
 

@@ -109,13 +109,22 @@ def create_base_app(
         response.headers.setdefault("Cache-Control", "no-store")
         response.headers["X-Content-Type-Options"] = "nosniff"
         elapsed = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
+        rid = request_id()
         log.info(
             "%s %s %s %.1fms request_id=%s",
             request.method,
             request.path,
             response.status_code,
             elapsed,
-            request_id(),
+            rid,
+            # The same values as fields, for JSON log lines (APPLIANCE_LOG_FORMAT=json).
+            extra={
+                "method": request.method,
+                "path": request.path,
+                "status": response.status_code,
+                "ms": round(elapsed, 1),
+                "request_id": rid,
+            },
         )
         return response
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, Flask
 
 from appliance import __version__
-from appliance.common import keys, ratelimit
+from appliance.common import keys, metrics, ratelimit
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
@@ -17,6 +17,7 @@ from appliance.common.openapi_routes import serve_openapi
 from appliance.common.runtime import Worker
 from appliance.common.s3store import S3ObjectStore
 from appliance.common.webapp import create_base_app
+from appliance.dispatch import metrics as dispatch_metrics
 from appliance.dispatch import problems
 from appliance.dispatch.auth import routes as auth
 from appliance.dispatch.cash import routes as cash
@@ -148,6 +149,7 @@ def create_app(settings: Settings) -> Flask:
     bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
     app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
     build_runtime(settings).install(app)
+    metrics.install(app, settings, dispatch_metrics.collector())
     for blueprint in AREAS:
         app.register_blueprint(blueprint)
     ratelimit.install(

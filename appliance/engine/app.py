@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, Flask
 
 from appliance import __version__
-from appliance.common import keys
+from appliance.common import keys, metrics
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
@@ -18,6 +18,7 @@ from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
 from appliance.common.runtime import Worker
 from appliance.common.webapp import create_base_app
+from appliance.engine import metrics as engine_metrics
 from appliance.engine import problems
 from appliance.engine.assets import routes as assets
 from appliance.engine.chain.health import chain_probe
@@ -123,7 +124,9 @@ def create_app(settings: Settings) -> Flask:
     app = create_base_app(
         "appliance.engine", render_problem=problems.render, database=database, unprocessable_status=400
     )
-    build_runtime(settings).install(app)
+    runtime = build_runtime(settings)
+    runtime.install(app)
+    metrics.install(app, settings, engine_metrics.collector(runtime.chains, settings.data_dir))
     for blueprint in AREAS:
         app.register_blueprint(blueprint)
 

@@ -1,0 +1,15 @@
+"""The dispatch service's gauges for GET /metrics: the mail queue and the housekeeping lease."""
+
+from __future__ import annotations
+
+from appliance.common.metrics import DatabaseCollector, Lease, Queue
+from appliance.dispatch.db import database
+from appliance.dispatch.models import JobLease, OutgoingMail
+
+
+def collector() -> DatabaseCollector:
+    return DatabaseCollector(
+        database,
+        queues=[Queue("mail", OutgoingMail, lambda: OutgoingMail.status == "queued")],
+        leases=[Lease("job", JobLease, "name")],
+    )
