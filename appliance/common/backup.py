@@ -356,7 +356,7 @@ def _ensure_empty(target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True, mode=0o700)
 
 
-def _pg_restore(dump: Path, url: str, name: str) -> None:
+def _check_pg_target(url: str, name: str) -> None:
     import psycopg2
 
     connection = psycopg2.connect(url)
@@ -370,6 +370,9 @@ def _pg_restore(dump: Path, url: str, name: str) -> None:
         raise BackupError(f"the {name} database at the target is not empty: restore only into an empty one")
     if shutil.which("pg_restore") is None:
         raise BackupError("pg_restore is not installed")
+
+
+def _pg_restore(dump: Path, url: str, name: str) -> None:
     done = subprocess.run(
         ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname", url, str(dump)],
         capture_output=True,
@@ -428,31 +431,37 @@ def restore_backup(
 
 
 def _restore_databases(manifest: dict[str, Any], target: Path, settings: Settings) -> dict[str, Any]:
-    restored: dict[str, Any] = {}
+    """Check every database's target first (so that a refusal restores nothing), then restore."""
     urls = {"dispatch": settings.dispatch_db_url, "engine": settings.engine_db_url}
     for name, url in urls.items():
         entry = manifest["databases"][name]
-        copied = target / entry["path"]
         wanted_sqlite = _sqlite_path(url)
         if entry["backend"] == "sqlite":
             if wanted_sqlite is None:
                 raise BackupError(
                     f"the backup's {name} database is SQLite but the target's settings name PostgreSQL"
                 )
-            if wanted_sqlite.resolve() != copied.resolve():
+            if wanted_sqlite.resolve() != (target / entry["path"]).resolve():
                 raise BackupError(
                     f"the target's settings put the {name} database elsewhere ({wanted_sqlite})"
                 )
+        elif wanted_sqlite is not None:
+            raise BackupError(
+                f"the backup's {name} database is PostgreSQL: set {name}_database for the target"
+            )
+        else:
+            _check_pg_target(url, name)
+    restored: dict[str, Any] = {}
+    for name, url in urls.items():
+        entry = manifest["databases"][name]
+        copied = target / entry["path"]
+        if entry["backend"] == "sqlite":
             with contextlib.closing(sqlite3.connect(copied)) as conn:
                 check = conn.execute("PRAGMA quick_check").fetchone()[0]
                 version = _schema_version(conn)
             if check != "ok" or version != entry["schemaVersion"]:
                 raise BackupError(f"the restored {name} database is not the one the manifest describes")
         else:
-            if wanted_sqlite is not None:
-                raise BackupError(
-                    f"the backup's {name} database is PostgreSQL: set {name}_database for the target"
-                )
             _pg_restore(copied, url, name)
             copied.unlink()
             version = _pg_schema_version(url)
