@@ -97,7 +97,7 @@ def check_feasible(inst: dict, routes: list[list[int]], dist: list[list[float]])
 
 def ours(inst: dict, dist: list[list[float]], budget: float) -> list[list[int]]:
     n = len(inst["xy"])
-    matrix = [[int(round(d * SCALE)) for d in row] for row in dist]
+    matrix = np.rint(np.asarray(dist) * SCALE).astype(np.int64)  # as the planner builds it from a road table
     stops = [
         Stop(
             node=i,

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 
 import pytest
 
-from appliance.dispatch.planning.solver import Problem, SolverFailed, Stop, Vehicle, solve
+from appliance.dispatch.planning.solver import (
+    LARGE_PROBLEM_STOPS,
+    Problem,
+    SolverFailed,
+    Stop,
+    Vehicle,
+    _within_limits,
+    solve,
+)
 
 
 def _grid(points: list[tuple[float, float]]) -> list[list[int]]:
@@ -123,3 +132,35 @@ def test_couriers_start_from_their_own_positions() -> None:
 def test_without_couriers_the_solver_fails_with_its_own_error() -> None:
     with pytest.raises(SolverFailed):
         solve(Problem([[0]], [], []), time_limit=0.1)
+
+
+def test_a_large_problem_is_planned_by_pyvrp_against_the_deadline_within_every_limit() -> None:
+    problem = _random_problem(stops=LARGE_PROBLEM_STOPS + 20, vehicles=6, capacity=40, seed=11)
+    solution = solve(problem, time_limit=0.5)
+    assert solution.solver == "pyvrp"
+    planned = [s for route in solution.routes for s in route]
+    assert sorted(planned + solution.unassigned) == list(range(LARGE_PROBLEM_STOPS + 20))
+    assert len(planned) == len(set(planned))
+    assert len(planned) > 6 * 20  # a real plan, not the empty start
+    for route, arrivals in zip(solution.routes, solution.arrivals, strict=True):
+        assert len(route) <= 40
+        assert arrivals == _replay(problem, route)
+        for stop_number, arrival in zip(route, arrivals, strict=True):
+            stop = problem.stops[stop_number]
+            assert stop.early <= arrival <= stop.late
+
+
+def test_stops_past_a_couriers_capacity_window_or_day_are_left_out_of_an_unsearched_route() -> None:
+    problem = Problem(
+        durations=_grid([(0, 0), (100, 0), (200, 0), (300, 0), (400, 0)]),
+        vehicles=[Vehicle(start=0, capacity=2, available_until=1000)],
+        stops=[
+            Stop(node=1, late=50),  # reached at 100: its window has closed
+            Stop(node=2),
+            Stop(node=3),
+            Stop(node=4),  # a third stop: over capacity
+        ],
+    )
+    assert _within_limits(problem, [[0, 1, 2, 3]]) == [[1, 2]]
+    day = dataclasses.replace(problem, vehicles=[Vehicle(start=0, capacity=9, available_until=350)])
+    assert _within_limits(day, [[1, 2, 3]]) == [[1, 2]]  # the last stop would end after the day

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import polyline
 import pytest
 import requests
@@ -99,7 +101,7 @@ def test_an_osrm_server_by_url_answers_like_the_embedded_engine(
         [
             str(osrm_home() / "bin" / "osrm-routed"),
             "--algorithm",
-            "mld",
+            "ch",
             "-i",
             "127.0.0.1",
             "-p",
@@ -212,3 +214,56 @@ def test_a_failing_routing_server_is_rested_while_health_keeps_asking_it() -> No
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def test_the_duration_matrix_is_the_engines_table_in_one_numpy_array(embedded: EmbeddedOSRM) -> None:
+    points = [ROAD_A, ROAD_B, ROAD_C]
+    table = embedded.table(points, points)
+    matrix = Router(embedded, StraightLine(1.4, 25.0)).duration_matrix(points)
+    assert matrix.method == "road"
+    assert matrix.seconds.shape == (3, 3)
+    np.testing.assert_allclose(matrix.seconds, np.array(table.durations, dtype=float))
+
+
+def test_the_straight_line_matrix_matches_its_table_and_stands_in_for_a_stopped_engine(
+    embedded: EmbeddedOSRM,
+) -> None:
+    line = StraightLine(1.4, 25.0)
+    points = [ROAD_A, ROAD_B, ROAD_C]
+    expected = np.array(line.table(points, points).durations)
+    np.testing.assert_allclose(line.durations(points), expected)
+    embedded.stop()
+    matrix = Router(embedded, line).duration_matrix(points)
+    assert matrix.method == "straight_line"
+    np.testing.assert_allclose(matrix.seconds, expected)
+
+
+def test_pairs_the_engine_cannot_route_are_filled_from_straight_lines_and_stay_road() -> None:
+    class Partial:
+        name = "partial"
+
+        def durations(self, points):
+            seconds = np.full((len(points), len(points)), 60.0)
+            seconds[0, 1] = np.nan
+            return seconds
+
+    line = StraightLine(1.4, 25.0)
+    matrix = Router(Partial(), line).duration_matrix([ROAD_A, ROAD_B])  # type: ignore[arg-type]
+    assert matrix.method == "road"
+    assert matrix.seconds[0, 1] == pytest.approx(line.durations([ROAD_A, ROAD_B])[0, 1])
+    assert matrix.seconds[1, 0] == 60.0
+
+
+def test_road_data_built_before_contraction_hierarchies_is_still_served(
+    road_data: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mld"
+    shutil.copytree((road_data / "current").resolve(), folder)
+    for hierarchy in folder.glob("*.hsgr"):
+        hierarchy.unlink()
+    for tool in ("osrm-partition", "osrm-customize"):
+        command = [str(osrm_home() / "bin" / tool), str(folder / DATA_NAME)]
+        subprocess.run(command, check=True, capture_output=True)
+    engine = EmbeddedOSRM(folder / DATA_NAME)
+    assert engine.route([ROAD_A, ROAD_B]).method == "road"
+    assert engine.durations([ROAD_A, ROAD_B]).shape == (2, 2)

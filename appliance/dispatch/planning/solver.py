@@ -20,10 +20,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 log = logging.getLogger("appliance.planning")
 
 UNSERVED_PENALTY = 10_000_000
 HORIZON_MAX = 10 * 24 * 3600
+# Beyond this many stops PyVRP plans alone, stopped at the deadline (_solve_large).
+LARGE_PROBLEM_STOPS = 400
+LARGE_NEIGHBOURS = 30
 
 
 class SolverFailed(Exception):
@@ -47,16 +52,21 @@ class Stop:
     demand: int = 1
 
 
+# Integer seconds (or costs) between nodes: nested lists, or a square numpy array (what the
+# planner builds from a road table, so that 1,000 stops never become a million Python ints).
+Matrix = Sequence[Sequence[int]] | np.ndarray
+
+
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    durations: Sequence[Sequence[int]]  # seconds between nodes
+    durations: Matrix  # seconds between nodes
     vehicles: Sequence[Vehicle]
     stops: Sequence[Stop]
-    costs: Sequence[Sequence[int]] | None = None  # arc costs; durations when None
+    costs: Matrix | None = None  # arc costs; durations when None
     return_to_start: bool = False  # couriers end where their last stop is
 
     @property
-    def cost_matrix(self) -> Sequence[Sequence[int]]:
+    def cost_matrix(self) -> Matrix:
         return self.costs if self.costs is not None else self.durations
 
 
@@ -79,6 +89,7 @@ def solve(
 ) -> Solution:
     if not problem.vehicles:
         raise SolverFailed("no vehicles")
+    problem = _with_arrays(problem)
     # A stop no courier can reach inside its window (the window closes before it opens, or before
     # any courier is available, or opens after every courier's day) is unassigned without asking
     # the solvers: an empty time range makes OR-Tools' model infeasible as a whole.
@@ -106,6 +117,8 @@ def solve(
         return solution
     if not problem.stops:
         return Solution([[] for _ in problem.vehicles], [[] for _ in problem.vehicles], [], 0, "none")
+    if use_seed and len(problem.stops) > LARGE_PROBLEM_STOPS:
+        return _solve_large(problem, time_limit, first_strategy)
     started = time.monotonic()
     seed: list[list[int]] | None = None
     if use_seed:
@@ -114,12 +127,74 @@ def solve(
         except Exception as exc:  # the seed is an optimisation; OR-Tools alone still answers
             log.warning("PyVRP seed failed: %s", exc)
     remaining = max(0.1, time_limit - (time.monotonic() - started))
+    return _ortools_or_fail(problem, remaining, first_strategy, seed)
+
+
+def _solve_large(problem: Problem, time_limit: float, first_strategy: str) -> Solution:
+    """PyVRP alone, stopped when the whole budget (its set-up included) is spent. OR-Tools'
+    model of a thousand stops (a million arcs, registered from Python) costs about half a second
+    before it searches, and it finds no first solution of its own within a one-second budget; it
+    only answers here when PyVRP has nothing feasible."""
+    deadline = time.monotonic() + time_limit
+    routes = None
     try:
-        return _ortools(problem, remaining, first_strategy, seed)
+        routes = _pyvrp_routes(problem, time_limit, deadline=deadline)
+    except Exception as exc:
+        log.warning("PyVRP failed: %s", exc)
+    if routes is not None:
+        return _timed(problem, routes, "pyvrp")
+    return _ortools_or_fail(problem, max(0.1, deadline - time.monotonic()), first_strategy, None)
+
+
+def _ortools_or_fail(
+    problem: Problem, time_limit: float, first_strategy: str, seed: list[list[int]] | None
+) -> Solution:
+    try:
+        return _ortools(problem, time_limit, first_strategy, seed)
     except SolverFailed:
         raise
     except Exception as exc:  # OR-Tools raises plain exceptions ("CP Solver fail"): a failed solve
         raise SolverFailed(f"OR-Tools: {exc}") from exc
+
+
+def _timed(problem: Problem, routes: list[list[int]], solver_name: str) -> Solution:
+    """A Solution for given routes (stop indices per vehicle): each stop's arrival as OR-Tools
+    reports it (the earliest start of service: leaving at the courier's availability, waiting
+    for a window to open), and the cost as OR-Tools counts it (arc costs, plus the penalty of
+    every stop left out)."""
+    durations = np.asarray(problem.durations, dtype=np.int64)
+    costs = np.asarray(problem.cost_matrix, dtype=np.int64)
+    arrivals: list[list[int]] = []
+    total = 0
+    for vehicle, route in zip(problem.vehicles, routes, strict=True):
+        clock, here, times = vehicle.available_from, vehicle.start, []
+        for number in route:
+            stop = problem.stops[number]
+            clock = max(clock + int(durations[here, stop.node]), stop.early)
+            times.append(clock)
+            clock += stop.service
+            total += int(costs[here, stop.node])
+            here = stop.node
+        if route and problem.return_to_start:
+            total += int(costs[here, vehicle.start])
+        arrivals.append(times)
+    served = {number for route in routes for number in route}
+    unassigned = [i for i in range(len(problem.stops)) if i not in served]
+    return Solution(routes, arrivals, unassigned, total + UNSERVED_PENALTY * len(unassigned), solver_name)
+
+
+def _with_arrays(problem: Problem) -> Problem:
+    """The problem with its matrices as numpy arrays, converted once (nested lists of a thousand
+    stops take a tenth of a second to convert, and every step below reads them)."""
+    if isinstance(problem.durations, np.ndarray) and (
+        problem.costs is None or isinstance(problem.costs, np.ndarray)
+    ):
+        return problem
+    return dataclasses.replace(
+        problem,
+        durations=np.asarray(problem.durations, dtype=np.int64),
+        costs=None if problem.costs is None else np.asarray(problem.costs, dtype=np.int64),
+    )
 
 
 def _restricted(problem: Problem, keep: list[int]) -> Problem:
@@ -128,8 +203,8 @@ def _restricted(problem: Problem, keep: list[int]) -> Problem:
     nodes = sorted({v.start for v in problem.vehicles} | {problem.stops[i].node for i in keep})
     renumber = {node: k for k, node in enumerate(nodes)}
 
-    def sub(matrix: Sequence[Sequence[int]]) -> list[list[int]]:
-        return [[matrix[a][b] for b in nodes] for a in nodes]
+    def sub(matrix: Matrix) -> np.ndarray:
+        return np.asarray(matrix, dtype=np.int64)[np.ix_(nodes, nodes)]
 
     return Problem(
         durations=sub(problem.durations),
@@ -144,19 +219,57 @@ def _restricted(problem: Problem, keep: list[int]) -> Problem:
 # OR-Tools
 
 
+@dataclasses.dataclass
+class _Model:
+    """An OR-Tools routing model of a problem: the index manager, the model and its time
+    dimension (whose cumulative values are the arrival times)."""
+
+    manager: Any
+    routing: Any
+    time: Any
+
+
 def _ortools(
     problem: Problem, time_limit: float, first_strategy: str, seed: list[list[int]] | None
 ) -> Solution:
-    import numpy as np
-    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-
     started = time.monotonic()
+    model = _ortools_model(problem)
+    # The budget covers building the model too.
+    params = _search_parameters(first_strategy, time_limit - (time.monotonic() - started))
+    assignment, solver_name = _ortools_search(model, problem, params, seed)
+    return _ortools_solution(model, problem, assignment, solver_name)
+
+
+def _ortools_model(problem: Problem) -> _Model:
+    from ortools.constraint_solver import pywrapcp
+
     n = len(problem.durations)
     vehicles = problem.vehicles
     # Open routes end at an extra "anywhere" node that costs nothing to reach.
     extra = 0 if problem.return_to_start else 1
-    end_node = n
     size = n + extra
+    starts = [v.start for v in vehicles]
+    ends = starts if problem.return_to_start else [n] * len(vehicles)
+    manager = pywrapcp.RoutingIndexManager(size, len(vehicles), starts, ends)
+    routing = pywrapcp.RoutingModel(manager)
+    cost, transit, demand = _arc_tables(problem, size)
+    routing.SetArcCostEvaluatorOfAllVehicles(routing.RegisterTransitMatrix(cost))
+    horizon = min(
+        max(max(v.available_until for v in vehicles), max(s.late for s in problem.stops)), HORIZON_MAX
+    )
+    routing.AddDimension(routing.RegisterTransitMatrix(transit), horizon, horizon, False, "time")
+    time_dim = routing.GetDimensionOrDie("time")
+    routing.AddDimensionWithVehicleCapacity(
+        routing.RegisterUnaryTransitVector(demand), 0, [int(v.capacity) for v in vehicles], True, "load"
+    )
+    _windows_and_penalties(problem, manager, routing, time_dim, horizon)
+    return _Model(manager, routing, time_dim)
+
+
+def _arc_tables(problem: Problem, size: int) -> tuple[list[list[int]], list[list[int]], list[int]]:
+    """The arc costs, the transit times (travel plus the service at the origin) and each node's
+    demand, over ``size`` nodes (the extra open-route end costs nothing)."""
+    n = len(problem.durations)
     duration = np.zeros((size, size), dtype=np.int64)
     cost_matrix = np.zeros((size, size), dtype=np.int64)
     duration[:n, :n] = np.asarray(problem.durations, dtype=np.int64)
@@ -166,71 +279,65 @@ def _ortools(
     for stop in problem.stops:
         service[stop.node] = int(stop.service)
         demand[stop.node] = int(stop.demand)
-    cost = cost_matrix.tolist()
-    transit = (duration + service[:, None]).tolist()  # travel plus the service at the origin
+    return cost_matrix.tolist(), (duration + service[:, None]).tolist(), demand
 
-    starts = [v.start for v in vehicles]
-    ends = starts if problem.return_to_start else [end_node] * len(vehicles)
-    manager = pywrapcp.RoutingIndexManager(size, len(vehicles), starts, ends)
-    routing = pywrapcp.RoutingModel(manager)
 
-    cost_index = routing.RegisterTransitMatrix(cost)
-    routing.SetArcCostEvaluatorOfAllVehicles(cost_index)
-    time_index = routing.RegisterTransitMatrix(transit)
-    horizon = max(max(v.available_until for v in vehicles), max(s.late for s in problem.stops))
-    horizon = min(horizon, HORIZON_MAX)
-    routing.AddDimension(time_index, horizon, horizon, False, "time")
-    time_dim = routing.GetDimensionOrDie("time")
-    demand_index = routing.RegisterUnaryTransitVector(demand)
-    routing.AddDimensionWithVehicleCapacity(
-        demand_index, 0, [int(v.capacity) for v in vehicles], True, "load"
-    )
-
-    for number, stop in enumerate(problem.stops):
+def _windows_and_penalties(problem: Problem, manager: Any, routing: Any, time_dim: Any, horizon: int) -> None:
+    """Each stop's window, optional at a large penalty; each courier's availability, its end
+    time minimised once the routes are chosen."""
+    for stop in problem.stops:
         index = manager.NodeToIndex(stop.node)
         time_dim.CumulVar(index).SetRange(int(stop.early), int(min(stop.late, horizon)))
         routing.AddDisjunction([index], UNSERVED_PENALTY)
-        del number
-    for v, vehicle in enumerate(vehicles):
+    for v, vehicle in enumerate(problem.vehicles):
         time_dim.CumulVar(routing.Start(v)).SetRange(int(vehicle.available_from), int(vehicle.available_from))
         time_dim.CumulVar(routing.End(v)).SetMax(int(min(vehicle.available_until, horizon)))
         routing.AddVariableMinimizedByFinalizer(time_dim.CumulVar(routing.End(v)))
+
+
+def _search_parameters(first_strategy: str, seconds: float) -> Any:
+    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = getattr(routing_enums_pb2.FirstSolutionStrategy, first_strategy)
     params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     params.guided_local_search_lambda_coefficient = 0.3
-    # The budget covers building the model too.
-    params.time_limit.FromMilliseconds(max(50, int((time_limit - (time.monotonic() - started)) * 1000)))
+    params.time_limit.FromMilliseconds(max(50, int(seconds * 1000)))
+    return params
 
-    solution = None
-    solver_name = "ortools"
+
+def _ortools_search(
+    model: _Model, problem: Problem, params: Any, seed: list[list[int]] | None
+) -> tuple[Any, str]:
+    """Guided local search from the seed's routes when it has some, else from OR-Tools' own
+    first solution; the seed itself when the search improves on nothing in time."""
+    routing, manager = model.routing, model.manager
     if seed is not None:
         node_routes = [[manager.NodeToIndex(problem.stops[s].node) for s in route] for route in seed]
         initial = routing.ReadAssignmentFromRoutes(node_routes, True)
         if initial is not None:
             solution = routing.SolveFromAssignmentWithParameters(initial, params)
-            solver_name = "pyvrp+ortools"
-            if solution is None:
-                solution = initial
-    if solution is None:
-        solution = routing.SolveWithParameters(params)
-        solver_name = "ortools"
+            return (solution if solution is not None else initial), "pyvrp+ortools"
+    solution = routing.SolveWithParameters(params)
     if solution is None:
         raise SolverFailed("OR-Tools found no solution")
+    return solution, "ortools"
 
+
+def _ortools_solution(model: _Model, problem: Problem, solution: Any, solver_name: str) -> Solution:
+    routing, manager = model.routing, model.manager
     node_to_stop = {stop.node: i for i, stop in enumerate(problem.stops)}
     routes: list[list[int]] = []
     arrivals: list[list[int]] = []
     served: set[int] = set()
-    for v in range(len(vehicles)):
+    for v in range(len(problem.vehicles)):
         route: list[int] = []
         times: list[int] = []
         index = solution.Value(routing.NextVar(routing.Start(v)))
         while not routing.IsEnd(index):
             stop_number = node_to_stop[manager.IndexToNode(index)]
             route.append(stop_number)
-            times.append(solution.Min(time_dim.CumulVar(index)))
+            times.append(solution.Min(model.time.CumulVar(index)))
             served.add(stop_number)
             index = solution.Value(routing.NextVar(index))
         routes.append(route)
@@ -243,13 +350,16 @@ def _ortools(
 # PyVRP seed
 
 
-def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None:
+def _pyvrp_routes(
+    problem: Problem, time_limit: float, *, deadline: float | None = None
+) -> list[list[int]] | None:
     """PyVRP's best routes, one list of stop indices per vehicle (None when it finds none).
 
     The problem data is built directly from numpy matrices (building it edge by edge through
-    ``pyvrp.Model`` costs seconds at 1,000 stops); ``time_limit`` covers building and searching.
+    ``pyvrp.Model`` costs seconds at 1,000 stops). ``time_limit`` covers building the data and
+    the search, not PyVRP's own set-up (its neighbourhoods and first local search, which grow
+    with the stops); a ``deadline`` (time.monotonic()) stops the search then, set-up included.
     """
-    import numpy as np
     import pyvrp
     from pyvrp.stop import MaxRuntime
 
@@ -308,9 +418,12 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
     matrices: list[Any] = [costs, durations]
     data = pyvrp.ProblemData(locations, clients, depots, vehicle_types, matrices[:1], matrices[1:])
     remaining = max(0.05, time_limit - (time.monotonic() - started))
-    result = pyvrp.solve(data, stop=MaxRuntime(remaining), seed=0, collect_stats=False, display=False)
+    if deadline is None:
+        result = pyvrp.solve(data, stop=MaxRuntime(remaining), seed=0, collect_stats=False, display=False)
+    else:
+        result = _pyvrp_until(data, deadline)
     best = result.best
-    if not best.is_feasible():
+    if not best.is_feasible() and deadline is None:
         return None
     routes: list[list[int]] = [[] for _ in problem.vehicles]
     used: dict[int, int] = {}
@@ -320,4 +433,65 @@ def _pyvrp_routes(problem: Problem, time_limit: float) -> list[list[int]] | None
         used[type_number] = slot + 1
         vehicle_number = members[type_keys[type_number]][slot]
         routes[vehicle_number] = [activity.idx for activity in route.schedule() if activity.is_client()]
-    return routes
+    # Stopped at a deadline, PyVRP may not have searched past its (penalised, possibly
+    # infeasible) start: the stops that break a courier's capacity or a window are left out.
+    return routes if best.is_feasible() else _within_limits(problem, routes)
+
+
+def _within_limits(problem: Problem, routes: list[list[int]]) -> list[list[int]]:
+    """Each route with the stops that would overload the courier, or be reached after their
+    window or the courier's day, left out (every stop is optional)."""
+    durations = np.asarray(problem.durations, dtype=np.int64)
+    kept_routes: list[list[int]] = []
+    for vehicle, route in zip(problem.vehicles, routes, strict=True):
+        clock, here, load, kept = vehicle.available_from, vehicle.start, 0, []
+        for number in route:
+            stop = problem.stops[number]
+            start = max(clock + int(durations[here, stop.node]), stop.early)
+            back = int(durations[stop.node, vehicle.start]) if problem.return_to_start else 0
+            if (
+                load + stop.demand > vehicle.capacity
+                or start > stop.late
+                or start + stop.service + back > vehicle.available_until
+            ):
+                continue
+            kept.append(number)
+            clock, here, load = start + stop.service, stop.node, load + stop.demand
+        kept_routes.append(kept)
+    return kept_routes
+
+
+def _pyvrp_until(data: Any, deadline: float) -> Any:
+    """pyvrp.solve's steps, started differently and stopped at a deadline that counts its
+    set-up. Its usual start, a full local search from a random solution, takes most of a
+    one-second budget at 1,000 stops; a full local search from no routes at all (every stop is
+    optional, so it inserts them) takes about 60 % of that and serves more stops over less
+    distance (yerevan_1000, 30 neighbours: 0.18 s, 706 stops, 4.23 Mm against 0.30 s, 662 stops,
+    4.34 Mm). 30 neighbours per stop instead of 60 halve that search again."""
+    from pyvrp import IteratedLocalSearch, PenaltyManager, RandomNumberGenerator, Solution
+    from pyvrp.search import LocalSearch, NeighbourhoodParams, PerturbationManager, compute_neighbours
+    from pyvrp.solve import SolveParams
+
+    params = SolveParams(neighbourhood=NeighbourhoodParams(num_neighbours=LARGE_NEIGHBOURS))
+    rng = RandomNumberGenerator(seed=0)
+    search = LocalSearch(
+        data, rng, compute_neighbours(data, params.neighbourhood), PerturbationManager(params.perturbation)
+    )
+    for operator in params.operators:
+        if operator.supports(data):
+            search.add_operator(operator(data))
+    penalties = PenaltyManager(params.penalty.midpoint_penalties(data), params.penalty)
+    start = search(Solution(data, []), penalties.max_cost_evaluator(), exhaustive=True)
+    ils = IteratedLocalSearch(data, penalties, search, start, params.ils)
+    return ils.run(_Until(deadline), False, False, params.display_interval)
+
+
+class _Until:
+    """A PyVRP stopping criterion: stop at a time.monotonic() deadline (MaxRuntime starts its
+    clock only at the first iteration, after PyVRP's set-up)."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, best_cost: float) -> bool:
+        return time.monotonic() >= self.deadline

@@ -3,8 +3,12 @@ sequence without reordering it, moving one stop, and applying a plan atomically.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from appliance.common import clock
 from appliance.common.problems import BadGateway, Invalid, NotFound
@@ -12,12 +16,23 @@ from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.orders.service import assign_orders
-from appliance.dispatch.planning.solver import HORIZON_MAX, Problem, SolverFailed, Stop, Vehicle, solve
-from appliance.dispatch.routing.engines import Router
+from appliance.dispatch.planning.solver import (
+    HORIZON_MAX,
+    Problem,
+    Solution,
+    SolverFailed,
+    Stop,
+    Vehicle,
+    solve,
+)
+from appliance.dispatch.routing.engines import DurationMatrix, Router
 from appliance.settings import Settings
 
 MAX_ROUTES = 20
 MAX_SUGGEST_ORDERS = 1000
+# When reading and the travel matrix used up the budget, the solver still gets this long: enough
+# for a first answer on 1,000 stops, and an answer slightly late beats none.
+MIN_SOLVER_SECONDS = 0.1
 
 
 def _refuse_duplicates(ids: list[int] | None, field: str, what: str) -> None:
@@ -46,6 +61,16 @@ def _seconds_from(now: datetime, moment: datetime | None, default: int) -> int:
     return max(0, min(HORIZON_MAX, int((moment - now).total_seconds())))
 
 
+@dataclasses.dataclass
+class _Candidates:
+    """What a suggestion plans: ready orders (oldest first, up to the bound) and active couriers,
+    with the ids it lists as unassigned without planning them."""
+
+    orders: list[Order]
+    couriers: list[Courier]
+    skipped: list[str]
+
+
 def suggest(
     router: Router,
     settings: Settings,
@@ -56,8 +81,30 @@ def suggest(
     service_minutes: float,
     shift_hours: float,
 ) -> dict[str, Any]:
+    """The solver's routes for ready orders and active couriers. The budget
+    (``solver_time_limit_seconds``) covers the whole suggestion, the travel matrix included: the
+    solver gets what the reading and the matrix left of it."""
+    deadline = time.monotonic() + settings.solver_time_limit_seconds
     _refuse_duplicates(order_ids, "orderIds", "order")
     _refuse_duplicates(courier_ids, "courierIds", "courier")
+    candidates = _candidates(company_id, order_ids, courier_ids)
+    depot = _default_depot(company_id)
+    starts = [_start(c, depot) for c in candidates.couriers]
+    points = [(s["lat"], s["lon"]) for s in starts] + [(o.lat, o.lon) for o in candidates.orders]
+    matrix = router.duration_matrix(points)
+    problem = _problem(matrix, candidates, capacity, service_minutes, shift_hours)
+    try:
+        solution = solve(
+            problem,
+            time_limit=max(MIN_SOLVER_SECONDS, deadline - time.monotonic()),
+            first_strategy=settings.solver_first_strategy,
+        )
+    except SolverFailed as exc:
+        raise BadGateway(f"The route solver failed: {exc}") from None
+    return _suggestion(candidates, starts, solution, matrix.method)
+
+
+def _candidates(company_id: int, order_ids: list[int] | None, courier_ids: list[int] | None) -> _Candidates:
     orders_query = Order.select().where(Order.company == company_id)
     if order_ids is not None:
         wanted = set(order_ids)
@@ -87,47 +134,47 @@ def suggest(
     # Without a list, the oldest ready orders up to the bound are planned; the rest are listed
     # as unassigned.
     skipped = [str(o.id) for o in plannable[MAX_SUGGEST_ORDERS:]] + skipped
-    plannable = plannable[:MAX_SUGGEST_ORDERS]
-    depot = _default_depot(company_id)
-    starts = [_start(c, depot) for c in couriers]
-    points = [(s["lat"], s["lon"]) for s in starts] + [(o.lat, o.lon) for o in plannable]
-    table = router.table(points, points)
-    durations = [[round(v or 0) for v in row] for row in table.durations]
+    return _Candidates(plannable[:MAX_SUGGEST_ORDERS], couriers, skipped)
+
+
+def _problem(
+    matrix: DurationMatrix, candidates: _Candidates, capacity: int, service_minutes: float, shift_hours: float
+) -> Problem:
+    """Nodes: each courier's start, then each order; times in seconds from now."""
     now = clock.now()
     shift = int(shift_hours * 3600)
     service = int(service_minutes * 60)
+    first_stop = len(candidates.couriers)
     stops = [
         Stop(
-            node=len(couriers) + i,
+            node=first_stop + i,
             service=service,
             early=_seconds_from(now, o.window_start, 0),
             late=_seconds_from(now, o.window_end, shift),
         )
-        for i, o in enumerate(plannable)
+        for i, o in enumerate(candidates.orders)
     ]
-    vehicles = [Vehicle(start=i, capacity=capacity, available_until=shift) for i in range(len(couriers))]
-    try:
-        solution = solve(
-            Problem(durations, vehicles, stops),
-            time_limit=settings.solver_time_limit_seconds,
-            first_strategy=settings.solver_first_strategy,
-        )
-    except SolverFailed as exc:
-        raise BadGateway(f"The route solver failed: {exc}") from None
-    routes = []
-    for v, courier in enumerate(couriers):
-        routes.append(
-            {
-                "courierId": str(courier.id),
-                "start": starts[v],
-                "stops": [
-                    {"orderId": str(plannable[s].id), "etaSeconds": solution.arrivals[v][k]}
-                    for k, s in enumerate(solution.routes[v])
-                ],
-            }
-        )
-    unassigned = [str(plannable[i].id) for i in solution.unassigned] + skipped
-    return {"suggested": True, "routes": routes, "unassigned": unassigned, "method": table.method}
+    vehicles = [Vehicle(start=i, capacity=capacity, available_until=shift) for i in range(first_stop)]
+    return Problem(np.rint(matrix.seconds).astype(np.int64), vehicles, stops)
+
+
+def _suggestion(
+    candidates: _Candidates, starts: list[dict[str, Any]], solution: Solution, method: str
+) -> dict[str, Any]:
+    orders = candidates.orders
+    routes = [
+        {
+            "courierId": str(courier.id),
+            "start": starts[v],
+            "stops": [
+                {"orderId": str(orders[s].id), "etaSeconds": solution.arrivals[v][k]}
+                for k, s in enumerate(solution.routes[v])
+            ],
+        }
+        for v, courier in enumerate(candidates.couriers)
+    ]
+    unassigned = [str(orders[i].id) for i in solution.unassigned] + candidates.skipped
+    return {"suggested": True, "routes": routes, "unassigned": unassigned, "method": method}
 
 
 def _parse_id(text: str, what: str) -> int:

@@ -1,9 +1,14 @@
-"""`appliance routing build`: OSM extract → OSRM MLD data in <data_dir>/routing, swapped in whole.
+"""`appliance routing build`: OSM extract → OSRM CH data in <data_dir>/routing, swapped in whole.
 
-Runs the osrm-extract, osrm-partition and osrm-customize executables shipped inside the
-osrm-bindings wheel, with the car profile it ships. The new data is built in its own folder and
-``routing/current`` (a symlink) is switched to it only when every step succeeded, so a failed or
-interrupted build never leaves the appliance without its previous road data.
+Runs the osrm-extract and osrm-contract executables shipped inside the osrm-bindings wheel, with
+the car profile it ships. Contraction hierarchies rather than MLD (partition and customize):
+the planner's many-to-many tables are about eight times faster on them (a table of 1,000 points
+on the test roads, both in one run on a busy machine: 6.9 s with MLD, 0.86 s with CH), and
+nothing here uses MLD's fast re-weighting.
+
+The new data is built in its own folder and ``routing/current`` (a symlink) is switched to it
+only when every step succeeded, so a failed or interrupted build never leaves the appliance
+without its previous road data.
 """
 
 from __future__ import annotations
@@ -64,8 +69,7 @@ def build(pbf: Path, data_dir: Path, progress: Callable[[str], None]) -> dict[st
         osrm_file = target / DATA_NAME
         steps = [
             ("extract", [str(binaries / "osrm-extract"), "-p", str(profile), str(source)]),
-            ("partition", [str(binaries / "osrm-partition"), str(osrm_file)]),
-            ("customize", [str(binaries / "osrm-customize"), str(osrm_file)]),
+            ("contract", [str(binaries / "osrm-contract"), str(osrm_file)]),
         ]
         for number, (name, command) in enumerate(steps, start=1):
             progress(f"[{number}/{len(steps)}] osrm-{name} …")
