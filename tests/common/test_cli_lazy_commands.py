@@ -4,7 +4,7 @@ start-up time depends on it), and the table --help reads from says what the modu
 import subprocess
 import sys
 
-import click
+from click.testing import CliRunner
 
 from appliance.cli import COMMANDS, LazyGroup, cli, load_all_commands
 
@@ -50,7 +50,7 @@ def test_the_command_table_names_every_command_with_its_module_and_help() -> Non
 
 
 def test_help_lists_every_command_once() -> None:
-    result = click.testing.CliRunner().invoke(cli, ["--help"])
+    result = CliRunner().invoke(cli, ["--help"])
     assert result.exit_code == 0
     names = [line.split()[0] for line in result.output.split("Commands:")[1].splitlines() if line.strip()]
     assert names == sorted(COMMANDS)
