@@ -7,7 +7,8 @@ The event delay: 50 streams stay open while the dispatcher edits an order `--cha
 each stream is the time from just before the PATCH is sent to the stream's line arriving, so
 p50 and p99 are over changes x streams. With `--processes N` the server runs N serving
 processes: streams and the writer land on any of them (on SQLite an event written by another
-process arrives through the stream's 0.5 s poll; on PostgreSQL through LISTEN/NOTIFY).
+process arrives through that process's data_version watcher; on PostgreSQL through
+LISTEN/NOTIFY).
 
     python bench/tracking/run.py [--seconds 6] [--streams 50] [--changes 10] [--processes 1]
 """

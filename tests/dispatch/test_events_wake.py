@@ -1,5 +1,6 @@
 """Streams woken when an event commits: after-commit callbacks, the per-process wakes, a real
-server whose streams never poll, and PostgreSQL's LISTEN/NOTIFY from another process."""
+server whose streams never poll, and another process's commits (SQLite's data_version,
+PostgreSQL's LISTEN/NOTIFY)."""
 
 from __future__ import annotations
 
@@ -138,18 +139,21 @@ with connection(database), write_transaction(database):
 """
 
 
-@pytest.mark.postgres
-def test_on_postgresql_a_stream_hears_an_event_another_process_commits(
-    settings, migrated_postgres, monkeypatch
-) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_stream_hears_an_event_another_process_commits(settings, request, monkeypatch, backend) -> None:
+    """Another serving process's commit: on SQLite through the file's data_version watched by
+    this process, on PostgreSQL through LISTEN/NOTIFY."""
     _never_poll(monkeypatch)
-    url = migrated_postgres("migrations.dispatch")
-    app = create_app(settings.replace(dispatch_database=url, event_stream_seconds=60))
+    if backend == "postgres":
+        migrated_postgres = request.getfixturevalue("migrated_postgres")
+        settings = settings.replace(dispatch_database=migrated_postgres("migrations.dispatch"))
+    app = create_app(settings.replace(event_stream_seconds=60))
     company = make_company("Arev")
     dispatcher = make_member(app, company, "dispatcher")
 
     def write(_server: str) -> None:
-        assert wakes.listening(database).wait(10)  # the first stream started this process's LISTEN
+        assert wakes.listening(database).wait(10)  # the first stream started this process's hearing
+        url = settings.dispatch_db_url
         subprocess.run([sys.executable, "-c", WRITER, url, str(company.id)], check=True, timeout=60)
 
     try:

@@ -55,18 +55,18 @@ def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
     ends = time.monotonic() + lifetime
     next_beat = time.monotonic() + HEARTBEAT_SECONDS
     key = (database_key(database), company_id)
-    wakes.listen(database)
-    while time.monotonic() < ends and not lifecycle.stopping.is_set():
-        seen = wakes.latest(key)  # before reading: an event committed after this wakes the wait
-        rows = events_after(company_id, after, BATCH)
-        for event_id, kind, payload, created_at in rows:
-            after = event_id
-            yield frame(event_id, kind, payload, created_at)
-        if len(rows) == BATCH:
-            continue
-        if time.monotonic() >= next_beat:
-            next_beat = time.monotonic() + HEARTBEAT_SECONDS
-            yield ": heartbeat\n\n"
-        now = time.monotonic()
-        wakes.wait(key, seen, max(0.0, min(POLL_SECONDS, ends - now, next_beat - now)))
+    with wakes.hearing(database):
+        while time.monotonic() < ends and not lifecycle.stopping.is_set():
+            seen = wakes.latest(key)  # before reading: an event committed after this wakes the wait
+            rows = events_after(company_id, after, BATCH)
+            for event_id, kind, payload, created_at in rows:
+                after = event_id
+                yield frame(event_id, kind, payload, created_at)
+            if len(rows) == BATCH:
+                continue
+            if time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + HEARTBEAT_SECONDS
+                yield ": heartbeat\n\n"
+            now = time.monotonic()
+            wakes.wait(key, seen, max(0.0, min(POLL_SECONDS, ends - now, next_beat - now)))
     yield ": stream ends, reconnect with Last-Event-ID\n\n"
