@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the single executable: --version, init, serve on free ports, both health endpoints answer,
-# and a payout completes on the embedded chain.
+# Run the single executable: its size and --version time, init, serve on free ports, both health
+# endpoints answer, a payout completes on the embedded chain, and a route plan is suggested.
 set -euo pipefail
 BIN=$(realpath "$1")
 DATA=$(mktemp -d)
@@ -42,6 +42,9 @@ case "$code" in 200|503) ;; *) echo "healthz answered $code"; cat "$DATA/serve.l
 # A payout end to end on the embedded chain (the reference client from the project's venv signs).
 PYTHON=${SMOKE_PYTHON:-.venv/bin/python}
 "$PYTHON" .ci/smoke_payout.py "$BIN" "$DATA" "http://127.0.0.1:$EP" op_smoke00001 "$SECRET" \
+  || { cat "$DATA/serve.log"; exit 1; }
+# A route plan from the bundle's own solvers (PyVRP's seed, then OR-Tools).
+"$PYTHON" .ci/smoke_plan.py "$BIN" "$DATA" "http://127.0.0.1:$DP" "$DATA/serve.log" \
   || { cat "$DATA/serve.log"; exit 1; }
 kill -TERM $PID
 wait $PID
