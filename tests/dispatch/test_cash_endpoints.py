@@ -13,21 +13,6 @@ from tests.dispatch.orders_helpers import assigned_order, courier_status
 from tests.dispatch.test_courier_app_races import at_once
 
 
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
-
-
 def collect(client, dispatcher, courier, amount: int, **extra) -> dict:
     order = assigned_order(client, dispatcher, courier, isCod=True, amountAmd=amount)
     courier_status(client, courier, order["id"], status="picked_up")

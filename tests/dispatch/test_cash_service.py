@@ -11,23 +11,8 @@ from appliance.dispatch.cash import service
 from appliance.dispatch.courier_app.service import update_own_profile
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Collection, Courier, Order
-from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.factory import make_company
 from tests.dispatch.orders_helpers import assigned_order
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def collected(client, dispatcher, courier, amount: int) -> Courier:

@@ -19,23 +19,8 @@ from appliance.dispatch.courier_app.schemas import (
 from appliance.dispatch.couriers.schemas import CourierEnvelope
 from appliance.dispatch.models import Order
 from appliance.dispatch.orders import codes
-from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.factory import make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def point(second: int, lat: float = 40.18) -> dict:

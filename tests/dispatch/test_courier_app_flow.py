@@ -10,23 +10,8 @@ import pytest
 
 from appliance.dispatch.models import CourierLocation, Order, RealtimeEvent
 from appliance.dispatch.orders import codes
-from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.factory import make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def _code(dispatch_app, order_id: str) -> str:

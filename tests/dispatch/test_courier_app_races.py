@@ -9,27 +9,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from appliance.dispatch.models import Collection, CourierLocation, Order, Shift, StatusRequest
 from appliance.dispatch.orders import codes
-from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def at_once(app, call: Callable[[Any], Any], n: int = 2) -> list[Any]:

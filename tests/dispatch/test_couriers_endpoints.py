@@ -15,21 +15,6 @@ from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 
 
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
-
-
 def test_the_list_shows_latest_location_shifts_and_outstanding_cash(
     dispatch_client, dispatcher, courier
 ) -> None:

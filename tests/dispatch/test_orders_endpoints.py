@@ -12,23 +12,7 @@ from appliance.common.objects import StorageUnavailable
 from appliance.dispatch.models import Order
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.schemas import AssignResult, OrderEnvelope, OrderEvents, PhotoUrl
-from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER, assigned_order, courier_status, create_order, ready_order
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 class DownStore:

@@ -13,21 +13,6 @@ from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER, assigned_order, create_order, ready_order
 
 
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
-
-
 def test_a_new_order_is_a_draft_with_a_public_id_and_cod_defaults_to_the_amount(
     dispatch_client, dispatcher
 ) -> None:

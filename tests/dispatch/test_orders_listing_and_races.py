@@ -19,21 +19,6 @@ from tests.dispatch.test_courier_app_races import at_once
 YEREVAN = timedelta(hours=4)  # Asia/Yerevan has no daylight saving time
 
 
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
-
-
 def local(year: int, month: int, day: int, hour: int, minute: int) -> datetime:
     """A Yerevan wall-clock time as UTC."""
     return datetime(year, month, day, hour, minute, tzinfo=UTC) - YEREVAN

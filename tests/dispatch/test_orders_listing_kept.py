@@ -17,21 +17,6 @@ from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order
 
 
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
-
-
 def _day() -> str:
     return clock.now().astimezone(clock.YEREVAN).date().isoformat()
 
