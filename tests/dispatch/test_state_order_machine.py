@@ -8,7 +8,7 @@ import pytest
 
 from appliance.dispatch.models import Order, OrderEvent, RealtimeEvent
 from appliance.dispatch.orders.state import COURIER_MOVES, DISPATCHER_MOVES, transition
-from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.factory import make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order, ready_order
 
 STATES = ("draft", "ready", "assigned", "picked_up", "arrived", "delivered", "failed", "cancelled")
@@ -37,21 +37,6 @@ COURIER_LEGAL = {
 COURIER_TARGETS = ("picked_up", "arrived", "delivered", "failed")
 # States in which the order has no courier: for the courier it is not theirs (404).
 WITHOUT_COURIER = {"draft", "ready", "cancelled"}
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def order_in(client, dispatcher, courier, state: str) -> dict:

@@ -5,23 +5,7 @@ from __future__ import annotations
 import pytest
 
 from appliance.dispatch.models import Courier, Settlement, Shift
-from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-
-
-@pytest.fixture
-def company():
-    return make_company("Arev")
-
-
-@pytest.fixture
-def dispatcher(dispatch_app, company):
-    return make_member(dispatch_app, company, "dispatcher")
-
-
-@pytest.fixture
-def courier(dispatch_app, company):
-    return make_member(dispatch_app, company, "courier")
 
 
 def shift_state(courier) -> str:
