@@ -22,17 +22,19 @@ from urllib.parse import unquote, urlparse
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
-_pending = threading.local()  # per thread: id(database) -> callbacks waiting for its commit
+_pending = threading.local()  # per thread: id(database) -> callbacks for its commit, before and after
 
 
 class _CommitCallbacks:
-    """Callbacks run once the current transaction has committed (peewee has no such hook): what
-    is told to other threads about a write must not reach them before they can read it. A
-    rollback drops them."""
+    """Callbacks run just before the current transaction commits (still inside it: what must be
+    written last) and once it has committed (what is told to other threads about a write must
+    not reach them before they can read it); peewee has no such hooks. A rollback drops both."""
 
     def commit(self) -> Any:
+        for callback in _take_pending(self, "before"):
+            callback()  # a failure here fails the commit: the transaction rolls back
         result = super().commit()  # type: ignore[misc]
-        for callback in _take_pending(self):
+        for callback in _take_pending(self, "after"):
             try:
                 callback()
             except Exception:  # the write is committed whatever a listener does
@@ -40,13 +42,20 @@ class _CommitCallbacks:
         return result
 
     def rollback(self) -> Any:
-        _take_pending(self)
+        _take_pending(self, "before")
+        _take_pending(self, "after")
         return super().rollback()  # type: ignore[misc]
 
 
-def _take_pending(database: object) -> list[Callable[[], None]]:
-    lists = getattr(_pending, "lists", None)
+def _take_pending(database: object, when: str) -> list[Callable[[], None]]:
+    lists = getattr(_pending, when, None)
     return lists.pop(id(database), []) if lists else []
+
+
+def _add_pending(database: peewee.Database, when: str, callback: Callable[[], None]) -> None:
+    if not hasattr(_pending, when):
+        setattr(_pending, when, {})
+    getattr(_pending, when).setdefault(id(database), []).append(callback)
 
 
 class _SqliteDatabase(_CommitCallbacks, PooledSqliteDatabase):
@@ -64,9 +73,18 @@ def after_commit(database: peewee.Database | peewee.DatabaseProxy, callback: Cal
     if not real.in_transaction():
         callback()
         return
-    if not hasattr(_pending, "lists"):
-        _pending.lists = {}
-    _pending.lists.setdefault(id(real), []).append(callback)
+    _add_pending(real, "after", callback)
+
+
+def before_commit(database: peewee.Database | peewee.DatabaseProxy, callback: Callable[[], None]) -> None:
+    """Run ``callback`` inside this thread's transaction on ``database`` just before it commits
+    (at once outside a transaction); never when it rolls back. It may write; if it fails, the
+    transaction rolls back."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    if not real.in_transaction():
+        callback()
+        return
+    _add_pending(real, "before", callback)
 
 
 def make_database(url: str, *, busy_timeout_ms: int = 10000) -> peewee.Database:

@@ -5,6 +5,7 @@ PostgreSQL's LISTEN/NOTIFY)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import subprocess
 import sys
@@ -14,10 +15,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from appliance.common.db import after_commit, make_database, write_transaction
+from appliance.common.db import after_commit, before_commit, connection, make_database, write_transaction
 from appliance.dispatch.app import create_app
 from appliance.dispatch.db import database
 from appliance.dispatch.events import stream as stream_module
+from appliance.dispatch.events.store import events_after, record_event
 from appliance.dispatch.events.wake import Wakes, wakes
 from tests.conftest import serving
 from tests.dispatch.factory import make_company, make_member
@@ -58,6 +60,16 @@ def test_an_after_commit_callback_is_dropped_when_the_transaction_rolls_back(scr
     with write_transaction(scratch):
         after_commit(scratch, lambda: heard.append("committed"))
     assert heard == ["committed"]
+
+
+def test_a_before_commit_callback_writes_inside_the_transaction_and_not_after_a_rollback(scratch) -> None:
+    with pytest.raises(RuntimeError), write_transaction(scratch):
+        before_commit(scratch, lambda: scratch.execute_sql("INSERT INTO t VALUES (1)"))
+        raise RuntimeError("refused")
+    with write_transaction(scratch):
+        before_commit(scratch, lambda: scratch.execute_sql("INSERT INTO t VALUES (2)"))
+        assert scratch.execute_sql("SELECT x FROM t").fetchall() == []
+    assert scratch.execute_sql("SELECT x FROM t").fetchall() == [(2,)]
 
 
 def test_an_after_commit_callback_outside_a_transaction_runs_at_once(scratch) -> None:
@@ -132,7 +144,7 @@ WRITER = """
 import sys
 from appliance.common.db import bind_database, write_transaction, connection
 from appliance.dispatch.db import database
-from appliance.dispatch.events.store import record_event
+from appliance.dispatch.events.store import events_after, record_event
 bind_database(database, sys.argv[1])
 with connection(database), write_transaction(database):
     record_event(int(sys.argv[2]), "order.created", {"from": "another process"})
@@ -161,3 +173,35 @@ def test_a_stream_hears_an_event_another_process_commits(settings, request, monk
     finally:
         database.close_all()
     assert heard == [b"event: order.created"] * 2
+
+
+@pytest.mark.postgres
+def test_on_postgresql_events_commit_in_the_order_of_their_ids(settings, migrated_postgres) -> None:
+    """A writer that recorded its event first but commits last: its event's id is still the
+    later one, so a stream woken by the other event cannot read past it."""
+    create_app(settings.replace(dispatch_database=migrated_postgres("migrations.dispatch")))
+    company = make_company("Arev")
+    first_recorded, go = threading.Event(), threading.Event()
+    committed: list[str] = []
+
+    def writer(name: str) -> None:
+        with connection(database):
+            with write_transaction(database):
+                record_event(company.id, "order.created", {"writer": name})
+                if name == "first":
+                    first_recorded.set()
+                    go.wait(20)
+            committed.append(name)
+
+    first = threading.Thread(target=writer, args=("first",))
+    first.start()
+    assert first_recorded.wait(20)
+    second = threading.Thread(target=writer, args=("second",))
+    second.start()
+    second.join(20)  # the second writer commits while the first still waits
+    go.set()
+    first.join(20)
+    with connection(database):
+        by_id = [json.loads(payload)["writer"] for _, _, payload, _ in events_after(company.id, 0, 10)]
+    database.close_all()
+    assert by_id == committed == ["second", "first"]

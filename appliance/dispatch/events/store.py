@@ -7,20 +7,48 @@ import json
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.db import before_commit, is_sqlite
 from appliance.dispatch.db import database
 from appliance.dispatch.events.wake import announce
 from appliance.dispatch.models import RealtimeEvent
 
+# On PostgreSQL ids come from a sequence when a row is inserted, and two transactions may
+# commit out of id order: a stream woken by the later one would read past the earlier one and
+# never see it. So there a transaction's events are inserted just before it commits, under a
+# lock held until the commit: ids commit in order, as on SQLite (where every writer is
+# serialised anyway). The lock is the last one such a transaction takes (its row locks are all
+# held by then), so it cannot close a deadlock; one key for every company.
+EVENT_ORDER_LOCK = 0x6576656E7473  # "events"
 
-def record_event(company_id: int, kind: str, payload: dict[str, Any]) -> int:
-    row = RealtimeEvent.create(
-        company=company_id,
-        kind=kind,
-        payload=json.dumps(payload, separators=(",", ":"), default=str),
-        created_at=clock.now(),
-    )
-    announce(database, company_id, row.id)
-    return row.id
+
+def record_event(company_id: int, kind: str, payload: dict[str, Any]) -> None:
+    """Record an event of the change being written, in its transaction (inserted at once on
+    SQLite, just before the commit on PostgreSQL); the company's streams wake when it commits."""
+    row = {
+        "company": company_id,
+        "kind": kind,
+        "payload": json.dumps(payload, separators=(",", ":"), default=str),
+        "created_at": clock.now(),
+    }
+    real = database.obj
+    if is_sqlite(real) or not real.in_transaction():
+        _insert([row])
+        return
+    outermost = real._state.transactions[0]  # the transaction that commits
+    queued: list[dict[str, Any]] | None = getattr(outermost, "appliance_events", None)
+    if queued is None:
+        queued = []
+        outermost.appliance_events = queued
+        before_commit(real, lambda: _insert(queued))
+    queued.append(row)
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
+    if rows and not is_sqlite(database):
+        database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (EVENT_ORDER_LOCK,))
+    for row in rows:
+        event_id = RealtimeEvent.create(**row).id
+        announce(database, row["company"], event_id)
 
 
 def latest_cursor(company_id: int) -> int:
