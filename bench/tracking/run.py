@@ -11,6 +11,7 @@ process arrives through that process's data_version watcher; on PostgreSQL throu
 LISTEN/NOTIFY).
 
     python bench/tracking/run.py [--seconds 6] [--streams 50] [--changes 10] [--processes 1]
+                                 [--database postgresql://…] [--skip-track]
 """
 
 from __future__ import annotations
@@ -46,9 +47,16 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=10)
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--skip-track", action="store_true", help="only the event delay")
+    parser.add_argument(
+        "--database",
+        default="",
+        help="the dispatch database URL (an empty PostgreSQL database); SQLite when omitted",
+    )
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-tracking-"))
-    settings = load_settings({"data_dir": str(data), "rate_limits": "off"}, environ={})
+    settings = load_settings(
+        {"data_dir": str(data), "rate_limits": "off", "dispatch_database": args.database}, environ={}
+    )
     migrate_all(settings)
     app = create_app(settings)
     rt = app.extensions["dispatch"]
@@ -96,6 +104,7 @@ def main() -> None:
         APPLIANCE_RATE_LIMITS="off",
         APPLIANCE_EVENT_STREAM_MAX=str(args.streams + 5),
         APPLIANCE_PROCESSES=str(args.processes),
+        APPLIANCE_DISPATCH_DATABASE=args.database,
     )
     try:
         if not args.skip_track:
@@ -176,8 +185,9 @@ def event_delays(args: argparse.Namespace, url: str, dispatcher: dict[str, str])
         t.join(15)
     delays = [a - c for stream in arrivals for a, c in zip(stream, changed, strict=False)]
     missing = args.streams * args.changes - len(delays)
+    backend = "PostgreSQL" if args.database else "SQLite"
     print(
-        f"order change -> event on {args.streams} open streams ({args.processes} serving process"
+        f"order change -> event on {args.streams} open streams ({backend}, {args.processes} serving process"
         f"{'es' if args.processes > 1 else ''}, {args.changes} changes): "
         f"p50 {percentile(delays, 0.5) * 1000:.0f} ms, p99 {percentile(delays, 0.99) * 1000:.0f} ms, "
         f"max {max(delays) * 1000:.0f} ms, {len(delays)} received, {missing} missing"
