@@ -93,6 +93,8 @@ def _database_url(name: str) -> str:
 @pytest.fixture(scope="session")
 def postgres_templates() -> dict[str, str]:
     """Template databases of both services, migrated once per test process."""
+    if not postgres_url():
+        pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     names = {}
     for service, package in (("dispatch", "migrations.dispatch"), ("engine", "migrations.engine")):
