@@ -12,6 +12,7 @@ let T = TEXTS[lang];
 let me = null;        // GET /courier/me: profile, shift, location
 let run = [];         // GET /courier/orders, in run order
 let pending = [];     // queued moves (outbox), shown on their orders
+let runChanges = 0;   // moves the server accepted: a run fetched before one of them is stale
 let watch = null;
 let poll = null;
 let lastFix = null;
@@ -106,8 +107,12 @@ $("sign-out").addEventListener("click", async () => {
 
 async function refresh() {
   try {
+    const changes = runChanges;
     const [profile, orders] = await Promise.all([api.get("/courier/me"), api.get("/courier/orders")]);
     me = profile.courier || profile;
+    // A move accepted while this was on its way (the queue flushing as the signal returns) is newer
+    // than what came back: fetch again rather than show a delivered order once more.
+    if (changes !== runChanges) { return refresh(); }
     run = orders.orders;
     keepRun();
   } catch (error) {
@@ -327,6 +332,7 @@ async function sendMove(move) {
     if (move.photoKey) { body.photoKey = move.photoKey; }
     const answer = await api.post("/courier/orders/" + move.orderId + "/status", body);
     await outbox.dropMove(move.seq);
+    runChanges += 1;
     const index = run.findIndex((o) => o.id === answer.order.id);
     if (index >= 0 && ["delivered", "failed"].includes(answer.order.status)) { run.splice(index, 1); } else if (index >= 0) { run[index] = answer.order; }
     keepRun();
@@ -388,7 +394,7 @@ function renderNet() {
   net.dataset.online = String(navigator.onLine);
   net.textContent = navigator.onLine ? "" : T.offline;
 }
-window.addEventListener("online", () => { renderNet(); flush(); refresh(); });
+window.addEventListener("online", () => { renderNet(); flush().then(refresh); });
 window.addEventListener("offline", renderNet);
 setInterval(flush, 5000);
 // New assignments reach the courier on the next look: every 30 s while the run is on screen.
