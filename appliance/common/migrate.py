@@ -5,6 +5,11 @@ A service's migrations are the modules of one package (``migrations.dispatch``,
 transaction together with its row in ``schema_migrations``, so a failing one leaves the database
 exactly as it was and running ``migrate`` again only applies what is missing. Modules are found
 with pkgutil so that the frozen executable (which collects the packages) finds the same list.
+
+On PostgreSQL several nodes may start at once on one database (docs/operations.md, "Several
+hosts"): each ``apply`` holds an advisory lock for its package while it reads what is pending and
+applies it, so the second node waits and then finds nothing left to do, instead of failing on the
+tables the first one is creating.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import dataclasses
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import ModuleType
 
@@ -70,10 +76,26 @@ def pending(db: peewee.Database, package: str) -> list[Migration]:
     return [m for m in discover(package) if m.version not in done]
 
 
+@contextmanager
+def _one_migrator(db: peewee.Database, package: str) -> Iterator[None]:
+    """On PostgreSQL, one migrator of ``package`` at a time per database (a session advisory lock,
+    released explicitly: the connection goes back to a pool, it is not closed). SQLite needs none:
+    a data directory's file is migrated by one process, before any serving process starts."""
+    if isinstance(db, peewee.SqliteDatabase):
+        yield
+        return
+    key = f"appliance.migrate:{package}"
+    db.execute_sql("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+    try:
+        yield
+    finally:
+        db.execute_sql("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+
 def apply(db: peewee.Database, package: str) -> list[str]:
     """Apply every pending migration, each in its own transaction; returns the names applied."""
     applied: list[str] = []
-    with db.connection_context():
+    with db.connection_context(), _one_migrator(db, package):
         _ensure_table(db)
         for migration in pending(db, package):
             try:

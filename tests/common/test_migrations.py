@@ -92,3 +92,54 @@ def test_sqlite_databases_use_wal_and_enforce_foreign_keys(tmp_path: Path) -> No
         assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
         assert db.execute_sql("PRAGMA busy_timeout").fetchone()[0] == 10000
     db.close()
+
+
+@pytest.mark.postgres
+def test_two_nodes_starting_together_on_postgresql_migrate_once_without_failing(
+    migration_package: Path,
+) -> None:
+    """Two nodes' `serve` on one database: the second migrator waits for the first (it used to
+    run the same migration beside it and fail on the table the first was creating)."""
+    import threading
+
+    gate = migration_package.parent / "trial_gate.py"
+    gate.write_text("import threading\ninside = threading.Event()\ngo = threading.Event()\n")
+    (migration_package / "0001_first.py").write_text(
+        "import trial_gate\n"
+        "def up(db):\n"
+        "    db.execute_sql('CREATE TABLE first_table (id INTEGER PRIMARY KEY, name TEXT)')\n"
+        "    trial_gate.inside.set()\n"
+        "    trial_gate.go.wait(30)\n"
+    )
+    import trial_gate  # type: ignore[import-not-found]
+
+    db = empty_postgres()
+    results: dict[str, object] = {}
+
+    def node(name: str) -> None:
+        try:
+            results[name] = migrate.apply(db, "trial_migrations")
+        except migrate.MigrationError as exc:
+            results[name] = exc
+
+    first = threading.Thread(target=node, args=("first",))
+    first.start()
+    assert trial_gate.inside.wait(30)
+    second = threading.Thread(target=node, args=("second",))
+    second.start()
+    with db.connection_context():  # the second node is waiting on a lock before the first commits
+        for _ in range(300):
+            waiting = db.execute_sql(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ).fetchone()[0]
+            if waiting:
+                break
+            threading.Event().wait(0.05)
+    trial_gate.go.set()
+    first.join(30)
+    second.join(30)
+    del sys.modules["trial_gate"]
+    assert results == {"first": ["0001_first"], "second": []}
+    with db.connection_context():
+        assert migrate.schema_version(db) == 1
+    db.close_all()
