@@ -162,6 +162,10 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
 
+# memory:// counts per process; Redis (the redis client is pinned) shares the counts between
+# processes and hosts.
+RATE_LIMIT_STORAGES = ("memory://", "redis://", "rediss://", "redis+unix://")
+
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 _TYPES = get_type_hints(Settings)
 _TRUE = {"1", "true", "yes", "on"}
@@ -318,6 +322,10 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting processes: 0 (one per core) to 64")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
+    if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):
+        raise SettingsError(
+            "setting rate_limit_storage: must be memory:// or a Redis URL (redis://, rediss://, redis+unix://)"
+        )
     if settings.log_format not in {"text", "json"}:
         raise SettingsError("setting log_format: must be text or json")
     if settings.metrics not in {"loopback", "open", "off"}:

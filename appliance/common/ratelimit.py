@@ -2,7 +2,11 @@
 
 A view marked with ``@public_limit`` (beneath ``endpoint``) is wrapped by the app's limiter when
 the app is built, so each app has its own counters (memory:// for one process, redis://… shared by
-several). A limited request answers a Problem 429 in the app's shape.
+several processes and hosts). A limited request answers a Problem 429 in the app's shape.
+
+While a shared store cannot be reached, each process counts in its own memory instead (and looks
+at the store again, backing off, until it answers): a Redis outage loosens the limits to per
+process, it never turns a sign-in into a 500 or makes it wait for long.
 """
 
 from __future__ import annotations
@@ -26,10 +30,14 @@ def public_limit[F: Callable[..., Any]](view: F) -> F:
 def install(
     app: Flask, *, enabled: bool, limit: str, storage_uri: str, render_problem: ProblemRenderer
 ) -> Limiter:
+    shared = not storage_uri.startswith("memory://")
     limiter = Limiter(
         get_remote_address,
         app=app,
         storage_uri=storage_uri,
+        # Seconds, for the Redis client: an unreachable store must not hold a request.
+        storage_options={"socket_connect_timeout": 1, "socket_timeout": 1} if shared else {},
+        in_memory_fallback_enabled=shared,
         default_limits=[],
         enabled=enabled,
         headers_enabled=True,

@@ -11,6 +11,7 @@ from appliance.common.api import build_openapi
 from appliance.common.db import bind_database
 from appliance.common.health import HealthRegistry, database_probe
 from appliance.common.jobs import run_worker
+from appliance.common.kept import KeptAnswers
 from appliance.common.mail import Mailer
 from appliance.common.objects import LocalObjectStore, ObjectStore
 from appliance.common.openapi_routes import serve_openapi
@@ -35,7 +36,7 @@ from appliance.dispatch.housekeeping import Housekeeping
 from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.objects import routes as objects
 from appliance.dispatch.orders import routes as orders
-from appliance.dispatch.orders.listing import KeptListings
+from appliance.dispatch.orders.listing import KEPT_ANSWERS
 from appliance.dispatch.pages import routes as pages
 from appliance.dispatch.plans import routes as plans
 from appliance.dispatch.routing.engines import Router
@@ -45,6 +46,7 @@ from appliance.dispatch.runtime import DispatchRuntime
 from appliance.dispatch.team import routes as team
 from appliance.dispatch.tiles import routes as tiles
 from appliance.dispatch.tracking import routes as tracking
+from appliance.dispatch.tracking.kept import KEPT_VIEWS
 from appliance.settings import Settings
 
 API_VERSION = "0.5.0"
@@ -141,7 +143,8 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
         objects=store,
         mailer=mailer,
         event_slots=StreamSlots(settings.event_stream_max),
-        listings=KeptListings(),
+        listings=KeptAnswers(KEPT_ANSWERS),
+        tracking_views=KeptAnswers(KEPT_VIEWS),
     )
 
 

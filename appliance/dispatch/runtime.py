@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, ClassVar
 from appliance.common.runtime import Runtime
 
 if TYPE_CHECKING:
+    from appliance.common.kept import KeptAnswers
     from appliance.common.mail import Mailer
     from appliance.common.objects import ObjectStore
     from appliance.dispatch.events.stream import StreamSlots
-    from appliance.dispatch.orders.listing import KeptListings
     from appliance.dispatch.routing.engines import Router
     from appliance.dispatch.routing.memo import RouteMemo
 
@@ -28,7 +28,9 @@ class DispatchRuntime(Runtime):
     mailer: Mailer
     event_slots: StreamSlots
     # The orders listings this app answered, served again while their orders are unchanged.
-    listings: KeptListings
+    listings: KeptAnswers
+    # The tracking views this app answered, served again while nothing they show has changed.
+    tracking_views: KeptAnswers
 
 
 def runtime() -> DispatchRuntime:

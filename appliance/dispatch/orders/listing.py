@@ -11,8 +11,6 @@ is never newer or older than its key. Each serving process keeps its own few ans
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -21,6 +19,7 @@ import peewee
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.jsonio import dumps_bytes
+from appliance.common.kept import KeptAnswers
 from appliance.common.problems import BadRequest
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, Order
@@ -89,34 +88,7 @@ _COURIER_NAMES = CompiledSelect(
 _ORDER_FIELDS = [_FIELD_OF_COLUMN.get(f.column_name, f.column_name) for f in Order._meta.sorted_fields]
 
 
-class KeptListings:
-    """The answers kept by one app (so by one database), each under the state it was made from."""
-
-    def __init__(self, size: int = KEPT_ANSWERS) -> None:
-        self.size = size
-        self._answers: OrderedDict[tuple[Any, ...], tuple[Any, bytes]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, place: tuple[Any, ...], state: tuple[Any, ...]) -> bytes | None:
-        with self._lock:
-            kept = self._answers.get(place)
-            if kept is None or kept[0] != state:
-                return None
-            self._answers.move_to_end(place)
-            return kept[1]
-
-    def put(self, place: tuple[Any, ...], state: tuple[Any, ...], body: bytes) -> None:
-        with self._lock:
-            self._answers[place] = (state, body)
-            self._answers.move_to_end(place)
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
-
-    def __contains__(self, place: tuple[Any, ...]) -> bool:
-        return place in self._answers
-
-
-def listing_json(kept: KeptListings, company_id: int, day_text: str | None, limit: int | None) -> bytes:
+def listing_json(kept: KeptAnswers, company_id: int, day_text: str | None, limit: int | None) -> bytes:
     """The JSON of {orders, hasMore}: one Yerevan working day (created, due or finished that day,
     plus open work carried over) or, without a day, the latest orders; newest first."""
     by_day = day_text is not None

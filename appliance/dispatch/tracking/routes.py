@@ -13,9 +13,11 @@ from appliance.common.api import Schema, endpoint
 from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.auth.sessions import token_hash
 from appliance.dispatch.pages.responses import page_response
 from appliance.dispatch.runtime import runtime
 from appliance.dispatch.tracking import service
+from appliance.dispatch.tracking.kept import kept_view
 
 bp = Blueprint("tracking", __name__)
 
@@ -155,10 +157,12 @@ def track(token: str):
     if not _valid_token(token):
         service.token_hash_for_timing(token)
         return _not_found()
+    rt = runtime()
     try:
-        return service.view(runtime(), token)
+        body = kept_view(rt, token_hash(token), lambda: service.view(rt, token))
     except NotFound:
         return _not_found()
+    return Response(body, mimetype="application/json")
 
 
 @endpoint(
