@@ -106,3 +106,23 @@ def test_rate_limits_can_be_switched_off(settings) -> None:
 def test_signed_in_endpoints_are_not_rate_limited(dispatch_app, dispatch_client) -> None:
     member = make_member(dispatch_app, make_company(), "owner")
     assert all(dispatch_client.get("/me", headers=member.headers).status_code == 200 for _ in range(200))
+
+
+def test_a_redis_limit_store_that_cannot_be_reached_falls_back_to_counting_in_memory(settings) -> None:
+    """Redis down (nothing listens on its port): public endpoints still answer, never a 500, and
+    the limit still holds, counted by this process alone until Redis answers again."""
+    unreachable = f"redis://127.0.0.1:{free_port()}/0"
+    client = create_app(
+        settings.replace(rate_limit_storage=unreachable, rate_limit_public="3 per minute")
+    ).test_client()
+    statuses = [client.post("/auth/magic-link", json={"email": "x@example.am"}).status_code for _ in range(5)]
+    assert statuses == [202, 202, 202, 429, 429]
+
+
+def test_a_rate_limit_store_other_than_memory_or_redis_stops_start_up(data_dir) -> None:
+    from appliance.settings import SettingsError, load_settings
+
+    for good in ("memory://", "redis://10.0.0.5:6379/0", "rediss://:secret@redis.example:6380"):
+        assert load_settings({"data_dir": str(data_dir), "rate_limit_storage": good}, environ={})
+    with pytest.raises(SettingsError, match="rate_limit_storage"):
+        load_settings({"data_dir": str(data_dir), "rate_limit_storage": "memcached://10.0.0.5"}, environ={})
