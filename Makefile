@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-crash test-fuzz fuzz test-postgres test-postgres-all lint format binary bench bench-http clean vendor-maplibre
+.PHONY: setup run test test-crash test-fuzz fuzz test-postgres test-postgres-all test-nodes lint format binary bench bench-http clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -57,6 +57,13 @@ test-postgres: setup
 # templates (tests/conftest.py), against the same throwaway server.
 test-postgres-all: setup
 	bash .ci/postgres.sh env APPLIANCE_TEST_BACKEND=postgres $(PY) -m pytest -n 2 --dist loadfile --ignore=tests/crash $(PYTEST_ARGS)
+
+# Two nodes (tests/nodes): two real servers on one PostgreSQL (a throwaway server on its own port,
+# so it can run beside test-postgres), one S3 store (moto), one Redis (Debian's redis-server, started
+# by the test) and one anvil chain. make test collects nothing there unless NODES_TEST is set.
+NODES_PG_PORT ?= 55442
+test-nodes: setup
+	APPLIANCE_PG_PORT=$(NODES_PG_PORT) bash .ci/postgres.sh env NODES_TEST=1 $(PY) -m pytest -p no:xdist tests/nodes $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,8 @@
 # Debian packages the tests need: PostgreSQL for the database-layer run, Chromium for the page
 # tests, tilemaker for the map tiles, node and npm for anvil (the chain tests' Ethereum node),
 # wrk for the HTTP benchmarks, a C compiler and liblzma's static library for the executable's launcher
-# (packaging/launcher.c). Installed only when missing.
+# (packaging/launcher.c), redis-server for the two-node tests' shared rate limits. Installed only when
+# missing.
 set -euo pipefail
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
@@ -12,9 +13,10 @@ command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 ls /usr/lib/*/liblzma.a /usr/include/lzma.h >/dev/null 2>&1 || need+=(liblzma-dev)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "system packages present: postgresql chromium tilemaker nodejs npm wrk gcc liblzma-dev"
+echo "system packages present: postgresql chromium tilemaker nodejs npm wrk gcc liblzma-dev redis-server"
