@@ -30,6 +30,9 @@ log = logging.getLogger("appliance.server")
 
 Worker = Callable[[threading.Event], None]
 
+# Bytes of one connection's unsent answer held in memory before waitress spills it to a file.
+OUTBUF_IN_MEMORY = 8 * 1024 * 1024
+
 
 class Listener:
     def __init__(
@@ -64,6 +67,9 @@ class Listener:
                 ident="appliance",
                 channel_timeout=120,
                 connection_limit=1000,
+                # A busy day's orders listing is over 1 MB of JSON; waitress's default (1 MB) would
+                # write every such answer to a temporary file before sending it.
+                outbuf_overflow=OUTBUF_IN_MEMORY,
                 clear_untrusted_proxy_headers=True,
                 **proxy,
             )

@@ -303,10 +303,20 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
             (
                 "orders2000",
                 f"GET /orders?date= ({ORDERS_IN_BIG_DAY:,} orders)",
-                # as the console asks for a day: every order in one answer
+                # as the console asks for a day: every order in one answer (1.2 MB of JSON)
                 f"{dispatch}/orders?date={seeded.day}&limit={ORDERS_IN_BIG_DAY}",
                 "get.lua",
                 [bearer],
+                None,
+                1,
+            ),
+            (
+                "orders2000",
+                f"GET /orders?date= ({ORDERS_IN_BIG_DAY:,} orders), gzip",
+                # as the console's browser asks for it: Accept-Encoding gzip (73 KB)
+                f"{dispatch}/orders?date={seeded.day}&limit={ORDERS_IN_BIG_DAY}",
+                "get.lua",
+                [bearer, "Accept-Encoding: gzip, deflate, br"],
                 None,
                 1,
             ),
@@ -382,7 +392,7 @@ def print_table(label: str, figures: list[Figure], bare_get: Figure, bare_batch:
         ceiling = bare_batch if kind == "batch" else bare_get
         share = figure.units_per_second / ceiling.units_per_second
         goal = f">= {target:.0%} {'ok' if share >= target else 'MISSED'}" if target else ""
-        if figure.name.startswith("GET /orders?date= (2"):
+        if figure.name.endswith("orders), gzip"):  # the console's browser asks like this
             goal = f"p99 < 50 ms {'ok' if figure.p99_ms < 50 else 'MISSED'}"
         if figure.name in ("GET /me", "GET /track/{token}"):
             goal += f", p50 < 5 ms {'ok' if figure.p50_ms < 5 else 'MISSED'}"

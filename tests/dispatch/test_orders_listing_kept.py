@@ -4,6 +4,8 @@ written; the database raises an order's revision on every UPDATE, on SQLite and 
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 from appliance.common import clock
@@ -117,3 +119,27 @@ def test_the_database_raises_the_revision_on_every_update_whatever_the_writer_se
     Order.update(recipient_name="z").where(Order.id == order.id).execute()
     revisions.append(Order.get_by_id(order.id).revision)
     assert revisions == [1, 2, 3]
+
+
+def test_a_large_kept_listing_is_sent_gzip_compressed_to_a_client_that_takes_gzip(
+    dispatch_client, dispatcher
+) -> None:
+    for _ in range(70):  # about 40 KB of JSON, above the size worth compressing
+        create_order(dispatch_client, dispatcher)
+    url = f"/orders?date={_day()}&limit=100"
+    plain = dispatch_client.get(url, headers=dispatcher.headers)
+    assert len(plain.data) >= 32 * 1024 and "Content-Encoding" not in plain.headers
+    assert "Accept-Encoding" in plain.headers["Vary"]
+    zipped = dispatch_client.get(url, headers={**dispatcher.headers, "Accept-Encoding": "gzip, deflate, br"})
+    assert zipped.headers["Content-Encoding"] == "gzip" and zipped.content_type == "application/json"
+    assert gzip.decompress(zipped.data) == plain.data and len(zipped.data) < len(plain.data) // 4
+    refused = dispatch_client.get(url, headers={**dispatcher.headers, "Accept-Encoding": "gzip;q=0"})
+    assert "Content-Encoding" not in refused.headers and refused.data == plain.data
+
+
+def test_a_small_listing_is_never_compressed(dispatch_client, dispatcher) -> None:
+    create_order(dispatch_client, dispatcher)
+    response = dispatch_client.get(
+        f"/orders?date={_day()}", headers={**dispatcher.headers, "Accept-Encoding": "gzip"}
+    )
+    assert "Content-Encoding" not in response.headers and response.json["orders"]

@@ -19,7 +19,7 @@ import peewee
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.jsonio import dumps_bytes
-from appliance.common.kept import KeptAnswers
+from appliance.common.kept import Answer, KeptAnswers
 from appliance.common.problems import BadRequest
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, Order
@@ -88,9 +88,12 @@ _COURIER_NAMES = CompiledSelect(
 _ORDER_FIELDS = [_FIELD_OF_COLUMN.get(f.column_name, f.column_name) for f in Order._meta.sorted_fields]
 
 
-def listing_json(kept: KeptAnswers, company_id: int, day_text: str | None, limit: int | None) -> bytes:
+def listing_answer(
+    kept: KeptAnswers, company_id: int, day_text: str | None, limit: int | None
+) -> tuple[Answer, bool]:
     """The JSON of {orders, hasMore}: one Yerevan working day (created, due or finished that day,
-    plus open work carried over) or, without a day, the latest orders; newest first."""
+    plus open work carried over) or, without a day, the latest orders; newest first. Says whether
+    the answer is kept (so worth compressing once)."""
     by_day = day_text is not None
     values: dict[str, Any] = {"company_id": company_id}
     if day_text is not None:
@@ -101,18 +104,23 @@ def listing_json(kept: KeptAnswers, company_id: int, day_text: str | None, limit
     state = _state(company_id)
     answer = kept.get(place, state)
     if answer is not None:
-        return answer
+        return answer, True
     rows = _ROWS[by_day].raw_rows(database, **values)
     names = dict(state[1])
-    body = dumps_bytes(
-        {
-            "orders": [order_body(dict(zip(_ORDER_FIELDS, row, strict=True)), names) for row in rows[:limit]],
-            "hasMore": len(rows) > limit,
-        }
+    answer = Answer(
+        dumps_bytes(
+            {
+                "orders": [
+                    order_body(dict(zip(_ORDER_FIELDS, row, strict=True)), names) for row in rows[:limit]
+                ],
+                "hasMore": len(rows) > limit,
+            }
+        )
     )
-    if _state(company_id) == state:  # nothing committed while the rows were read
-        kept.put(place, state, body)
-    return body
+    if _state(company_id) != state:  # something was committed while the rows were read
+        return answer, False
+    kept.put(place, state, answer)
+    return answer, True
 
 
 def _state(company_id: int) -> tuple[Any, ...]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint
 
 from appliance.common.api import endpoint
+from appliance.common.kept import json_response
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import NotFound, Unavailable
 from appliance.dispatch.auth.guards import D, current_caller
@@ -19,8 +20,10 @@ TAGS = ["Orders"]
 def list_orders(query: schemas.OrderListQuery):
     """One Yerevan working day (created, due or finished that day, plus open work carried over),
     newest first; without date the latest 200."""
-    body = listing.listing_json(runtime().listings, current_caller().company_id, query.date, query.limit)
-    return Response(body, mimetype="application/json")
+    answer, kept = listing.listing_answer(
+        runtime().listings, current_caller().company_id, query.date, query.limit
+    )
+    return json_response(answer, kept=kept)
 
 
 @endpoint(

@@ -20,7 +20,7 @@ import peewee
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.jsonio import dumps_bytes
-from appliance.common.kept import KeptAnswers
+from appliance.common.kept import Answer, KeptAnswers
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, Rating, TrackingLink
 from appliance.dispatch.runtime import DispatchRuntime
@@ -79,20 +79,21 @@ def view_state(digest: str) -> tuple[Any, ...] | None:
     return (int(clock.now().timestamp()) // KEEP_SECONDS, *rows[0])
 
 
-def kept_view(rt: DispatchRuntime, digest: str, make: Callable[[], dict[str, Any]]) -> bytes:
-    """The view's JSON: the kept one while its state holds, else ``make()`` encoded (and kept when
-    nothing was committed while it was made). Unknown, revoked and expired links are NotFound
-    either way (``make`` says so, from the same rows it reads)."""
+def kept_view(rt: DispatchRuntime, digest: str, make: Callable[[], dict[str, Any]]) -> tuple[Answer, bool]:
+    """The view's JSON (and whether it is kept): the kept one while its state holds, else
+    ``make()`` encoded (and kept when nothing was committed while it was made). Unknown, revoked
+    and expired links are NotFound either way (``make`` says so, from the same rows it reads)."""
     kept: KeptAnswers = rt.tracking_views
     state = view_state(digest)
     if state is not None:
-        body = kept.get(digest, state)
-        if body is not None and not _ended(state):
-            return body
-    body = dumps_bytes(make())
-    if state is not None and view_state(digest) == state:
-        kept.put(digest, state, body)
-    return body
+        answer = kept.get(digest, state)
+        if answer is not None and not _ended(state):
+            return answer, True
+    answer = Answer(dumps_bytes(make()))
+    if state is None or view_state(digest) != state:
+        return answer, False
+    kept.put(digest, state, answer)
+    return answer, True
 
 
 def _ended(state: tuple[Any, ...]) -> bool:

@@ -10,6 +10,7 @@ from flask import Blueprint, Response
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import Schema, endpoint
+from appliance.common.kept import json_response
 from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth.guards import D, current_caller
@@ -159,10 +160,10 @@ def track(token: str):
         return _not_found()
     rt = runtime()
     try:
-        body = kept_view(rt, token_hash(token), lambda: service.view(rt, token))
+        answer, kept = kept_view(rt, token_hash(token), lambda: service.view(rt, token))
     except NotFound:
         return _not_found()
-    return Response(body, mimetype="application/json")
+    return json_response(answer, kept=kept)
 
 
 @endpoint(
