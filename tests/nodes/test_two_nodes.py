@@ -320,9 +320,13 @@ def test_mail_queued_through_both_nodes_is_written_exactly_once(cluster: Cluster
     assert recipients == sorted(to for _, to, _ in rows)
 
 
-def test_a_payout_sent_to_b_is_paid_once_announced_once_and_counted_once_in_an_export_read_on_b(
+def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_announced_once(
     cluster: Cluster,
 ) -> None:
+    """Six payouts, sent alternately to B and A, for both nodes' payout workers to race over one
+    wallet: each paid exactly once, the wallet's nonces 0..5 with no gap and no double, and each
+    payout.completed webhook delivered once; then the report counts them once, and an export made
+    on A completes once and downloads from B."""
     a, b = cluster.a, cluster.b
     subscribed = cluster.engine_client(a).request(
         "POST",
@@ -330,29 +334,33 @@ def test_a_payout_sent_to_b_is_paid_once_announced_once_and_counted_once_in_an_e
         json_body={"endpointUrl": cluster.receiver.url, "eventTypes": ["payout.completed"]},
     )
     assert subscribed.status_code in (200, 201), subscribed.text
-    destination = "0x" + "00" * 18 + "0d1e"
-    accepted = cluster.engine_client(b).submit_payout("pyo_twonodes0001", "ETH", "12345", destination)
-    assert accepted["outcome"] == "ACCEPTED", accepted
+    payouts = {f"pyo_twonodes{n:04d}": (12345 + n, "0x" + f"{0xD1E0 + n:040x}") for n in range(6)}
+    for n, (payout_id, (amount, destination)) in enumerate(payouts.items()):
+        node = (b, a)[n % 2]
+        accepted = cluster.engine_client(node).submit_payout(payout_id, "ETH", str(amount), destination)
+        assert accepted["outcome"] == "ACCEPTED", accepted
 
-    def completed() -> dict | None:
-        payout = cluster.engine_client(a).get_payout("pyo_twonodes0001")
-        return payout if payout["status"] == "COMPLETED" else None
+    def all_completed() -> list[dict] | None:
+        details = [cluster.engine_client(a).get_payout(payout_id) for payout_id in payouts]
+        return details if all(d["status"] == "COMPLETED" for d in details) else None
 
-    payout = until("the payout completed", completed, seconds=60, pause=0.5)
-    assert cluster.chain.balance(destination) == 12345
-    assert int(cluster.chain.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 1
-    assert [t["to"] for t in payout["transitions"]] == ["REQUESTED", "SIGNED", "BROADCAST", "COMPLETED"]
-    assert [attempt["outcome"] for attempt in payout["attempts"]] == ["SENT"]
+    details = until("every payout completed", all_completed, seconds=90, pause=0.5)
+    for (amount, destination), detail in zip(payouts.values(), details, strict=True):
+        assert cluster.chain.balance(destination) == amount
+        assert [t["to"] for t in detail["transitions"]] == ["REQUESTED", "SIGNED", "BROADCAST", "COMPLETED"]
+        assert [attempt["outcome"] for attempt in detail["attempts"]] == ["SENT"]
+    assert sorted(int(d["broadcast"]["nonce"]) for d in details) == list(range(6))
+    assert int(cluster.chain.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
 
     def delivered() -> bool:
         rows = cluster.query(cluster.engine_url, "SELECT status FROM webhook_delivery")
-        return bool(rows) and all(status == "delivered" for (status,) in rows)
+        return len(rows) == 6 and all(status == "delivered" for (status,) in rows)
 
-    until("the webhook delivered", delivered, seconds=60)
+    until("the webhooks delivered", delivered, seconds=60)
     completions = [json.loads(r.body) for r in cluster.receiver.received]
-    assert len(completions) == 1, completions
-    assert completions[0]["type"] == "payout.completed"
-    assert completions[0]["data"]["payoutId"] == "pyo_twonodes0001"
+    assert {c["type"] for c in completions} == {"payout.completed"}
+    assert sorted(c["data"]["payoutId"] for c in completions) == sorted(payouts)  # each once
+    total = sum(amount for amount, _ in payouts.values())
 
     def projected() -> list | None:
         body = cluster.engine_client(b).request(
@@ -361,8 +369,12 @@ def test_a_payout_sent_to_b_is_paid_once_announced_once_and_counted_once_in_an_e
         rows = body.json()["rows"]
         return rows if rows else None
 
-    rows = until("the payout in the PAYOUTS report", projected, seconds=60, pause=0.5)
-    assert [(r["count"], r["totalAmountMinor"]) for r in rows] == [("1", "12345")]  # projected once
+    def all_projected() -> list | None:
+        rows = projected()
+        return rows if rows and rows[0]["count"] == "6" else None
+
+    rows = until("the payouts in the PAYOUTS report", all_projected, seconds=60, pause=0.5)
+    assert [(r["count"], r["totalAmountMinor"]) for r in rows] == [("6", str(total))]  # projected once
 
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     job = {
@@ -383,7 +395,7 @@ def test_a_payout_sent_to_b_is_paid_once_announced_once_and_counted_once_in_an_e
     text = b"".join(cluster.engine_client(b).download_export("nodes-export-1")).decode()
     lines = list(csv.reader(io.StringIO(text)))
     assert lines[0] == ["period", "asset", "count", "total_amount_minor", "total_fee_minor", "as_of"]
-    assert [(line[1], line[2], line[3]) for line in lines[1:]] == [("ETH", "1", "12345")]
+    assert [(line[1], line[2], line[3]) for line in lines[1:]] == [("ETH", "6", str(total))]
     assert cluster.query(cluster.engine_url, "SELECT attempts, status FROM export_job") == [(0, "COMPLETE")]
 
 
@@ -394,7 +406,7 @@ def test_public_rate_limits_count_once_across_both_nodes_in_redis(cluster: Clust
     for n in range(PUBLIC_LIMIT + 2):
         node = (cluster.a, cluster.b)[n % 2]
         statuses.append(requests.get(f"{node.dispatch}/auth/invite/{'x' * 40}", timeout=10).status_code)
-    # In memory each node would allow PUBLIC_LIMIT of its own: twelve 404s here, no 429.
+    # In memory each node would allow PUBLIC_LIMIT of its own: eight 404s here, no 429.
     assert statuses == [404] * PUBLIC_LIMIT + [429, 429]
     client = redis.Redis.from_url(cluster.redis_url)
     keys = client.keys("*")
