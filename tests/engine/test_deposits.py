@@ -261,3 +261,28 @@ def test_a_reorg_on_anvil_retracts_a_confirmed_deposit_and_announces_the_correct
         [retracted] = events("deposit.retracted")
         assert retracted["data"]["txHash"] == tx_hash and retracted["data"]["status"] == "RETRACTED"
         assert len(events("deposit.confirmed")) == 1  # not silently forgotten: a correcting event follows
+
+
+@pytest.mark.postgres
+def test_deposits_are_recorded_and_confirmed_on_postgresql_too(
+    tmp_path: Path, template_dir: Path, migrated_postgres
+) -> None:
+    """The watcher's record of scanned blocks is an upsert both databases know: it was SQLite's
+    INSERT OR REPLACE, which PostgreSQL refuses, so every pass failed there and no deposit was
+    ever recorded (found by the two-node test, tests/nodes)."""
+    environ = {"APPLIANCE_ENGINE_DATABASE": migrated_postgres("migrations.engine")}
+    harness = make_harness(harness_settings(tmp_path, template_dir, environ), _mine)
+    address = address_for(harness, "customer-pg").json["address"]
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    tx_hash, _ = chain.faucet("ETH", address, 5 * ETHER)
+    watch(harness)
+    chain.mine()
+    watch(harness)
+    [transfer] = harness.signer.request("GET", "/v1/deposits?accountRef=customer-pg").json["transfers"]
+    assert (transfer["txHash"], transfer["status"], transfer["amountMinor"]) == (
+        tx_hash,
+        "CONFIRMED",
+        str(5 * ETHER),
+    )
+    assert [e["data"]["txHash"] for e in events("deposit.confirmed")] == [tx_hash]
+    database.close_all()

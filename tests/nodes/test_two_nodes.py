@@ -170,6 +170,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             stack.callback(node.server.stop)
         wait_ready(nodes)
         owner, dispatcher, courier, operator = _provision(directories["a"])
+        signer = EngineClient(nodes[0].engine, operator["operatorId"], operator["secret"])
+        subscribed = signer.request(
+            "POST", "/v1/webhooks/subscriptions", json_body={"endpointUrl": receiver.url}
+        )
+        assert subscribed.status_code == 201, subscribed.text
         yield Cluster(
             nodes[0],
             nodes[1],
@@ -182,6 +187,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             dispatcher,
             courier,
             operator,
+            signer,
         )
         for node in nodes:
             assert "Traceback" not in node.log(), f"node {node.name} logged an error:\n{node.log()[-4000:]}"
@@ -328,12 +334,6 @@ def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_an
     payout.completed webhook delivered once; then the report counts them once, and an export made
     on A completes once and downloads from B."""
     a, b = cluster.a, cluster.b
-    subscribed = cluster.engine_client(a).request(
-        "POST",
-        "/v1/webhooks/subscriptions",
-        json_body={"endpointUrl": cluster.receiver.url, "eventTypes": ["payout.completed"]},
-    )
-    assert subscribed.status_code in (200, 201), subscribed.text
     payouts = {f"pyo_twonodes{n:04d}": (12345 + n, "0x" + f"{0xD1E0 + n:040x}") for n in range(6)}
     for n, (payout_id, (amount, destination)) in enumerate(payouts.items()):
         node = (b, a)[n % 2]
@@ -352,13 +352,8 @@ def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_an
     assert sorted(int(d["broadcast"]["nonce"]) for d in details) == list(range(6))
     assert int(cluster.chain.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
 
-    def delivered() -> bool:
-        rows = cluster.query(cluster.engine_url, "SELECT status FROM webhook_delivery")
-        return len(rows) == 6 and all(status == "delivered" for (status,) in rows)
-
-    until("the webhooks delivered", delivered, seconds=60)
-    completions = [json.loads(r.body) for r in cluster.receiver.received]
-    assert {c["type"] for c in completions} == {"payout.completed"}
+    until("the webhooks delivered", lambda: _delivered(cluster, "payout.completed") == 6, seconds=60)
+    completions = _received(cluster, "payout.completed")
     assert sorted(c["data"]["payoutId"] for c in completions) == sorted(payouts)  # each once
     total = sum(amount for amount, _ in payouts.values())
 
@@ -397,6 +392,53 @@ def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_an
     assert lines[0] == ["period", "asset", "count", "total_amount_minor", "total_fee_minor", "as_of"]
     assert [(line[1], line[2], line[3]) for line in lines[1:]] == [("ETH", "6", str(total))]
     assert cluster.query(cluster.engine_url, "SELECT attempts, status FROM export_job") == [(0, "COMPLETE")]
+
+
+def _delivered(cluster: Cluster, event_type: str) -> int:
+    """Deliveries of ``event_type`` done, or -1 while one is still queued."""
+    rows = cluster.query(
+        cluster.engine_url,
+        "SELECT d.status FROM webhook_delivery d JOIN webhook_event e ON e.id = d.event_id"
+        " WHERE e.event_type = %s",
+        event_type,
+    )
+    return len(rows) if all(status == "delivered" for (status,) in rows) else -1
+
+
+def _received(cluster: Cluster, event_type: str) -> list[dict]:
+    bodies = [json.loads(r.body) for r in cluster.receiver.received]
+    return [body for body in bodies if body["type"] == event_type]
+
+
+def test_a_deposit_is_recorded_once_and_announced_once_whichever_node_watches(cluster: Cluster) -> None:
+    """Each node runs a deposit watcher for the chain; one holds its lease at a time."""
+    a, b = cluster.a, cluster.b
+    body = {"accountRef": "customer-nodes", "chainId": "eth_anvil"}
+    first = cluster.engine_client(a).request("POST", "/v1/deposit-addresses", json_body=body)
+    again = cluster.engine_client(b).request("POST", "/v1/deposit-addresses", json_body=body)
+    assert first.status_code in (200, 201) and again.status_code in (200, 201), (first.text, again.text)
+    address = first.json()["address"]
+    assert again.json()["address"] == address  # derived once, whichever node is asked
+    payer = "0x00000000000000000000000000000000000b0b00"
+    cluster.chain.set_balance(payer, ETHER)
+    cluster.chain.rpc("anvil_impersonateAccount", payer)
+    tx_hash = cluster.chain.rpc("eth_sendTransaction", {"from": payer, "to": address, "value": hex(777)})
+
+    def confirmed() -> list | None:
+        answer = cluster.engine_client(b).request(
+            "GET", "/v1/deposits", params={"accountRef": "customer-nodes"}
+        )
+        transfers = answer.json().get("transfers", []) if answer.status_code == 200 else []
+        return transfers if transfers and transfers[0]["status"] == "CONFIRMED" else None
+
+    [transfer] = until("the deposit confirmed", confirmed, seconds=60, pause=0.5)
+    assert (transfer["txHash"], transfer["amountMinor"]) == (tx_hash, "777")
+    until(
+        "the deposit's webhook delivered", lambda: _delivered(cluster, "deposit.confirmed") == 1, seconds=60
+    )
+    [event] = _received(cluster, "deposit.confirmed")
+    assert event["data"]["txHash"] == tx_hash and event["data"]["accountRef"] == "customer-nodes"
+    assert cluster.query(cluster.engine_url, "SELECT count(*) FROM deposit") == [(1,)]
 
 
 def test_public_rate_limits_count_once_across_both_nodes_in_redis(cluster: Cluster) -> None:

@@ -25,6 +25,8 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import peewee
+
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.engine.chain.base import Chain, ChainError
@@ -194,9 +196,13 @@ class DepositWatcher:
         with write_transaction(database):
             for address, tx_hash, index, code, value, number, block_hash in found:
                 self._record(address, tx_hash, index, code, value, number, block_hash)
+            # An upsert both databases know (SQLite's INSERT OR REPLACE is refused by PostgreSQL).
             ScannedBlock.insert_many(
                 [{"chain_id": chain_id, "number": n, "hash": h} for n, h in hashes],
-            ).on_conflict_replace().execute()
+            ).on_conflict(
+                conflict_target=[ScannedBlock.chain_id, ScannedBlock.number],
+                update={ScannedBlock.hash: peewee.EXCLUDED.hash},
+            ).execute()
             ScannedBlock.delete().where(
                 (ScannedBlock.chain_id == chain_id) & (ScannedBlock.number <= last - REORG_WINDOW)
             ).execute()
