@@ -88,6 +88,23 @@ def test_a_compiled_join_gives_model_instances_with_their_joined_rows(database):
     )
 
 
+def test_first_instances_gives_what_peewee_gives_without_its_row_set_up(database):
+    player, team = PLAYER_WITH_TEAM.first_instances(proxy, (Player, Team), name="ani", team="blue")
+    peewees = PLAYER_WITH_TEAM.first(proxy, name="ani", team="blue")
+    assert player.__data__ == peewees.__data__ and team.__data__ == peewees.team.__data__
+    assert isinstance(player.joined_at, datetime) and player.joined_at.tzinfo is UTC
+    assert not player.is_dirty() and player.id == peewees.id
+    player.goals = 3
+    player.save()  # a saved instance: an UPDATE of its row, not an INSERT
+    assert Player.get_by_id(peewees.id).goals == 3
+    assert PLAYER_WITH_TEAM.first_instances(proxy, (Player, Team), name="aram", team="red") is None
+
+
+def test_first_instances_refuses_models_that_do_not_match_the_columns(database):
+    with pytest.raises(ValueError):
+        PLAYER_WITH_TEAM.first_instances(proxy, (Player,), name="ani", team="blue")
+
+
 def test_each_run_binds_its_own_values_to_the_same_text(database):
     assert PLAYER_WITH_TEAM.first(proxy, name="ani", team="red").team.name == "red"
     assert PLAYER_WITH_TEAM.first(proxy, name="aram", team="blue").name == "aram"

@@ -89,16 +89,25 @@ def authenticate() -> Caller:
     claims = decode_access_token(runtime().master_key, token.strip())
     if claims is None:
         raise Unauthorized("The access token is invalid or expired.", headers={"WWW-Authenticate": "Bearer"})
-    row = _CALLER_ROW.first(
+    found = _CALLER_ROW.first_instances(
         database,
+        (Membership, User, Company),
         session_id=claims.session_id,
         membership_id=claims.membership_id,
         user_id=claims.user_id,
         company_id=claims.company_id,
     )
-    if row is None or row.status != "active" or row.session_epoch != claims.epoch or row.role != claims.role:
+    if found is None:
         raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})
-    caller = Caller(user=row.user, company=row.company, membership=row, session_id=claims.session_id)
+    membership, user, company = found
+    if (
+        membership.status != "active"
+        or membership.session_epoch != claims.epoch
+        or membership.role != claims.role
+    ):
+        raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})
+    membership.__rel__.update(user=user, company=company)  # as peewee links a joined row
+    caller = Caller(user=user, company=company, membership=membership, session_id=claims.session_id)
     g.caller = caller
     return caller
 

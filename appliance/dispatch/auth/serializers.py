@@ -46,7 +46,7 @@ def session_body(
 ) -> dict[str, Any]:
     user = user or User.get_by_id(membership.user_id)
     company = company or Company.get_by_id(membership.company_id)
-    memberships = _MEMBERSHIPS.all(database, user_id=user.id)
+    memberships = _MEMBERSHIPS.raw_rows(database, user_id=user.id)  # text and integers as stored
     courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
     body: dict[str, Any] = {
         "user": {
