@@ -326,6 +326,30 @@ def test_mail_queued_through_both_nodes_is_written_exactly_once(cluster: Cluster
     assert recipients == sorted(to for _, to, _ in rows)
 
 
+def test_a_sign_in_link_mailed_by_a_signs_in_on_b_once_and_its_session_works_on_both(
+    cluster: Cluster,
+) -> None:
+    from tests.dispatch.mail import mail_text
+
+    email = cluster.owner.user.email
+    before = set(cluster.a.outbox() + cluster.b.outbox())
+    asked = requests.post(f"{cluster.a.dispatch}/auth/magic-link", json={"email": email}, timeout=10)
+    assert asked.status_code == 202, asked.text
+
+    def mailed() -> list[Path]:
+        return [p for p in cluster.a.outbox() + cluster.b.outbox() if p not in before]
+
+    [message] = until("the sign-in link mailed", mailed, seconds=30)
+    token = mail_text(message).split("/login?token=")[1].split()[0]
+    session = requests.post(f"{cluster.b.dispatch}/auth/magic-link/verify", json={"token": token}, timeout=10)
+    assert session.status_code == 200, session.text
+    again = requests.post(f"{cluster.a.dispatch}/auth/magic-link/verify", json={"token": token}, timeout=10)
+    assert again.status_code == 401  # used on B: used everywhere
+    bearer = {"Authorization": f"Bearer {session.json()['accessToken']}"}
+    for node in (cluster.a, cluster.b):  # a token B issued is good on A (the same appliance.key)
+        assert requests.get(f"{node.dispatch}/me", headers=bearer, timeout=10).status_code == 200
+
+
 def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_announced_once(
     cluster: Cluster,
 ) -> None:
