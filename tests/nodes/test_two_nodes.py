@@ -513,3 +513,45 @@ def test_a_signed_request_replayed_on_the_other_node_is_refused(cluster: Cluster
     assert first.status_code == 200, first.text
     replayed = requests.get(f"{cluster.b.engine}/v1/payouts", headers=headers, timeout=10)
     assert replayed.status_code == 401
+
+
+def test_when_a_is_killed_b_carries_on_and_takes_over_its_single_holder_leases(cluster: Cluster) -> None:
+    """kill -9 of node A (last: the other tests need it): B answers, pays, mails, and after the
+    dead node's leases expire (30 s at most) watches the chain in its place."""
+    a, b = cluster.a, cluster.b
+    a.server.kill_group()
+    payer = "0x00000000000000000000000000000000000b0b01"
+    cluster.chain.set_balance(payer, ETHER)
+    cluster.chain.rpc("anvil_impersonateAccount", payer)
+    body = {"accountRef": "customer-after", "chainId": "eth_anvil"}
+    address = (
+        cluster.engine_client(b).request("POST", "/v1/deposit-addresses", json_body=body).json()["address"]
+    )
+    tx_hash = cluster.chain.rpc("eth_sendTransaction", {"from": payer, "to": address, "value": hex(555)})
+    accepted = cluster.engine_client(b).submit_payout(
+        "pyo_afterdeath01", "ETH", "4321", "0x" + f"{0xDEAD:040x}"
+    )
+    assert accepted["outcome"] == "ACCEPTED", accepted
+    invited = _post(
+        b,
+        "/company/invites",
+        cluster.owner,
+        {"role": "dispatcher", "name": "Late", "email": "late@example.am"},
+    )
+    assert invited.status_code == 201, invited.text
+
+    def paid() -> bool:
+        return cluster.engine_client(b).get_payout("pyo_afterdeath01")["status"] == "COMPLETED"
+
+    until("the payout completed by B alone", paid, seconds=60, pause=0.5)
+    assert cluster.chain.balance("0x" + f"{0xDEAD:040x}") == 4321
+
+    def confirmed() -> bool:
+        answer = cluster.engine_client(b).request(
+            "GET", "/v1/deposits", params={"accountRef": "customer-after"}
+        )
+        transfers = answer.json().get("transfers", []) if answer.status_code == 200 else []
+        return bool(transfers) and transfers[0]["status"] == "CONFIRMED" and transfers[0]["txHash"] == tx_hash
+
+    until("the deposit confirmed by B's watcher", confirmed, seconds=90, pause=1)
+    assert any("To: late@example.am" in path.read_text() for path in b.outbox())
