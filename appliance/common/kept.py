@@ -19,8 +19,9 @@ from typing import Any
 
 from flask import Response, request
 
-GZIP_FROM_BYTES = 32 * 1024  # below this, compressing costs more than sending
-GZIP_LEVEL = 6
+from appliance.common.webapp import COMPRESS_FROM_BYTES
+
+GZIP_LEVEL = 6  # once per kept answer: the smallest it is worth making
 
 
 class Answer:
@@ -66,12 +67,13 @@ class KeptAnswers:
 
 
 def json_response(answer: Answer, *, kept: bool) -> Response:
-    """The answer as application/json; gzip-encoded when it is kept, large, and the client takes
-    gzip (an answer made for one request only is sent as it is: compressing it would cost more)."""
+    """The answer as application/json; a large kept answer gzip-compressed once for the clients
+    that take gzip (any other large answer is compressed per request, at the fast level, by the
+    base app: appliance/common/webapp.py)."""
     response = Response(answer.body, mimetype="application/json")
-    if len(answer.body) >= GZIP_FROM_BYTES:
+    if kept and len(answer.body) >= COMPRESS_FROM_BYTES:
         response.vary.add("Accept-Encoding")
-        if kept and request.accept_encodings["gzip"]:
+        if request.accept_encodings["gzip"]:
             response.set_data(answer.gzipped())
             response.headers["Content-Encoding"] = "gzip"
     return response
