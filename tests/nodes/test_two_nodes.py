@@ -1,10 +1,11 @@
 """Scale-out, for real (issue 18): two appliance nodes A and B (separate processes, data directories
 and ports) on one PostgreSQL, one S3-compatible store, one Redis and one Ethereum node.
 
-What one node writes, the other reads and streams; background work (mail, payouts, webhooks,
-report projection, exports) is done once across both by their leases; public rate limits count
-once across both in Redis; an object uploaded through one is read through the other. Both nodes
-start at the same moment on empty databases, so they also migrate side by side.
+What one node writes, the other reads and streams; background work (mail, payouts, deposits,
+webhooks, report projection, exports) is done once across both by their leases; public rate limits
+count once across both in Redis; an object uploaded through one is read through the other; links,
+sessions and signatures are good (and used up) on both. Both nodes start at the same moment on
+empty databases, so they also migrate side by side. Last, A is killed and B carries on alone.
 """
 
 from __future__ import annotations
@@ -107,6 +108,11 @@ def _provision(data_dir: Path) -> tuple[Member, Member, Member, dict[str, str]]:
             make_member(dispatch, company, role) for role in ("owner", "dispatcher", "courier")
         )
     operator = make_operator(create_engine(settings), "op_nodes0001")
+    from appliance.dispatch.db import database as dispatch_database
+    from appliance.engine.db import database as engine_database
+
+    dispatch_database.close_all()  # this process is a client from here on, through HTTP only
+    engine_database.close_all()
     return owner, dispatcher, courier, operator
 
 
