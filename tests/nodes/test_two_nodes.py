@@ -486,11 +486,23 @@ def test_public_rate_limits_count_once_across_both_nodes_in_redis(cluster: Clust
     assert any(b"invite" in key for key in keys), keys
 
 
-def test_a_proof_photo_uploaded_through_a_is_accepted_and_shown_through_b(cluster: Cluster) -> None:
+def test_a_proof_photo_uploaded_through_a_is_accepted_by_b_and_shown_by_both_tracking_views(
+    cluster: Cluster,
+) -> None:
+    """The photo goes to the shared bucket with A's presigned URL; B finds it there when the
+    delivery names it; both nodes' tracking views, which each kept the page from before the
+    delivery, show the delivered state and the photo."""
     a, b = cluster.a, cluster.b
     order = _order_for_the_courier(cluster, a)
     picked = _post(a, f"/courier/orders/{order['id']}/status", cluster.courier, {"status": "picked_up"})
     assert picked.status_code == 200, picked.text
+    link = _post(b, f"/orders/{order['id']}/tracking", cluster.owner, {})
+    assert link.status_code == 201, link.text
+    token = link.json()["token"]
+    for node in (a, b):
+        before = requests.get(f"{node.dispatch}/track/{token}", timeout=10).json()
+        assert before["stage"] != "delivered" and before["proof"] is None, before
+
     upload = _post(
         a, f"/courier/orders/{order['id']}/proof/upload-url", cluster.courier, {"contentType": "image/jpeg"}
     )
@@ -504,11 +516,10 @@ def test_a_proof_photo_uploaded_through_a_is_accepted_and_shown_through_b(cluste
         {"status": "delivered", "photoKey": upload.json()["key"]},
     )
     assert delivered.status_code == 200, delivered.text
-    link = _post(b, f"/orders/{order['id']}/tracking", cluster.owner, {})
-    assert link.status_code == 201, link.text
-    view = requests.get(f"{a.dispatch}/track/{link.json()['token']}", timeout=10).json()
-    assert requests.get(view["proof"]["photoUrl"], timeout=10).content == JPEG
-    assert requests.get(f"{b.dispatch}/track/{link.json()['token']}", timeout=10).json()["proof"]["photoUrl"]
+    for node in (a, b):
+        view = requests.get(f"{node.dispatch}/track/{token}", timeout=10).json()
+        assert view["stage"] == "delivered", view
+        assert requests.get(view["proof"]["photoUrl"], timeout=10).content == JPEG
 
 
 def test_a_signed_request_replayed_on_the_other_node_is_refused(cluster: Cluster) -> None:
