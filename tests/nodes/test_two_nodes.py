@@ -366,9 +366,17 @@ def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_an
     a, b = cluster.a, cluster.b
     payouts = {f"pyo_twonodes{n:04d}": (12345 + n, "0x" + f"{0xD1E0 + n:040x}") for n in range(6)}
     for n, (payout_id, (amount, destination)) in enumerate(payouts.items()):
-        node = (b, a)[n % 2]
-        accepted = cluster.engine_client(node).submit_payout(payout_id, "ETH", str(amount), destination)
+        node, other = ((b, a), (a, b))[n % 2]
+        key = f"nodes-{payout_id}"
+        accepted = cluster.engine_client(node).submit_payout(
+            payout_id, "ETH", str(amount), destination, idempotency_key=key
+        )
         assert accepted["outcome"] == "ACCEPTED", accepted
+        # The client's retry lands on the other node: the same payout, not a second one.
+        again = cluster.engine_client(other).submit_payout(
+            payout_id, "ETH", str(amount), destination, idempotency_key=key
+        )
+        assert (again["outcome"], again["payoutId"]) == ("REPLAYED", payout_id), again
 
     def all_completed() -> list[dict] | None:
         details = [cluster.engine_client(a).get_payout(payout_id) for payout_id in payouts]
