@@ -164,6 +164,24 @@ def locked(query: peewee.SelectQuery) -> peewee.SelectQuery:
     return query.for_update()
 
 
+def lock_row(model: type[peewee.Model], key: Any) -> None:
+    """Hold ``model``'s row ``key`` until the transaction ends, so that the writers of one thing
+    (one courier's batches or handovers) take turns and each sees what the one before committed
+    (PostgreSQL, where a blocked statement would otherwise go on with the snapshot it started
+    from); SQLite's immediate transaction already serialises every writer. The text is written
+    directly: it is on the GPS batch's hot path."""
+    database = model._meta.database  # type: ignore[attr-defined]
+    if is_sqlite(database):
+        return
+    table, column = model._meta.table_name, model._meta.primary_key.column_name  # type: ignore[attr-defined]
+    quote = database.quote
+    database.execute_sql(
+        f"SELECT 1 FROM {quote[0]}{table}{quote[1]} WHERE {quote[0]}{column}{quote[1]} = {database.param}"
+        " FOR UPDATE",
+        (key,),
+    )
+
+
 def retry_locked[T](fn: Callable[[], T], *, attempts: int = 5, pause: float = 0.05) -> T:
     """Run ``fn`` again when SQLite reports the database locked past its busy timeout."""
     for attempt in range(attempts):

@@ -3,6 +3,9 @@ confirmation (test_cash_endpoints.py covers the same table through the API)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from appliance.common.db import write_transaction
@@ -92,3 +95,41 @@ def test_a_courier_edits_the_own_profile_and_bad_changes_are_refused(dispatch_ap
     for changes in ({}, {"preferredLanguage": "de"}, {"displayName": None}):
         with pytest.raises(BadRequest):
             update_own_profile(courier.courier, changes)
+
+
+def test_a_handover_asked_while_another_commits_waits_and_is_refused_as_a_conflict(
+    dispatch_client, dispatcher, courier, monkeypatch
+) -> None:
+    """The first handover is held open just before it commits; the second, asked meanwhile, must
+    wait for it and answer 409 (on PostgreSQL it went on with the snapshot it started from, found
+    the collections taken and answered 400 "Nothing to settle")."""
+    collected(dispatch_client, dispatcher, courier, 5000)
+    inside, release = threading.Event(), threading.Event()
+    real_record = service.record_event
+
+    def held(*args, **kwargs):
+        real_record(*args, **kwargs)
+        if threading.current_thread().name == "first":
+            inside.set()
+            release.wait(10)
+
+    monkeypatch.setattr(service, "record_event", held)
+    outcomes: dict[str, object] = {}
+
+    def settle(name: str) -> None:
+        with database.connection_context():
+            try:
+                outcomes[name] = service.settle(Courier.get_by_id(courier.courier.id))["expectedAmd"]
+            except (BadRequest, Conflict) as refused:
+                outcomes[name] = type(refused).__name__
+
+    first = threading.Thread(target=settle, args=("first",), name="first")
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=settle, args=("second",), name="second")
+    second.start()
+    time.sleep(0.3)  # let the second reach its wait (not a timed assertion: any order passes)
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert outcomes == {"first": 5000, "second": "Conflict"}

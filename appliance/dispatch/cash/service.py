@@ -9,7 +9,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import lock_row, locked, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.cash.serializers import collection_body, settlement_body
 from appliance.dispatch.db import database
@@ -97,6 +97,8 @@ def list_settlements(company_id: int, status: str) -> list[dict[str, Any]]:
 
 def settle(courier: Courier) -> dict[str, Any]:
     with write_transaction(database):
+        # One handover of a courier at a time: a second one waits here and then sees the first.
+        lock_row(Courier, courier.id)
         if Settlement.get_or_none((Settlement.courier == courier.id) & (Settlement.status == "submitted")):
             raise Conflict("A handover already awaits confirmation.")
         # The handover covers exactly the collections read (and locked) here, so a delivery

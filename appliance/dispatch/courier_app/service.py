@@ -11,7 +11,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.db import is_sqlite, locked, write_transaction
+from appliance.common.db import lock_row, locked, write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
     BadRequest,
@@ -85,8 +85,7 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
         # One batch of a courier at a time (PostgreSQL: the courier's row locked; SQLite's write
         # lock does the same), so that two copies of a batch sent at once see each other's rows
         # and answer accepted/duplicates truthfully.
-        if not is_sqlite(database):
-            database.execute_sql(f"SELECT id FROM courier WHERE id = {param} FOR UPDATE", (courier.id,))
+        lock_row(Courier, courier.id)
         cursor = database.cursor()
         marks = ", ".join([param] * len(rows))
         cursor.execute(
