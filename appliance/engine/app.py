@@ -21,6 +21,7 @@ from appliance.common.webapp import create_base_app
 from appliance.engine import metrics as engine_metrics
 from appliance.engine import problems
 from appliance.engine.assets import routes as assets
+from appliance.engine.auth.operators import secrets_probe
 from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
 from appliance.engine.custody import Custody, load_custody
@@ -54,9 +55,10 @@ AREAS: tuple[Blueprint, ...] = (
 )
 
 
-def build_health(settings: Settings, chains: Chains) -> HealthRegistry:
+def build_health(settings: Settings, chains: Chains, master_key: bytes) -> HealthRegistry:
     registry = HealthRegistry()
     registry.register("database", database_probe(database, MIGRATIONS))
+    registry.register("keys", secrets_probe(master_key))
     for chain_id, chain in chains.chains.items():
         registry.register(f"chain:{chain_id}", chain_probe(chain))
     return registry
@@ -111,7 +113,7 @@ def build_runtime(settings: Settings) -> EngineRuntime:
     return EngineRuntime(
         settings=settings,
         master_key=master_key,
-        health=build_health(settings, chains),
+        health=build_health(settings, chains, master_key),
         workers=build_workers(settings, chains, custody, master_key),
         chains=chains,
         custody=custody,

@@ -9,10 +9,13 @@ import os
 import re
 import secrets as random_secrets
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
+from appliance.common.db import connection
+from appliance.common.health import Check, Probe
 from appliance.common.keys import subkey
 from appliance.engine.db import database
 from appliance.engine.models import Operator, OperatorSecret
@@ -23,6 +26,16 @@ SECRET_BYTES = 32  # shown as 64 lowercase hex characters
 
 class OperatorError(Exception):
     pass
+
+
+KEY_MISMATCH = (
+    "this node's appliance.key does not decrypt the operator secrets in the database: they were "
+    "encrypted under another key (every node on one database needs the same appliance.key)"
+)
+
+
+class SecretsUnreadable(Exception):
+    """The stored secrets were encrypted under another appliance.key than this process holds."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -120,4 +133,25 @@ _SECRETS = CompiledSelect(
 def secrets_of(master_key: bytes, operator_id: str) -> list[str]:
     """The operator's secrets in the clear, for verification only (empty for unknown operators)."""
     rows = _SECRETS.run(database, operator_id=operator_id)
-    return [decrypt_secret(master_key, operator_id, row.id, row.ciphertext) for row in rows]
+    try:
+        return [decrypt_secret(master_key, operator_id, row.id, row.ciphertext) for row in rows]
+    except InvalidTag:
+        raise SecretsUnreadable(KEY_MISMATCH) from None
+
+
+def secrets_probe(master_key: bytes) -> Probe:
+    """Readiness: the newest operator secret decrypts with this process's appliance.key (a node
+    given another key than the others must leave the load balancer, not answer every operator)."""
+
+    def probe() -> Check:
+        with connection(database):
+            row = OperatorSecret.select().order_by(OperatorSecret.created_at.desc()).first()
+        if row is None:
+            return Check("pass")
+        try:
+            decrypt_secret(master_key, row.operator_id, row.id, row.ciphertext)
+        except InvalidTag:
+            return Check("fail", KEY_MISMATCH)
+        return Check("pass")
+
+    return probe

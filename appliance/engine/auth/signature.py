@@ -24,7 +24,7 @@ from appliance.common.compiled import insert_new
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Unauthorized
 from appliance.common.webapp import request_id
-from appliance.engine.auth.operators import OPERATOR_ID, secrets_of
+from appliance.engine.auth.operators import OPERATOR_ID, SecretsUnreadable, secrets_of
 from appliance.engine.db import database
 from appliance.engine.models import SeenSignature
 from appliance.engine.protocol import body_hash, canonical_string, sign_request
@@ -91,7 +91,10 @@ def verify_request(*, defer_admission: bool = False) -> str:
         if not _HEX64.match(signature):
             raise _Denied("malformed signature")
         known = bool(OPERATOR_ID.match(operator_id))
-        secrets = secrets_of(rt.master_key, operator_id) if known else []
+        try:
+            secrets = secrets_of(rt.master_key, operator_id) if known else []
+        except SecretsUnreadable as unreadable:
+            raise _Denied(str(unreadable)) from None
         canonical = canonical_string(request.method, request.path, timestamp, key, body)
         # Always at least one HMAC, with a placeholder when the operator is unknown.
         candidates = secrets or [PLACEHOLDER_SECRET]
