@@ -244,6 +244,17 @@ def _stream(
                     heard.put((kind, json.loads(line[len("data: ") :])["payload"]))
 
 
+def test_both_nodes_are_ready_on_the_shared_databases_key_and_bucket(cluster: Cluster) -> None:
+    for node in (cluster.a, cluster.b):
+        ready = requests.get(f"{node.engine}/health/ready", timeout=30)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"database": "pass", "keys": "pass", "chain:eth_anvil": "pass"}
+        # Dispatch answers 503 here only because these nodes have no roads or tiles built.
+        checks = requests.get(f"{node.dispatch}/healthz", timeout=30).json()["checks"]
+        assert checks["database"]["status"] == "pass" and checks["objects"]["status"] == "pass"
+        assert checks["objects"]["bucket"] == BUCKET
+
+
 def test_a_gps_batch_sent_to_a_is_in_bs_listing_and_on_a_stream_open_on_b(cluster: Cluster) -> None:
     a, b = cluster.a, cluster.b
     heard: queue.Queue[tuple[str, dict]] = queue.Queue()
