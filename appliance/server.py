@@ -127,6 +127,20 @@ def link_warnings(settings: Settings) -> list[str]:
     return warnings
 
 
+def deployment_warnings(settings: Settings) -> list[str]:
+    """What is wrong with this node's place in a deployment of several."""
+    warnings = []
+    if settings.local_chain and not settings.engine_db_url.startswith("sqlite"):
+        # An engine database on a server is how several nodes share one engine; the embedded
+        # chain is a file of this host, so each node would run its own chain under one name.
+        warnings.append(
+            "the embedded chain eth_local is a file of this host, but the engine database is shared "
+            "(PostgreSQL): with more than one node set local_chain = false on every node and reach the "
+            "chains as [[chains]] JSON-RPC nodes (docs/operations.md, Several hosts)"
+        )
+    return warnings
+
+
 def serve(
     settings: Settings,
     apps: Iterable[tuple[str, Any, int]],
@@ -154,7 +168,7 @@ def serve(
         )
         for name, app, port in apps
     ]
-    for warning in link_warnings(settings):
+    for warning in [*link_warnings(settings), *deployment_warnings(settings)]:
         log.warning(warning)
         announce(f"warning: {warning}")
     worker_threads = [

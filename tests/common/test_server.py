@@ -268,3 +268,24 @@ def test_writes_from_several_serving_processes_to_one_database_are_all_kept_once
     assert payouts == ["ACCEPTED"] * 24
     assert CourierLocation.select().where(CourierLocation.courier == courier.courier.id).count() == 400
     assert Payout.select().count() == 24
+
+
+def test_an_embedded_chain_beside_a_shared_engine_database_is_warned_about(tmp_path) -> None:
+    from appliance.server import deployment_warnings
+    from appliance.settings import load_settings
+
+    alone = load_settings({"data_dir": str(tmp_path)}, environ={})
+    assert deployment_warnings(alone) == []  # SQLite: one host, the embedded chain is fine
+    shared = load_settings(
+        {"data_dir": str(tmp_path), "engine_database": "postgresql://db.internal/engine"}, environ={}
+    )
+    assert any("local_chain = false" in w for w in deployment_warnings(shared))
+    remote = load_settings(
+        {
+            "data_dir": str(tmp_path),
+            "engine_database": "postgresql://db.internal/engine",
+            "local_chain": False,
+        },
+        environ={},
+    )
+    assert deployment_warnings(remote) == []
