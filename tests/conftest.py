@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -137,6 +138,23 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def serve_command(data_dir: Path, dispatch_port: int, engine_port: int, *extra: str) -> list[str]:
+    """The command line of a real `appliance serve` on ``data_dir`` and the two ports."""
+    return [
+        sys.executable,
+        "-m",
+        "appliance",
+        "serve",
+        "--data-dir",
+        str(data_dir),
+        "--dispatch-port",
+        str(dispatch_port),
+        "--engine-port",
+        str(engine_port),
+        *extra,
+    ]
 
 
 @pytest.fixture

@@ -3,14 +3,13 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_command
 
 pytestmark = pytest.mark.server
 
@@ -20,19 +19,7 @@ def _start(
 ) -> tuple[subprocess.Popen, int, int]:
     dispatch_port, engine_port = free_port(), free_port()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "appliance",
-            "serve",
-            "--data-dir",
-            str(tmp_path),
-            "--dispatch-port",
-            str(dispatch_port),
-            "--engine-port",
-            str(engine_port),
-            *extra,
-        ],
+        serve_command(tmp_path, dispatch_port, engine_port, *extra),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,13 +6,12 @@ import dataclasses
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import requests
 
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_command
 
 
 @dataclasses.dataclass
@@ -57,19 +56,7 @@ def start_server(
     log = data_dir.parent / f"server-{data_dir.name}-{dispatch_port}.log"
     with open(log, "ab") as output:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "appliance",
-                "serve",
-                "--data-dir",
-                str(data_dir),
-                "--dispatch-port",
-                str(dispatch_port),
-                "--engine-port",
-                str(engine_port),
-                *extra,
-            ],
+            serve_command(data_dir, dispatch_port, engine_port, *extra),
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,

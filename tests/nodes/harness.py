@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_command
 from tests.crash.harness import Server
 
 
@@ -129,20 +128,7 @@ def launch(name: str, data_dir: Path, env: dict[str, str]) -> Node:
     log = data_dir.parent / f"node-{name}.log"
     with open(log, "ab") as output:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "appliance",
-                "serve",
-                "--data-dir",
-                str(data_dir),
-                "--dispatch-port",
-                str(dispatch_port),
-                "--engine-port",
-                str(engine_port),
-                "--processes",
-                "1",
-            ],
+            serve_command(data_dir, dispatch_port, engine_port, "--processes", "1"),
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
