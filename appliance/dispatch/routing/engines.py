@@ -218,14 +218,7 @@ class EmbeddedOSRM:
             destinations=list(range(len(sources), len(coordinates))),
             annotations=["duration", "distance"],
         )
-        try:
-            answer = self._get().Table(params)
-        except RoutingUnavailable:
-            raise
-        except Exception as exc:
-            raise RoutingUnavailable(f"table failed: {exc}") from exc
-        if answer["code"] != "Ok":
-            raise RoutingUnavailable(f"table answered {answer['code']}")
+        answer = self._table(params)
         return TableResult(_matrix(answer["durations"]), _matrix(answer["distances"]), "road")
 
     def durations(self, points: Sequence[Point]) -> np.ndarray:
@@ -235,6 +228,10 @@ class EmbeddedOSRM:
         params = osrm.TableParameters(
             coordinates=_lonlat(points), annotations=["duration"], generate_hints=False
         )
+        return _seconds(self._table(params)["durations"], len(points))
+
+    def _table(self, params: Any) -> dict[str, Any]:
+        """The engine's answer to a table request, or RoutingUnavailable saying why not."""
         try:
             answer = self._get().Table(params)
         except RoutingUnavailable:
@@ -243,7 +240,7 @@ class EmbeddedOSRM:
             raise RoutingUnavailable(f"table failed: {exc}") from exc
         if answer["code"] != "Ok":
             raise RoutingUnavailable(f"table answered {answer['code']}")
-        return _seconds(answer["durations"], len(points))
+        return answer
 
 
 def _osrm_route(best: dict[str, Any]) -> RouteResult:
