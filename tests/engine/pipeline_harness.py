@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,14 +72,12 @@ class Harness:
             Payout.update(next_attempt_at=None).execute()
 
 
-def harness_settings(tmp_path: Path, template_dir: Path, environ: dict[str, str]) -> Settings:
-    data_dir = tmp_path / "data"
-    data_dir.mkdir(exist_ok=True)
-    for name in ("engine.db", "appliance.key"):
-        if not (data_dir / name).exists():
-            shutil.copy2(template_dir / name, data_dir / name)
+def harness_settings(settings: Settings, environ: dict[str, str]) -> Settings:
+    """The suite's ``settings`` (their data directory and, on the PostgreSQL backend, the
+    appliance.toml naming the test's databases) loaded with the harness's environment on top."""
     return load_settings(
-        {"data_dir": str(data_dir)}, environ={"APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC, **environ}
+        {"data_dir": str(settings.data_dir)},
+        environ={"APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC, **environ},
     )
 
 

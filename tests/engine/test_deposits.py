@@ -19,6 +19,7 @@ from appliance.engine.custody import Custody
 from appliance.engine.db import database
 from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.models import Deposit, WebhookEvent
+from appliance.settings import Settings
 from tests.conftest import free_port
 from tests.engine.anvil import NETWORK_ID, running_anvil
 from tests.engine.helpers import Signer, make_operator
@@ -32,8 +33,8 @@ def _mine(app) -> None:
 
 
 @pytest.fixture
-def harness(tmp_path: Path, template_dir: Path) -> Harness:
-    return make_harness(harness_settings(tmp_path, template_dir, {}), _mine)
+def harness(settings: Settings) -> Harness:
+    return make_harness(harness_settings(settings, {}), _mine)
 
 
 def address_for(
@@ -113,10 +114,8 @@ def test_a_malformed_or_unknown_field_is_400(harness: Harness, payload: dict, st
     assert response.json["detail"]
 
 
-def test_without_custody_the_address_request_is_503_but_only_after_the_signature(
-    tmp_path: Path, template_dir: Path
-) -> None:
-    harness = make_harness(harness_settings(tmp_path, template_dir, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
+def test_without_custody_the_address_request_is_503_but_only_after_the_signature(settings: Settings) -> None:
+    harness = make_harness(harness_settings(settings, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
     unsigned = harness.signer.client.post(
         "/v1/deposit-addresses", json={"accountRef": "c1", "chainId": "eth_local"}
     )
@@ -191,10 +190,8 @@ def recorded() -> int:
         return Deposit.select().count()
 
 
-def test_a_watcher_killed_and_restarted_misses_and_doubles_nothing(
-    tmp_path: Path, template_dir: Path
-) -> None:
-    settings = harness_settings(tmp_path, template_dir, {})
+def test_a_watcher_killed_and_restarted_misses_and_doubles_nothing(settings: Settings) -> None:
+    settings = harness_settings(settings, {})
     harness = make_harness(settings, _mine)
     address = address_for(harness, "customer-kill").json["address"]
     chain = harness.app.extensions["engine"].chains.get("eth_local")
@@ -227,7 +224,7 @@ def test_a_watcher_killed_and_restarted_misses_and_doubles_nothing(
 
 
 def test_a_reorg_on_anvil_retracts_a_confirmed_deposit_and_announces_the_correction(
-    tmp_path: Path, template_dir: Path
+    settings: Settings,
 ) -> None:
     with running_anvil(free_port()) as node:
         chains = [
@@ -240,7 +237,7 @@ def test_a_reorg_on_anvil_retracts_a_confirmed_deposit_and_announces_the_correct
             }
         ]
         settings = harness_settings(
-            tmp_path, template_dir, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
+            settings, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
         )
         harness = make_harness(settings, lambda app: node.mine())
         node.mine(5)
@@ -264,14 +261,12 @@ def test_a_reorg_on_anvil_retracts_a_confirmed_deposit_and_announces_the_correct
 
 
 @pytest.mark.postgres
-def test_deposits_are_recorded_and_confirmed_on_postgresql_too(
-    tmp_path: Path, template_dir: Path, migrated_postgres
-) -> None:
+def test_deposits_are_recorded_and_confirmed_on_postgresql_too(settings: Settings, migrated_postgres) -> None:
     """The watcher's record of scanned blocks is an upsert both databases know: it was SQLite's
     INSERT OR REPLACE, which PostgreSQL refuses, so every pass failed there and no deposit was
     ever recorded (found by the two-node test, tests/nodes)."""
     environ = {"APPLIANCE_ENGINE_DATABASE": migrated_postgres("migrations.engine")}
-    harness = make_harness(harness_settings(tmp_path, template_dir, environ), _mine)
+    harness = make_harness(harness_settings(settings, environ), _mine)
     address = address_for(harness, "customer-pg").json["address"]
     chain = harness.app.extensions["engine"].chains.get("eth_local")
     tx_hash, _ = chain.faucet("ETH", address, 5 * ETHER)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, SignedPayload
+from appliance.settings import Settings
 from tests.conftest import free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.pipeline_harness import (
@@ -25,7 +25,7 @@ from tests.engine.pipeline_harness import (
 DEST = "0x00000000000000000000000000000000000000d1"
 
 
-def anvil_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations: int = 2) -> Harness:
+def anvil_harness(settings: Settings, node: Anvil, confirmations: int = 2) -> Harness:
     chains = [
         {
             "id": "eth_anvil",
@@ -36,7 +36,7 @@ def anvil_harness(tmp_path: Path, template_dir: Path, node: Anvil, confirmations
         }
     ]
     settings = harness_settings(
-        tmp_path, template_dir, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
+        settings, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
     )
     harness = make_harness(settings, lambda app: node.mine())
     harness.node = node  # type: ignore[attr-defined]
@@ -54,9 +54,9 @@ def node() -> Iterator[Anvil]:
 
 
 @pytest.fixture
-def harness(tmp_path: Path, template_dir: Path, node: Anvil) -> Harness:
+def harness(settings: Settings, node: Anvil) -> Harness:
     node.set_balance(PAYOUT_WALLET, 10 * ETHER)
-    return anvil_harness(tmp_path, template_dir, node)
+    return anvil_harness(settings, node)
 
 
 def test_an_eth_payout_reaches_completed_and_pays_exactly_once(harness: Harness) -> None:
@@ -90,9 +90,9 @@ def test_completed_waits_for_the_assets_confirmations(harness: Harness) -> None:
 
 
 def test_an_unfunded_payout_waits_with_a_reason_then_completes_once_funded(
-    tmp_path: Path, template_dir: Path, node: Anvil
+    settings: Settings, node: Anvil
 ) -> None:
-    harness = anvil_harness(tmp_path, template_dir, node)
+    harness = anvil_harness(settings, node)
     harness.submit("pyo_unfunded01", 5 * ETHER)
     with database.connection_context():
         harness.pipeline.run_pass()
@@ -118,11 +118,11 @@ def test_an_unpayable_payout_does_not_block_the_payouts_behind_it(harness: Harne
 
 
 def test_a_reorg_before_the_confirmations_re_sends_the_same_signed_bytes(
-    tmp_path: Path, template_dir: Path, node: Anvil
+    settings: Settings, node: Anvil
 ) -> None:
     node.set_balance(PAYOUT_WALLET, 10 * ETHER)
     node.mine(3)  # anvil refuses a reorg deeper than the chain is high
-    harness = anvil_harness(tmp_path, template_dir, node, confirmations=4)
+    harness = anvil_harness(settings, node, confirmations=4)
     harness.submit("pyo_reorged001", 777)
     harness.until_status("pyo_reorged001", "BROADCAST", mine=False)
     with database.connection_context():
@@ -142,12 +142,10 @@ def test_a_reorg_before_the_confirmations_re_sends_the_same_signed_bytes(
         assert SignedPayload.select().count() == 1
 
 
-def test_a_transaction_stuck_below_the_market_fee_is_replaced_at_the_same_nonce(
-    tmp_path: Path, template_dir: Path
-) -> None:
+def test_a_transaction_stuck_below_the_market_fee_is_replaced_at_the_same_nonce(settings: Settings) -> None:
     with running_anvil(free_port(), "--no-mining") as node:
         node.set_balance(PAYOUT_WALLET, 10 * ETHER)
-        harness = anvil_harness(tmp_path, template_dir, node)
+        harness = anvil_harness(settings, node)
         harness.submit("pyo_feebump001", 4242)
         harness.until_status("pyo_feebump001", "BROADCAST", mine=False)
         first = harness.detail("pyo_feebump001")
@@ -239,7 +237,7 @@ def test_payout_wallet_shows_both_wallets_with_balances_as_decimal_strings(harne
 
 
 def test_a_usdc_payout_on_anvil_completes_with_gas_topped_up_by_the_fee_wallet(
-    tmp_path: Path, template_dir: Path, node: Anvil
+    settings: Settings, node: Anvil
 ) -> None:
     from appliance.engine.chain.contracts import artifact
 
@@ -263,7 +261,7 @@ def test_a_usdc_payout_on_anvil_completes_with_gas_topped_up_by_the_fee_wallet(
         }
     ]
     settings = harness_settings(
-        tmp_path, template_dir, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
+        settings, {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(chains)}
     )
     harness = make_harness(settings, lambda app: node.mine())
     harness.submit("pyo_anvilusdc1", 2_000_000, asset="USDC", destination=DEST)

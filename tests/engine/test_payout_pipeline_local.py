@@ -16,6 +16,8 @@ import pytest
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, WebhookEvent
+from appliance.settings import Settings, load_settings
+from tests.conftest import BACKEND
 from tests.engine.pipeline_harness import (
     ETHER,
     FEE_WALLET,
@@ -38,8 +40,17 @@ def _mine(app) -> None:
 
 
 @pytest.fixture
-def harness(tmp_path: Path, template_dir: Path) -> Harness:
-    return make_harness(harness_settings(tmp_path, template_dir, {}), _mine)
+def harness(settings: Settings) -> Harness:
+    return make_harness(harness_settings(settings, {}), _mine)
+
+
+def test_the_harness_and_the_commands_it_starts_use_the_suites_engine_database(harness: Harness) -> None:
+    settings = harness.app.extensions["engine"].settings
+    scheme = "postgresql" if BACKEND == "postgres" else "sqlite"
+    assert settings.engine_db_url.startswith(scheme + "://")
+    # A subprocess or CLI call given only the data directory reads appliance.toml there.
+    seen_by_a_command = load_settings({"data_dir": str(settings.data_dir)}, environ={})
+    assert seen_by_a_command.engine_db_url == settings.engine_db_url
 
 
 def dest(n: int) -> str:
@@ -75,9 +86,9 @@ def test_an_eth_payout_on_the_embedded_chain_completes_after_its_confirmations(h
 
 
 def test_without_a_custody_key_the_engine_is_ready_and_payouts_wait_with_the_reason(
-    tmp_path: Path, template_dir: Path
+    settings: Settings,
 ) -> None:
-    harness = make_harness(harness_settings(tmp_path, template_dir, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
+    harness = make_harness(harness_settings(settings, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
     assert harness.signer.client.get("/health/ready").status_code == 200
     harness.submit("pyo_nocustody1", 5)
     harness.run_pass()
@@ -113,10 +124,9 @@ def test_an_unfunded_payout_waits_then_completes_after_a_faucet(harness: Harness
     assert chain.balance(dest(3)) == 5
 
 
-def test_the_workers_of_serve_pay_with_the_miner_running(tmp_path: Path, template_dir: Path) -> None:
+def test_the_workers_of_serve_pay_with_the_miner_running(settings: Settings) -> None:
     settings = harness_settings(
-        tmp_path,
-        template_dir,
+        settings,
         {"APPLIANCE_LOCAL_BLOCK_SECONDS": "0.2", "APPLIANCE_PAYOUT_WORKER_SECONDS": "0.05"},
     )
     harness = make_harness(settings, _mine)
@@ -146,9 +156,9 @@ def test_the_workers_of_serve_pay_with_the_miner_running(tmp_path: Path, templat
 @pytest.mark.parametrize("point", ["signing", "signed", "sent", "receipt"])
 @pytest.mark.parametrize("asset", ["ETH", "USDC"])
 def test_a_worker_killed_at_any_step_leaves_exactly_one_transfer_per_payout(
-    tmp_path: Path, template_dir: Path, point: str, asset: str
+    settings: Settings, point: str, asset: str
 ) -> None:
-    settings = harness_settings(tmp_path, template_dir, {})
+    settings = harness_settings(settings, {})
     harness = make_harness(settings, _mine)
     chain = local_chain(harness)
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)

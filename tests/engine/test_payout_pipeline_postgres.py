@@ -3,12 +3,11 @@ LOCKED, compare-and-set moves and nonce reservations under two racing workers.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
+from appliance.settings import Settings
 from tests.engine.pipeline_harness import (
     ETHER,
     PAYOUT_WALLET,
@@ -21,10 +20,10 @@ pytestmark = pytest.mark.postgres
 
 
 def test_two_workers_on_postgresql_pay_each_payout_once_with_consecutive_nonces(
-    tmp_path: Path, template_dir: Path, migrated_postgres
+    settings: Settings, migrated_postgres
 ) -> None:
     url = migrated_postgres("migrations.engine")
-    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=url)
+    settings = harness_settings(settings, {}).replace(engine_database=url)
     harness = make_harness(settings, lambda app: app.extensions["engine"].chains.get("eth_local").mine())
     chain = harness.app.extensions["engine"].chains.get("eth_local")
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
@@ -38,9 +37,7 @@ def test_two_workers_on_postgresql_pay_each_payout_once_with_consecutive_nonces(
     database.close_all()
 
 
-def test_an_export_streams_from_a_named_cursor_on_postgresql(
-    tmp_path: Path, template_dir: Path, migrated_postgres
-) -> None:
+def test_an_export_streams_from_a_named_cursor_on_postgresql(settings: Settings, migrated_postgres) -> None:
     import csv
     import io
 
@@ -48,7 +45,7 @@ def test_an_export_streams_from_a_named_cursor_on_postgresql(
     from appliance.engine.models import ReportRow
 
     url = migrated_postgres("migrations.engine")
-    settings = harness_settings(tmp_path, template_dir, {}).replace(engine_database=url)
+    settings = harness_settings(settings, {}).replace(engine_database=url)
     harness = make_harness(settings, lambda app: None)
     with database.connection_context():
         ReportRow.insert_many(

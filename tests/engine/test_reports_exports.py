@@ -19,6 +19,7 @@ from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.exports import service as export_service
 from appliance.engine.models import ReportRow
 from appliance.engine.reports.projector import ReportProjector
+from appliance.settings import Settings
 from tests.conftest import serving
 from tests.engine.helpers import Signer, make_operator
 from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, Harness, harness_settings, make_harness
@@ -31,8 +32,8 @@ def _mine(app) -> None:
 
 
 @pytest.fixture
-def harness(tmp_path: Path, template_dir: Path) -> Harness:
-    return make_harness(harness_settings(tmp_path, template_dir, {}), _mine)
+def harness(settings: Settings) -> Harness:
+    return make_harness(harness_settings(settings, {}), _mine)
 
 
 PROJECTOR = ReportProjector()  # one holder: a second projector would wait for the first one's lease

@@ -18,6 +18,7 @@ from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.models import WebhookDelivery
 from appliance.engine.webhooks import transport
 from appliance.engine.webhooks.sender import WebhookSender
+from appliance.settings import Settings
 from tests.engine.helpers import Signer, make_operator
 from tests.engine.pipeline_harness import ETHER, Harness, harness_settings, make_harness
 from tests.engine.tls_receiver import Receiver, tls_receiver
@@ -30,14 +31,14 @@ def receiver(tmp_path: Path):
         yield running
 
 
-def _harness(tmp_path: Path, template_dir: Path, receiver: Receiver, **environ: str) -> Harness:
+def _harness(settings: Settings, receiver: Receiver, **environ: str) -> Harness:
     env = {
         "APPLIANCE_WEBHOOK_ALLOW_PRIVATE": "1",
         "APPLIANCE_WEBHOOK_CA_FILE": str(receiver.ca_file),
         **environ,
     }
     return make_harness(
-        harness_settings(tmp_path, template_dir, env),
+        harness_settings(settings, env),
         lambda app: app.extensions["engine"].chains.get("eth_local").mine(),
     )
 
@@ -78,9 +79,9 @@ def run_sender(sender: WebhookSender) -> int:
 
 
 def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
+    settings: Settings, receiver: Receiver
 ) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+    harness = _harness(settings, receiver)
     created = subscribe(harness, receiver.url)
     assert created.status_code == 201
     body = created.json
@@ -120,24 +121,24 @@ def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
     ],
 )
 def test_private_targets_and_plain_http_are_refused_when_subscribing(
-    tmp_path: Path, template_dir: Path, receiver: Receiver, url: str
+    settings: Settings, receiver: Receiver, url: str
 ) -> None:
-    harness = _harness(tmp_path, template_dir, receiver, APPLIANCE_WEBHOOK_ALLOW_PRIVATE="0")
+    harness = _harness(settings, receiver, APPLIANCE_WEBHOOK_ALLOW_PRIVATE="0")
     response = subscribe(harness, url)
     assert response.status_code == 400, url
     assert response.json["detail"]
 
 
-def test_an_unknown_event_type_is_400(tmp_path: Path, template_dir: Path, receiver: Receiver) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+def test_an_unknown_event_type_is_400(settings: Settings, receiver: Receiver) -> None:
+    harness = _harness(settings, receiver)
     assert subscribe(harness, receiver.url, ["payout.exploded"]).status_code == 400
     assert subscribe(harness, receiver.url, []).status_code == 400
 
 
 def test_a_confirmed_deposit_is_delivered_once_signed_and_verifiable_by_the_receiver(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
+    settings: Settings, receiver: Receiver
 ) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+    harness = _harness(settings, receiver)
     secret = subscribe(harness, receiver.url, ["deposit.confirmed"]).json["secret"]
     tx_hash = confirmed_deposit(harness)
     sender = sender_of(harness)
@@ -157,10 +158,10 @@ def test_a_confirmed_deposit_is_delivered_once_signed_and_verifiable_by_the_rece
 
 
 def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_delivery_id(
-    tmp_path: Path, template_dir: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1)  # the receiver hangs 3 s
-    harness = _harness(tmp_path, template_dir, receiver)
+    harness = _harness(settings, receiver)
     secret = subscribe(harness, receiver.url).json["secret"]
     confirmed_deposit(harness)
     receiver.answers.extend([500, "hang", 302])  # a redirect is a failure: never followed
@@ -181,9 +182,9 @@ def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_del
 
 
 def test_a_name_resolving_to_a_private_address_at_delivery_time_is_never_called(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
+    settings: Settings, receiver: Receiver
 ) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)  # accepted while private targets were allowed
+    harness = _harness(settings, receiver)  # accepted while private targets were allowed
     subscribe(harness, receiver.url)
     confirmed_deposit(harness)
     assert run_sender(sender_of(harness, allow_private=False)) == 0
@@ -193,10 +194,8 @@ def test_a_name_resolving_to_a_private_address_at_delivery_time_is_never_called(
     assert delivery.status == "queued" and "non-public" in delivery.last_error
 
 
-def test_an_unknown_certificate_authority_is_refused(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
-) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+def test_an_unknown_certificate_authority_is_refused(settings: Settings, receiver: Receiver) -> None:
+    harness = _harness(settings, receiver)
     subscribe(harness, receiver.url)
     confirmed_deposit(harness)
     assert run_sender(sender_of(harness, ca_file="")) == 0  # the system store alone does not know it
@@ -206,9 +205,9 @@ def test_an_unknown_certificate_authority_is_refused(
 
 
 def test_an_endpoint_failing_for_three_days_is_disabled_and_subscribing_again_reactivates_it(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
+    settings: Settings, receiver: Receiver
 ) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+    harness = _harness(settings, receiver)
     subscribe(harness, receiver.url)
     confirmed_deposit(harness)
     receiver.answers.extend([500] * 100)
@@ -246,10 +245,8 @@ def test_the_signed_input_is_framed_so_that_fields_cannot_slide_into_each_other(
     assert not protocol.verify("s", headers, "/a", b"", now=1000 - 301)
 
 
-def test_an_operator_receives_only_its_own_events(
-    tmp_path: Path, template_dir: Path, receiver: Receiver
-) -> None:
-    harness = _harness(tmp_path, template_dir, receiver)
+def test_an_operator_receives_only_its_own_events(settings: Settings, receiver: Receiver) -> None:
+    harness = _harness(settings, receiver)
     subscribe(harness, receiver.url)
     other_op = make_operator(harness.app, "op_beta00001")
     other = Signer(harness.app.test_client(), other_op["operatorId"], other_op["secret"])
