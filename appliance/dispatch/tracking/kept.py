@@ -22,12 +22,12 @@ from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.jsonio import dumps_bytes
 from appliance.common.kept import Answer, KeptAnswers
 from appliance.dispatch.db import database
+from appliance.dispatch.eta.service import OPEN  # the stops an estimate counts
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, Rating, TrackingLink
 from appliance.dispatch.runtime import DispatchRuntime
 
 KEEP_SECONDS = 5
 KEPT_VIEWS = 2048  # per serving process; a view is 1 to 10 KB of JSON with its route
-OPEN = ("assigned", "picked_up", "arrived")
 
 
 def _state_query() -> peewee.SelectBase:
