@@ -17,9 +17,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from flask import Response, request
+from flask import Response
 
-from appliance.common.webapp import COMPRESS_FROM_BYTES
+from appliance.common.webapp import COMPRESS_FROM_BYTES, gzip_when_accepted
 
 GZIP_LEVEL = 6  # once per kept answer: the smallest it is worth making
 
@@ -72,8 +72,5 @@ def json_response(answer: Answer, *, kept: bool) -> Response:
     base app: appliance/common/webapp.py)."""
     response = Response(answer.body, mimetype="application/json")
     if kept and len(answer.body) >= COMPRESS_FROM_BYTES:
-        response.vary.add("Accept-Encoding")
-        if request.accept_encodings["gzip"]:
-            response.set_data(answer.gzipped())
-            response.headers["Content-Encoding"] = "gzip"
+        gzip_when_accepted(response, answer.gzipped)
     return response

@@ -60,11 +60,16 @@ def _compress_large_json(response: Response) -> None:
     ):
         return
     data = response.get_data()
-    if len(data) < COMPRESS_FROM_BYTES:
-        return
+    if len(data) >= COMPRESS_FROM_BYTES:
+        gzip_when_accepted(response, lambda: gzip.compress(data, compresslevel=1))
+
+
+def gzip_when_accepted(response: Response, compressed: Callable[[], bytes]) -> None:
+    """Send a large answer gzip-encoded to a client that takes gzip (``compressed`` is asked only
+    then), and say that the answer varies with Accept-Encoding either way."""
     response.vary.add("Accept-Encoding")
     if request.accept_encodings["gzip"]:
-        response.set_data(gzip.compress(data, compresslevel=1))
+        response.set_data(compressed())
         response.headers["Content-Encoding"] = "gzip"
 
 
