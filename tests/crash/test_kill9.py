@@ -123,17 +123,20 @@ def test_acknowledged_writes_survive_three_kill_9_rounds_and_none_is_doubled(
     payout_numbers = iter(range(10**6))
     rng = random.Random(18)
 
+    def confirm(server: Server, settlement_id: str) -> None:
+        done = requests.post(
+            f"{server.dispatch}/cash/settlements/{settlement_id}/confirm",
+            headers=dispatcher.headers,
+            timeout=30,
+        )
+        assert done.status_code == 200, done.text
+        ledger.confirmed.add(int(settlement_id))
+
     def dispatcher_confirms_what_awaits(server: Server) -> None:
         listed = requests.get(f"{server.dispatch}/cash/settlements", headers=dispatcher.headers, timeout=30)
         assert listed.status_code == 200, listed.text
         for settlement in listed.json()["settlements"]:
-            done = requests.post(
-                f"{server.dispatch}/cash/settlements/{settlement['id']}/confirm",
-                headers=dispatcher.headers,
-                timeout=30,
-            )
-            assert done.status_code == 200, done.text
-            ledger.confirmed.add(int(settlement["id"]))
+            confirm(server, settlement["id"])
 
     def writers(server: Server, round_number: int) -> list[Callable[[], None]]:
         session = requests.Session()
@@ -201,13 +204,7 @@ def test_acknowledged_writes_survive_three_kill_9_rounds_and_none_is_doubled(
             assert answer.status_code == 201, answer.text
             settlement = answer.json()["settlement"]
             ledger.settlements[int(settlement["id"])] = settlement["expectedAmd"]
-            done = requests.post(
-                f"{server.dispatch}/cash/settlements/{settlement['id']}/confirm",
-                headers=dispatcher.headers,
-                timeout=30,
-            )
-            assert done.status_code == 200, done.text
-            ledger.confirmed.add(int(settlement["id"]))
+            confirm(server, settlement["id"])
 
         def payout() -> None:
             n = next(payout_numbers)
