@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from support import percentile, start_server, stop_server  # noqa: E402
+from support import percentile, run_together, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all
 from appliance.engine.app import create_app
@@ -61,12 +61,7 @@ def main() -> None:
             submitted[n].append(payout_id)
 
     threads = [threading.Thread(target=submitter, args=(n,)) for n in range(args.clients)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - began
+    elapsed = run_together(threads)
     total = sum(len(s) for s in submitted)
     print(
         f"signed payout submissions: {total} in {elapsed:.1f} s with {args.clients} clients = "
@@ -85,12 +80,7 @@ def main() -> None:
                 detail.append(time.perf_counter() - started)
 
     threads = [threading.Thread(target=reader, args=(n,)) for n in range(args.clients)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - began
+    elapsed = run_together(threads)
     print(
         f"GET /v1/payouts/:id: {len(detail)} in {elapsed:.1f} s = {len(detail) / elapsed:.0f} /s, "
         f"p50 {percentile(detail, 0.5) * 1000:.2f} ms, p99 {percentile(detail, 0.99) * 1000:.2f} ms"

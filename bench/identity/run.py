@@ -17,12 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests  # noqa: E402
-from support import percentile, start_server, stop_server  # noqa: E402
+from support import percentile, run_together, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all  # noqa: E402
 from appliance.common.db import connection  # noqa: E402
 from appliance.dispatch.app import create_app  # noqa: E402
-from appliance.dispatch.company.admin import create_company  # noqa: E402
+from appliance.dispatch.company.admin import create_company_from_options  # noqa: E402
 from appliance.dispatch.db import database  # noqa: E402
 from appliance.settings import load_settings  # noqa: E402
 
@@ -46,12 +46,7 @@ def drive(name: str, clients: int, seconds: float, call) -> None:
                 latencies.append(elapsed)
 
     threads = [threading.Thread(target=worker) for _ in range(clients)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - began
+    wall = run_together(threads)
     print(
         f"{name:<16} {len(latencies) / wall:8.0f} req/s   p50 {percentile(latencies, 0.5) * 1000:7.2f} ms   "
         f"p99 {percentile(latencies, 0.99) * 1000:7.2f} ms   ({len(latencies)} requests, {clients} clients)"
@@ -70,7 +65,7 @@ def main() -> None:
     migrate_all(settings)
     app = create_app(settings)
     with connection(database):
-        create_company(
+        create_company_from_options(
             name="Bench",
             city="Yerevan",
             phone=None,

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests  # noqa: E402
-from support import percentile, start_server, stop_server  # noqa: E402
+from support import percentile, run_together, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all  # noqa: E402
 from appliance.common import clock  # noqa: E402
@@ -123,12 +123,7 @@ def run(url: str, tokens: list[str], dispatcher: str, seconds: float) -> None:
                 points += response.json()["accepted"]
 
     threads = [threading.Thread(target=courier, args=(token, n)) for n, token in enumerate(tokens)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - began
+    wall = run_together(threads)
     print(
         f"GPS ingest: {points} points in {wall:.1f} s from {len(tokens)} couriers = {points / wall:.0f} points/s"
     )

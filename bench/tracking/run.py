@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
-from support import percentile, start_server, stop_server  # noqa: E402
+from support import percentile, run_together, start_server, stop_server  # noqa: E402
 
 from appliance.cli.admin import migrate_all
 from appliance.common import clock
@@ -129,12 +129,7 @@ def track(args: argparse.Namespace, url: str, token: str) -> None:
                 latencies.append(time.perf_counter() - started)
 
     threads = [threading.Thread(target=reader) for _ in range(args.clients)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - began
+    wall = run_together(threads)
     print(
         f"GET /track/{{token}}: {len(latencies) / wall:.0f} req/s with {args.clients} clients, "
         f"p50 {percentile(latencies, 0.5) * 1000:.1f} ms, p99 {percentile(latencies, 0.99) * 1000:.1f} ms"
