@@ -108,6 +108,27 @@ def sign_in_console(page, url: str, email: str, password: str = PASSWORD) -> Non
     page.wait_for_selector("body[data-stream='live']")
 
 
+def courier_phone(browser, at: tuple[float, float], locale: str = "en-US", **options):
+    """A phone-sized browser context that shares its position (``at``) with the courier app."""
+    return browser.new_context(
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        locale=locale,
+        geolocation={"latitude": at[0], "longitude": at[1], "accuracy": 8},
+        permissions=["geolocation"],
+        **options,
+    )
+
+
+def sign_in_app(page, email: str, password: str = PASSWORD) -> None:
+    """Sign in on the courier app's open sign-in screen and wait for the run."""
+    page.fill("#signin-email", email)
+    page.fill("#signin-password", password)
+    page.click("#signin-submit")
+    page.wait_for_selector("body[data-view='app']")
+
+
 def eventually(check, timeout: float = 20.0) -> None:
     """Poll a Python check (for example, a row the browser's request should have written)."""
     deadline = time.monotonic() + timeout

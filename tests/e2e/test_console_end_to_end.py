@@ -20,9 +20,11 @@ from tests.e2e.console_server import (
     ARTIFACTS,
     BROWSER_TEST,
     PASSWORD,
+    courier_phone,
     launch_chromium,
     screenshot,
     serving,
+    sign_in_app,
     sign_in_console,
     wait_until,
 )
@@ -77,23 +79,13 @@ def test_a_dispatcher_and_a_courier_run_a_delivery_end_to_end(appliance, tmp_pat
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         desk = browser.new_context(viewport={"width": 1440, "height": 1000}, locale="en-US")
-        phone_context = browser.new_context(
-            viewport={"width": 390, "height": 844},
-            is_mobile=True,
-            has_touch=True,
-            locale="en-US",
-            geolocation={"latitude": ROAD_A[0], "longitude": ROAD_A[1], "accuracy": 8},
-            permissions=["geolocation"],
-        )
+        phone_context = courier_phone(browser, ROAD_A)
         console = desk.new_page()
         phone = phone_context.new_page()
 
         # The courier signs in and starts a shift: the phone's position goes to the server.
         phone.goto(url + "/app/?lang=en")
-        phone.fill("#signin-email", "narek@arev.am")
-        phone.fill("#signin-password", PASSWORD)
-        phone.click("#signin-submit")
-        phone.wait_for_selector("body[data-view='app']")
+        sign_in_app(phone, "narek@arev.am")
         phone.click("[data-lang='en']")
         phone.click("#shift-start")
         phone.wait_for_selector("body[data-shift='active']")

@@ -19,10 +19,12 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
+    courier_phone,
     eventually,
     launch_chromium,
     screenshot,
     serving,
+    sign_in_app,
     wait_until,
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
@@ -80,24 +82,13 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
     first = orders[0]
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        context = browser.new_context(
-            viewport={"width": 390, "height": 844},
-            device_scale_factor=1,
-            is_mobile=True,
-            has_touch=True,
-            locale="hy-AM",
-            geolocation={"latitude": ROAD_A[0], "longitude": ROAD_A[1], "accuracy": 8},
-            permissions=["geolocation"],
-        )
+        context = courier_phone(browser, ROAD_A, locale="hy-AM", device_scale_factor=1)
         page = context.new_page()
         page.goto(url + "/app/")
         page.wait_for_selector("body[data-view='signin']")
         assert page.inner_text("#signin-submit") == "Մուտք գործել"  # Armenian first
         screenshot(page, "courier-app-sign-in")
-        page.fill("#signin-email", "narek@arev.am")
-        page.fill("#signin-password", PASSWORD)
-        page.click("#signin-submit")
-        page.wait_for_selector("body[data-view='app']")
+        sign_in_app(page, "narek@arev.am")
         page.click("[data-lang='en']")
         # The run in order, with navigation links.
         page.wait_for_selector(f"#run li[data-order-id='{first['id']}']")
@@ -222,20 +213,10 @@ def test_a_courier_fails_a_stop_with_a_reason_takes_a_break_and_ends_the_shift(c
     coded, plain = orders
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        context = browser.new_context(
-            viewport={"width": 390, "height": 844},
-            is_mobile=True,
-            has_touch=True,
-            locale="en-US",
-            geolocation={"latitude": ROAD_A[0], "longitude": ROAD_A[1], "accuracy": 8},
-            permissions=["geolocation"],
-        )
+        context = courier_phone(browser, ROAD_A)
         page = context.new_page()
         page.goto(url + "/app/")
-        page.fill("#signin-email", "narek@arev.am")
-        page.fill("#signin-password", PASSWORD)
-        page.click("#signin-submit")
-        page.wait_for_selector("body[data-view='app']")
+        sign_in_app(page, "narek@arev.am")
         # The courier's language is theirs (PATCH /me), on this phone and any other.
         page.click("[data-lang='ru']")
         eventually(lambda: User.get_by_id(courier.user.id).language == "ru")
