@@ -53,6 +53,9 @@ class Settings:
     dispatch_database: str = ""
     engine_database: str = ""
     sqlite_busy_timeout_ms: int = 10000
+    # `serve` checkpoints each SQLite write-ahead log in the background this often, so that no
+    # request's commit does it; 0 leaves it to SQLite (in the commit that passes 1000 pages).
+    sqlite_checkpoint_seconds: float = 1.0
 
     # Serving
     host: str = "127.0.0.1"
@@ -320,6 +323,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
     if not 0 <= settings.processes <= 64:
         raise SettingsError("setting processes: 0 (one per core) to 64")
+    if not 0 <= settings.sqlite_checkpoint_seconds <= 60:
+        raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):

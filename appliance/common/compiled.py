@@ -172,25 +172,40 @@ class _Inserts:
     def insert(self, instance: peewee.Model) -> None:
         """INSERT a new row for ``instance`` (as ``instance.save(force_insert=True)`` would) and
         set its primary key, with the statement's text built once per set of fields given."""
+        self._insert(instance, keep_existing=False)
+
+    def insert_if_new(self, instance: peewee.Model) -> bool:
+        """INSERT ``instance`` unless a row with the same unique key exists (then nothing is
+        written and no error spoils the transaction, so no savepoint is needed); True if it was
+        inserted. The model's fields must all be given (no defaults)."""
+        return self._insert(instance, keep_existing=True)
+
+    def _insert(self, instance: peewee.Model, *, keep_existing: bool) -> bool:
         model = type(instance)
         meta = model._meta  # type: ignore[attr-defined]
         data = instance.__data__
         names = tuple(name for name in meta.sorted_field_names if name in data)
         if not meta.defaults.keys() <= {meta.fields[name] for name in names}:
             # A default left to peewee would be fixed in the text when it is built: no shortcut.
+            if keep_existing:
+                raise ValueError(f"insert_if_new needs every field of {model.__name__} given")
             instance.save(force_insert=True)
-            return
+            return True
         database = meta.database
         real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
-        key = (model, names, type(real))
+        key = (model, names, type(real), keep_existing)
         compiled = self._compiled.get(key)
         if compiled is None:
             with self._lock:
                 query = model.insert({meta.fields[name]: Slot(name, meta.fields[name]) for name in names})
+                if keep_existing:  # INSERT OR IGNORE on SQLite, ON CONFLICT DO NOTHING on PostgreSQL
+                    query = query.on_conflict_ignore()
                 sql, params = real.get_sql_context().sql(query).query()
                 compiled = self._compiled.setdefault(key, (query, sql, list(params)))
         query, sql, template = compiled
         cursor = real.execute_sql(sql, [p.bind(data) if isinstance(p, Slot) else p for p in template])
+        if keep_existing and cursor.rowcount != 1:
+            return False
         if meta.primary_key is not False and instance._pk is None:
             if query._returning:  # PostgreSQL: INSERT … RETURNING the key
                 row = cursor.fetchone()
@@ -198,6 +213,9 @@ class _Inserts:
             else:
                 instance._pk = real.last_insert_id(cursor, query._query_type)
         instance._dirty.clear()
+        return True
 
 
-insert_new = _Inserts().insert
+_INSERTS = _Inserts()
+insert_new = _INSERTS.insert
+insert_if_new = _INSERTS.insert_if_new

@@ -8,7 +8,7 @@ from flask import Blueprint, Flask
 from appliance import __version__
 from appliance.common import keys, metrics, ratelimit
 from appliance.common.api import build_openapi
-from appliance.common.db import bind_database
+from appliance.common.db import bind_database, checkpoint_workers
 from appliance.common.health import HealthRegistry, database_probe
 from appliance.common.jobs import run_worker
 from appliance.common.kept import KeptAnswers
@@ -125,6 +125,7 @@ def build_workers(settings: Settings, mailer: Mailer) -> list[tuple[str, Worker]
             lambda stop: run_worker("housekeeping", database, stop, housekeeping.run_pass, idle_seconds=60),
         ),
         ("mail", mailer.worker),
+        *checkpoint_workers(database, settings.sqlite_checkpoint_seconds),
     ]
 
 
@@ -149,7 +150,12 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
 
 
 def create_app(settings: Settings) -> Flask:
-    bind_database(database, settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    bind_database(
+        database,
+        settings.dispatch_db_url,
+        busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+        background_checkpoints=settings.sqlite_checkpoint_seconds > 0,
+    )
     app = create_base_app("appliance.dispatch", render_problem=problems.render, database=database)
     build_runtime(settings).install(app)
     metrics.install(app, settings, dispatch_metrics.collector())

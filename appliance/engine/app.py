@@ -12,7 +12,7 @@ from flask import Blueprint, Flask
 from appliance import __version__
 from appliance.common import keys, metrics
 from appliance.common.api import build_openapi
-from appliance.common.db import bind_database
+from appliance.common.db import bind_database, checkpoint_workers
 from appliance.common.health import HealthRegistry, database_probe
 from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
@@ -103,6 +103,7 @@ def build_workers(
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
+    workers.extend(checkpoint_workers(database, settings.sqlite_checkpoint_seconds))
     return workers
 
 
@@ -121,7 +122,12 @@ def build_runtime(settings: Settings) -> EngineRuntime:
 
 
 def create_app(settings: Settings) -> Flask:
-    bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    bind_database(
+        database,
+        settings.engine_db_url,
+        busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+        background_checkpoints=settings.sqlite_checkpoint_seconds > 0,
+    )
     # The engine's specification names no 422: a malformed value is a 400, whatever is wrong with it.
     app = create_base_app(
         "appliance.engine", render_problem=problems.render, database=database, unprocessable_status=400

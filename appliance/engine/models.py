@@ -31,7 +31,8 @@ class Payout(BaseModel):
     """One payout instruction of one operator; the pipeline drives ``status`` through
     appliance.engine.payouts.state.transition, never directly."""
 
-    operator = peewee.ForeignKeyField(Operator, on_delete="RESTRICT")
+    # No index of its own: the unique (operator, idempotency_key) index serves lookups by operator.
+    operator = peewee.ForeignKeyField(Operator, on_delete="RESTRICT", index=False)
     payout_id = peewee.CharField(max_length=64)
     idempotency_key = peewee.CharField(max_length=128)
     instruction_hash = peewee.CharField(max_length=64)

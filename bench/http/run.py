@@ -279,7 +279,7 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
         {
             "APPLIANCE_RATE_LIMITS": "off",
             "APPLIANCE_LOG_LEVEL": "WARNING",
-            **({"APPLIANCE_PROCESSES": str(processes)} if processes > 1 else {}),
+            "APPLIANCE_PROCESSES": str(processes),  # 0 (the default) would mean one per core
         },
     )
     dispatch = f"http://127.0.0.1:{dispatch_port}"

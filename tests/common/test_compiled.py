@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import peewee
 import pytest
 
-from appliance.common.compiled import CompiledSelect, Slot, insert_new
+from appliance.common.compiled import CompiledSelect, Slot, insert_if_new, insert_new
 from appliance.common.db import UTCDateTimeField, make_database
 from tests.conftest import empty_postgres
 
@@ -148,6 +148,22 @@ def test_insert_new_keeps_a_given_key_and_refuses_a_repeated_one(database):
     with pytest.raises(peewee.IntegrityError), database.atomic():
         insert_new(Ticket(code="A-1", seat=8))
     assert Ticket.get_by_id("A-1").seat == 7
+
+
+def test_insert_if_new_writes_once_and_a_repeat_leaves_the_transaction_usable(database):
+    with database.atomic():
+        assert insert_if_new(Ticket(code="B-1", seat=3)) is True
+        assert insert_if_new(Ticket(code="B-1", seat=4)) is False  # no error: no savepoint needed
+        insert_new(Ticket(code="B-2", seat=5))  # the transaction goes on (PostgreSQL too)
+    assert [(t.code, t.seat) for t in Ticket.select().order_by(Ticket.code)] == [("B-1", 3), ("B-2", 5)]
+
+
+def test_insert_if_new_refuses_a_model_whose_defaults_were_not_given(database):
+    team = Team.get(Team.name == "red")
+    player = Player(team=team, name="late", joined_at=datetime(2026, 11, 23, tzinfo=UTC))
+    del player.__data__["goals"]
+    with pytest.raises(ValueError, match="every field"):
+        insert_if_new(player)
 
 
 def test_insert_new_leaves_a_default_it_was_not_given_to_peewee(database):

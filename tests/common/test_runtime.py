@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
+from appliance.common.db import is_sqlite
 from appliance.common.health import HealthRegistry
 from appliance.common.runtime import Runtime
+from appliance.engine.db import database
 from appliance.engine.runtime import EngineRuntime
 
 
@@ -20,6 +22,7 @@ def test_the_engine_app_keeps_an_engine_runtime_with_its_chains_and_workers(engi
         "reports",
         "exports",
         "local-chain",
+        *(["checkpoint"] if is_sqlite(database) else []),
     ]
     with engine_app.app_context():
         assert EngineRuntime.current() is runtime

@@ -90,10 +90,25 @@ def test_without_a_custody_key_the_engine_is_ready_and_payouts_wait_with_the_rea
 ) -> None:
     harness = make_harness(harness_settings(settings, {"APPLIANCE_CUSTODY_KEY": ""}), _mine)
     assert harness.signer.client.get("/health/ready").status_code == 200
-    harness.submit("pyo_nocustody1", 5)
+    for n in range(3):
+        harness.submit(f"pyo_nocustody{n}", 5)
     harness.run_pass()
-    detail = harness.detail("pyo_nocustody1")
-    assert detail["status"] == "REQUESTED" and "appliance custody init" in detail["reason"]
+    harness.run_pass()
+    for n in range(3):
+        detail = harness.detail(f"pyo_nocustody{n}")
+        assert detail["status"] == "REQUESTED" and "appliance custody init" in detail["reason"]
+    # Said once for all of them; none is leased or counted while the key is missing, so a
+    # write-heavy queue does not grow three writes per payout per look.
+    with database.connection_context():
+        rows = list(Payout.select())
+        noted_at = {p.updated_at for p in rows}
+    assert [(p.work_attempts, p.lease_until) for p in rows] == [(0, None)] * 3
+    harness.submit("pyo_nocustody3", 5)
+    harness.run_pass()  # the new one is noted; the others are not written again
+    with database.connection_context():
+        rows = list(Payout.select().order_by(Payout.id))
+    assert all("appliance custody init" in p.reason for p in rows)
+    assert {p.updated_at for p in rows[:3]} == noted_at
 
 
 def test_a_usdc_payout_gets_its_gas_from_the_fee_wallet_and_completes(harness: Harness) -> None:

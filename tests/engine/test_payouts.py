@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
 
 import pytest
+from eth_utils import to_checksum_address
 
+from appliance.engine.chain.registry import eip55
 from appliance.engine.models import Payout
 from tests.engine.helpers import Signer, make_operator, payout_request
 
@@ -169,7 +172,15 @@ def test_values_at_the_edges_of_their_patterns_are_accepted(signer, field: str, 
 
 
 @pytest.mark.parametrize(
-    "destination", ["d" * 256, "0xabc", "0x" + "g" * 40, "0xAbababababababababababababababababababab"]
+    "destination",
+    [
+        "d" * 256,
+        "0xabc",
+        "0x" + "g" * 40,
+        "0xAbababababababababababababababababababab",
+        "0x" + "ab" * 20 + "\n",
+        "ab" * 21,
+    ],
 )
 def test_a_destination_that_is_not_an_address_of_the_assets_chain_is_400_and_nothing_is_stored(
     signer, destination: str
@@ -180,6 +191,24 @@ def test_a_destination_that_is_not_an_address_of_the_assets_chain_is_400_and_not
     assert response.get_json()["detail"]
     with signer.client.application.app_context():
         assert Payout.select().count() == 0
+
+
+def test_a_destination_with_its_eip55_checksum_or_in_one_case_is_accepted(signer) -> None:
+    checksummed = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55's own example
+    spellings = [checksummed, checksummed.lower(), "0x" + checksummed[2:].upper()]
+    for n, destination in enumerate(spellings):
+        payload = payout_request(f"pyo_eipfiftyfive{n}", asset="ETH", amount="1", destination=destination)
+        response = signer.request("POST", "/v1/payouts", payload, key=f"key-eip55-{n:04d}")
+        assert response.status_code == 201, response.get_json()
+    with signer.client.application.app_context():
+        assert sorted(p.destination for p in Payout.select()) == sorted(spellings)
+
+
+def test_the_eip55_spelling_is_the_one_eth_utils_gives() -> None:
+    rng = random.Random(55)
+    for _ in range(300):
+        address = "0x" + "".join(rng.choice("0123456789abcdefABCDEF") for _ in range(40))
+        assert eip55(address) == to_checksum_address(address)
 
 
 @pytest.mark.parametrize("key", [None, "short", "k" * 129, "bad key!"])

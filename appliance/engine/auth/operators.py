@@ -126,15 +126,17 @@ def list_operators() -> list[dict[str, object]]:
 
 # Read on every signed request (so that a removed secret stops at once): compiled once.
 _SECRETS = CompiledSelect(
-    lambda: OperatorSecret.select().where(OperatorSecret.operator == Slot("operator_id"))
+    lambda: OperatorSecret.select(OperatorSecret.id, OperatorSecret.ciphertext).where(
+        OperatorSecret.operator == Slot("operator_id")
+    )
 )
 
 
 def secrets_of(master_key: bytes, operator_id: str) -> list[str]:
     """The operator's secrets in the clear, for verification only (empty for unknown operators)."""
-    rows = _SECRETS.run(database, operator_id=operator_id)
+    rows = _SECRETS.raw_rows(database, operator_id=operator_id)
     try:
-        return [decrypt_secret(master_key, operator_id, row.id, row.ciphertext) for row in rows]
+        return [decrypt_secret(master_key, operator_id, secret_id, blob) for secret_id, blob in rows]
     except InvalidTag:
         raise SecretsUnreadable(KEY_MISMATCH) from None
 

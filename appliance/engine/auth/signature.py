@@ -15,12 +15,11 @@ import hmac
 import logging
 import re
 
-import peewee
 from flask import g, request
 
 from appliance.common import clock
 from appliance.common.api import endpoint
-from appliance.common.compiled import insert_new
+from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest, Unauthorized
 from appliance.common.webapp import request_id
@@ -132,11 +131,8 @@ class Admission:
 
     def record(self) -> None:
         """Record it inside the caller's write transaction."""
-        try:
-            with database.atomic():  # a savepoint: a replay must not spoil the caller's transaction
-                insert_new(SeenSignature(signature=self.signature, expires_at=self.expires_at))
-        except peewee.IntegrityError:
-            raise _deny("replayed signature", self.operator_id) from None
+        if not insert_if_new(SeenSignature(signature=self.signature, expires_at=self.expires_at)):
+            raise _deny("replayed signature", self.operator_id)
         # Prune now and then (about one request in 64) so the table stays the size of the window.
         if self.signature[-2:] < "04":
             SeenSignature.delete().where(SeenSignature.expires_at < clock.unix()).execute()

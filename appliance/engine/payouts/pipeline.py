@@ -48,6 +48,7 @@ GAS_MARGIN_NUMERATOR, GAS_MARGIN_DENOMINATOR = 13, 10  # estimates get +30 %
 TOPUP_PAYOUTS = 50  # a gas top-up covers this many payouts like the one that asked for it
 RESEND_AFTER = timedelta(seconds=15)  # a pending transaction is handed to the node again this often
 UNFINISHED_BROADCASTS = ("signed", "sent", "mined")
+NO_CUSTODY = "waiting for the custody key: run `appliance custody init` and restart"
 
 
 @dataclasses.dataclass
@@ -68,20 +69,48 @@ class Pipeline:
     ) -> None:
         self.chains = chains
         self.custody = custody
+        self._noted_once = False
         self.poll = poll
         self.queue = LeasedQueue(
             Payout,
             database,
-            pending=lambda: Payout.status.in_(OPEN),
+            pending=self._claimable,
             lease=lease,
             attempts_field="work_attempts",
         )
 
     # -- the worker ------------------------------------------------------------------------------
 
+    def _claimable(self) -> Any:
+        # Without a custody key nothing new can be signed: REQUESTED payouts are not claimed (the
+        # pass gives the new ones the reason in one statement, instead of three writes per payout
+        # per look); payouts signed before still go out and confirm.
+        return Payout.status.in_(OPEN if self.custody is not None else OPEN[1:])
+
+    def _note_missing_custody(self) -> None:
+        """Give waiting payouts the reason: on the first pass all of them, then those admitted
+        since (never looked at: no next attempt set), found through the (status, next_attempt_at)
+        index, so that a pass costs the new payouts, not every payout ever left waiting."""
+        moment = clock.now()
+        if self._noted_once:
+            new = Payout.next_attempt_at.is_null()
+        else:
+            new = Payout.reason.is_null() | (Payout.reason != NO_CUSTODY) | Payout.next_attempt_at.is_null()
+        with write_transaction(database):
+            waiting = (
+                Payout.update(reason=NO_CUSTODY, updated_at=moment, next_attempt_at=moment)
+                .where((Payout.status == "REQUESTED") & new)
+                .execute()
+            )
+        self._noted_once = True
+        if waiting:
+            log.info("%d payouts wait: %s", waiting, NO_CUSTODY)
+
     def run_pass(self, limit: int = 50) -> int:
         """Advance gas top-ups and every due payout one step; returns how many payouts moved."""
         self.advance_topups()
+        if self.custody is None:
+            self._note_missing_custody()
         moved = 0
         for payout_id in self.queue.claim(limit):
             payout = Payout.get_or_none(Payout.id == payout_id)
@@ -143,11 +172,7 @@ class Pipeline:
 
     def prepare(self, payout: Payout) -> Outcome:
         if self.custody is None:
-            return self._wait(
-                payout,
-                "waiting for the custody key: run `appliance custody init` and restart",
-                timedelta(seconds=5),
-            )
+            return self._wait(payout, NO_CUSTODY, timedelta(seconds=5))
         asset = self.chains.find(payout.chain_id, payout.asset)
         chain = self.chains.get(payout.chain_id)
         if asset is None or chain is None:

@@ -10,8 +10,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import peewee
-
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import write_transaction
@@ -19,7 +17,7 @@ from appliance.common.problems import BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, PayoutTransition
-from appliance.engine.payouts.state import transition
+from appliance.engine.payouts.state import record_new
 
 
 def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination: str) -> str:
@@ -56,6 +54,8 @@ def _replay_or_conflict(
         return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
     if by_key is not None:
         raise Conflict("This Idempotency-Key was used for a different payout instruction.")
+    if by_id is None:  # the insert was refused for another reason: never answer it as a conflict
+        raise RuntimeError("the payout was neither stored nor found")
     raise Conflict("This payoutId already names another payout instruction (sent with another key).")
 
 
@@ -83,34 +83,26 @@ def submit(
             errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
         )
     digest = instruction_hash(payout_id, asset, amount_minor, destination)
-    for attempt in range(2):
-        try:
-            with write_transaction(database):
-                admit()
-                by_key, by_id = _existing(operator_id, key, payout_id)
-                if by_key is not None or by_id is not None:
-                    return _replay_or_conflict(by_key, by_id, digest)
-                moment = clock.now()
-                payout = Payout(
-                    operator=operator_id,
-                    payout_id=payout_id,
-                    idempotency_key=key,
-                    instruction_hash=digest,
-                    asset=asset,
-                    chain_id=chain_id,
-                    amount_minor=amount_minor,
-                    destination=destination,
-                    created_at=moment,
-                    updated_at=moment,
-                )
-                transition(payout, "REQUESTED")
+    moment = clock.now()
+    payout = Payout(
+        operator=operator_id,
+        payout_id=payout_id,
+        idempotency_key=key,
+        instruction_hash=digest,
+        asset=asset,
+        chain_id=chain_id,
+        amount_minor=amount_minor,
+        destination=destination,
+        created_at=moment,
+    )
+    with write_transaction(database):
+        admit()
+        if record_new(payout):
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
-        except peewee.IntegrityError:
-            # A concurrent submission won the race (PostgreSQL): everything here was rolled back;
-            # once more, the winner's row is seen and answered as a replay or a conflict.
-            if attempt:
-                raise
-    raise AssertionError("unreachable")
+        # The key or the payoutId is taken (a retry, or a concurrent submission that committed
+        # first): the stored payout answers, read in the same transaction.
+        by_key, by_id = _existing(operator_id, key, payout_id)
+        return _replay_or_conflict(by_key, by_id, digest)
 
 
 def entry(payout: Payout) -> dict[str, Any]:

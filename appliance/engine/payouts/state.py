@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
-from appliance.common.compiled import insert_new
+from appliance.common.compiled import insert_if_new, insert_new
 from appliance.engine.models import Payout, PayoutTransition
 
 STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
@@ -40,6 +40,24 @@ class IllegalMove(Exception):
 
 class StaleMove(Exception):
     """Another worker moved the payout first; the caller's copy is stale and nothing was written."""
+
+
+def record_new(payout: Payout) -> bool:
+    """Store a new payout as REQUESTED with its first transition (inside the caller's
+    transaction), unless its operator already has a payout with its idempotency key or its
+    payoutId: then nothing is written and the answer is False. One statement decides, so the
+    write lock is not held for a look-up first."""
+    payout.status = "REQUESTED"
+    payout.reason = None
+    payout.updated_at = payout.created_at
+    if not insert_if_new(payout):
+        return False
+    insert_new(
+        PayoutTransition(
+            payout=payout.id, from_status=None, to_status="REQUESTED", occurred_at=payout.created_at
+        )
+    )
+    return True
 
 
 def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: Any) -> None:
