@@ -44,8 +44,10 @@ class _Denied(Exception):
         self.cause = cause
 
 
-def _deny(cause: str, operator_id: str) -> Unauthorized:
-    log.warning("authentication failed: %s operator=%r request_id=%s", cause, operator_id[:80], request_id())
+def _deny(cause: str, operator_id: str, rid: str | None = None) -> Unauthorized:
+    log.warning(
+        "authentication failed: %s operator=%r request_id=%s", cause, operator_id[:80], rid or request_id()
+    )
     return Unauthorized(OPAQUE_DETAIL)
 
 
@@ -110,7 +112,7 @@ def verify_request(*, defer_admission: bool = False) -> str:
         window = rt.settings.signature_window_seconds
         if abs(drift) > window:
             raise _Denied(f"clock drift of {drift} s beyond {window} s")
-        admission = Admission(signature, int(timestamp) + window + 1, operator_id)
+        admission = Admission(signature, int(timestamp) + window + 1, operator_id, request_id())
     except _Denied as denied:
         raise _deny(denied.cause, operator_id) from None
     if defer_admission:
@@ -128,11 +130,12 @@ class Admission:
     signature: str
     expires_at: int
     operator_id: str
+    request_id: str  # kept: the record may be written by another request's thread (group commit)
 
     def record(self) -> None:
         """Record it inside the caller's write transaction."""
         if not insert_if_new(SeenSignature(signature=self.signature, expires_at=self.expires_at)):
-            raise _deny("replayed signature", self.operator_id)
+            raise _deny("replayed signature", self.operator_id, self.request_id)
         # Prune now and then (about one request in 64) so the table stays the size of the window.
         if self.signature[-2:] < "04":
             SeenSignature.delete().where(SeenSignature.expires_at < clock.unix()).execute()

@@ -12,7 +12,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
-from appliance.common.db import write_transaction
+from appliance.common.group_commit import GroupCommit
 from appliance.common.problems import BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
 from appliance.engine.db import database
@@ -59,6 +59,9 @@ def _replay_or_conflict(
     raise Conflict("This payoutId already names another payout instruction (sent with another key).")
 
 
+_ADMISSIONS = GroupCommit(database)
+
+
 def submit(
     chains: Chains,
     operator_id: str,
@@ -95,14 +98,18 @@ def submit(
         destination=destination,
         created_at=moment,
     )
-    with write_transaction(database):
+
+    def admission() -> tuple[dict[str, str], bool]:
         admit()
         if record_new(payout):
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
-        # The key or the payoutId is taken (a retry, or a concurrent submission that committed
-        # first): the stored payout answers, read in the same transaction.
+        # The key or the payoutId is taken (a retry, or a submission committed or batched
+        # before): the stored payout answers, read in the same transaction.
         by_key, by_id = _existing(operator_id, key, payout_id)
         return _replay_or_conflict(by_key, by_id, digest)
+
+    # Submissions that arrive together are committed together (answered once committed).
+    return _ADMISSIONS.run(admission)
 
 
 def entry(payout: Payout) -> dict[str, Any]:

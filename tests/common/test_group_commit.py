@@ -1,0 +1,157 @@
+"""Group commit: writes submitted together share one transaction, each answered only once it is
+committed, a failing one undone alone, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import peewee
+import pytest
+
+from appliance.common.db import before_commit, make_database
+from appliance.common.group_commit import GroupCommit
+from tests.conftest import empty_postgres
+
+proxy = peewee.DatabaseProxy()
+
+
+class Entry(peewee.Model):
+    name = peewee.CharField(unique=True)
+
+    class Meta:
+        database = proxy
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path):
+    db = make_database(f"sqlite:///{tmp_path / 'g.db'}") if request.param == "sqlite" else empty_postgres()
+    proxy.initialize(db)
+    with db.connection_context():
+        db.create_tables([Entry])
+    yield db
+    with db.connection_context():
+        db.drop_tables([Entry])
+    db.close_all()
+
+
+def _stored() -> list[str]:
+    with proxy.connection_context():
+        return sorted(e.name for e in Entry.select())
+
+
+def _insert(name: str):
+    def work() -> str:
+        Entry.create(name=name)
+        return name
+
+    return work
+
+
+def _submit_in_threads(group: GroupCommit, works: list) -> tuple[list[threading.Thread], dict]:
+    results: dict = {}
+
+    def submit(index: int, work) -> None:
+        with proxy.connection_context():
+            try:
+                results[index] = group.run(work)
+            except Exception as error:
+                results[index] = error
+
+    threads = [threading.Thread(target=submit, args=(i, w)) for i, w in enumerate(works)]
+    for thread in threads:
+        thread.start()
+    return threads, results
+
+
+def _until(condition, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.005)
+
+
+def test_writes_queued_while_a_batch_runs_are_committed_together_in_the_next(database) -> None:
+    group = GroupCommit(proxy)
+    release = threading.Event()
+
+    def first() -> str:
+        release.wait(10)
+        Entry.create(name="first")
+        return "first"
+
+    leader, leader_result = _submit_in_threads(group, [first])
+    _until(lambda: group._leading)
+    followers, results = _submit_in_threads(group, [_insert(f"n{i}") for i in range(5)])
+    _until(lambda: len(group._queue) == 5)
+    assert _stored() == []  # nothing is visible before its batch commits
+    release.set()
+    for thread in leader + followers:
+        thread.join(10)
+    assert leader_result == {0: "first"}
+    assert results == {i: f"n{i}" for i in range(5)}
+    assert group.batches == 2  # the leader's alone, then the five queued behind it in one
+    assert _stored() == ["first", "n0", "n1", "n2", "n3", "n4"]
+
+
+def test_a_write_that_fails_in_a_batch_is_undone_alone_and_fails_in_its_own_caller(database) -> None:
+    group = GroupCommit(proxy)
+    release = threading.Event()
+
+    def blocker() -> str:
+        release.wait(10)
+        return "blocker"
+
+    def half_then_fail() -> str:
+        Entry.create(name="half")
+        raise ValueError("refused after a write")
+
+    leader, _ = _submit_in_threads(group, [blocker])
+    _until(lambda: group._leading)
+    threads, results = _submit_in_threads(group, [_insert("a"), half_then_fail, _insert("b")])
+    _until(lambda: len(group._queue) == 3)
+    release.set()
+    for thread in leader + threads:
+        thread.join(10)
+    assert results[0] == "a" and results[2] == "b"
+    assert isinstance(results[1], ValueError)
+    assert group.batches == 2
+    assert _stored() == ["a", "b"]
+
+
+def test_a_batch_whose_commit_fails_fails_every_write_in_it(database) -> None:
+    group = GroupCommit(proxy)
+    release = threading.Event()
+
+    def blocker() -> None:
+        release.wait(10)
+
+    def poisons_the_commit() -> str:
+        Entry.create(name="poison")
+
+        def fail() -> None:
+            raise RuntimeError("the commit failed")
+
+        before_commit(proxy, fail)
+        return "poison"
+
+    leader, _ = _submit_in_threads(group, [blocker])
+    _until(lambda: group._leading)
+    threads, results = _submit_in_threads(group, [_insert("c"), poisons_the_commit])
+    _until(lambda: len(group._queue) == 2)
+    release.set()
+    for thread in leader + threads:
+        thread.join(10)
+    assert all(isinstance(result, RuntimeError) for result in results.values())
+    assert _stored() == []
+
+
+def test_a_write_alone_is_committed_before_its_caller_is_answered(database) -> None:
+    group = GroupCommit(proxy)
+    with proxy.connection_context():
+        assert group.run(_insert("alone")) == "alone"
+        with pytest.raises(peewee.IntegrityError):
+            group.run(_insert("alone"))  # a batch of one fails as a plain transaction would
+    assert _stored() == ["alone"]
+    assert group.batches == 2
