@@ -22,6 +22,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
@@ -65,8 +66,10 @@ class Housekeeping:
         with write_transaction(database):
             lease = locked(JobLease.select().where(JobLease.name == NAME)).first()
             if lease is None:
-                JobLease.create(name=NAME, holder=self.holder, lease_until=moment + self.interval)
-                return True
+                # Another process starting at the same moment may create it first: then it is theirs.
+                return insert_if_new(
+                    JobLease(name=NAME, holder=self.holder, lease_until=moment + self.interval)
+                )
             if lease.lease_until and lease.lease_until > moment:
                 return False
             JobLease.update(holder=self.holder, lease_until=moment + self.interval).where(

@@ -100,3 +100,20 @@ def test_an_eta_does_not_start_from_a_stale_fix_and_says_so(dispatch_app) -> Non
     _points(client, courier, clock.now())
     fresh = client.get(f"/couriers/{courier.courier.id}/eta", headers=owner.headers).json
     assert fresh["origin"]["source"] == "gps" and fresh["origin"].get("staleFixAt") is None
+
+
+def test_a_lease_another_process_created_at_the_same_moment_is_theirs_without_an_error(
+    dispatch_app, settings, monkeypatch
+) -> None:
+    from appliance.common.db import connection
+    from appliance.dispatch import housekeeping
+    from appliance.dispatch.db import database
+
+    first, second = Housekeeping(settings), Housekeeping(settings)
+    with dispatch_app.app_context(), connection(database):
+        assert first._due()  # creates the lease row
+        # The second looked before the first's row was there (two nodes starting together).
+        monkeypatch.setattr(
+            housekeeping, "locked", lambda query: query.where(housekeeping.JobLease.name == "")
+        )
+        assert second._due() is False  # before: an IntegrityError, logged as a failed pass

@@ -28,6 +28,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.engine.chain.base import Chain, ChainError
 from appliance.engine.chain.registry import Chains
@@ -81,10 +82,15 @@ class DepositWatcher:
                     DepositAddress.chain_id == chain_id
                 )
                 first = min(int(r.watch_from) for r in start)
-                ChainCursor.create(
-                    chain_id=chain_id, next_block=first, holder=self.holder, lease_until=moment + self.lease
+                # Another process starting at the same moment may create it first: then it is theirs.
+                return insert_if_new(
+                    ChainCursor(
+                        chain_id=chain_id,
+                        next_block=first,
+                        holder=self.holder,
+                        lease_until=moment + self.lease,
+                    )
                 )
-                return True
             if (
                 cursor.holder not in (None, self.holder)
                 and cursor.lease_until

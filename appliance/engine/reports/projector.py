@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.engine.db import database
 from appliance.engine.models import Projection, ReportRow, WebhookEvent
@@ -83,7 +84,9 @@ class ReportProjector:
         with write_transaction(database):
             state = locked(Projection.select().where(Projection.name == NAME)).first()
             if state is None:
-                return Projection.create(name=NAME, holder=self.holder, lease_until=moment + self.lease)
+                # Another process starting at the same moment may create it first: then it is theirs.
+                state = Projection(name=NAME, holder=self.holder, lease_until=moment + self.lease)
+                return state if insert_if_new(state) else None
             if state.holder not in (None, self.holder) and state.lease_until and state.lease_until > moment:
                 return None
             Projection.update(holder=self.holder, lease_until=moment + self.lease).where(
