@@ -207,6 +207,8 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
                 contract = asset.get("contract")
                 if kind not in {"native", "ERC20"} or (kind == "ERC20") != bool(contract):
                     raise SettingsError(f"{where}: asset kind must be native, or ERC20 with a contract")
+                if contract and not re.fullmatch(r"0x[0-9a-fA-F]{40}", str(contract)):
+                    raise SettingsError(f"{where}: an asset's contract must be 0x and 40 hex digits")
                 assets.append(
                     AssetConfig(
                         code=str(asset["code"]),

@@ -111,6 +111,14 @@ def test_chains_are_tables_of_the_settings_file_with_their_assets(tmp_path: Path
         (('rpc_url = "https://sepolia.example/rpc"', 'rpc_url = "ftp://x"'), "rpc_url"),
         (('kind = "ERC20"', 'kind = "ERC721"'), "kind"),
         (("network_id = 11155111", 'network_id = "many"'), "malformed"),
+        (
+            ("0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C723"),
+            "contract",
+        ),
+        (
+            ("0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", "0xZZ7D4B196Cb0C7B01d743Fbc6116a902379C7238"),
+            "contract",
+        ),
     ],
 )
 def test_a_chain_table_with_an_unknown_key_or_a_bad_value_stops_start_up(
