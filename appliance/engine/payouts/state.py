@@ -22,8 +22,8 @@ from appliance.engine.models import Payout, PayoutTransition
 
 STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
 
-LEGAL_MOVES: dict[str | None, set[str]] = {
-    None: {"REQUESTED"},
+# A payout is created REQUESTED (record_new); from there:
+LEGAL_MOVES: dict[str, set[str]] = {
     "REQUESTED": {"SIGNED", "FAILED"},
     "SIGNED": {"BROADCAST", "FAILED"},
     # SIGNED again: the transaction left the canonical chain (a reorg, or dropped by the node)
@@ -61,26 +61,17 @@ def record_new(payout: Payout) -> bool:
 
 
 def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: Any) -> None:
-    """Move ``payout`` to ``to`` (inside the caller's transaction). For a stored payout the move is
+    """Move a stored ``payout`` to ``to`` (inside the caller's transaction) as
     ``UPDATE … WHERE id = ? AND status = ?``: two workers holding the same stale copy can never both
-    make it."""
-    current = payout.status if payout.id is not None and payout.status else None
+    make it. A new payout is stored by ``record_new``."""
+    current = payout.status
     if to not in LEGAL_MOVES.get(current, set()):
         raise IllegalMove(f"{current} -> {to}")
-    # The first move happens at the payout's creation: the same instant, so that the history's
-    # first entry and createdAt agree to the millisecond.
-    moment = payout.created_at if current is None and payout.created_at else clock.now()
+    moment = clock.now()
     changes: dict[str, Any] = {"status": to, "updated_at": moment, "reason": reason, **fields}
-    if current is None:
-        for name, value in changes.items():
-            setattr(payout, name, value)
-        insert_new(payout)  # every submission inserts one: its text is built once
-    else:
-        updated = (
-            Payout.update(**changes).where((Payout.id == payout.id) & (Payout.status == current)).execute()
-        )
-        if updated != 1:
-            raise StaleMove(f"payout {payout.id} is no longer {current}")
-        for name, value in changes.items():
-            setattr(payout, name, value)
+    updated = Payout.update(**changes).where((Payout.id == payout.id) & (Payout.status == current)).execute()
+    if updated != 1:
+        raise StaleMove(f"payout {payout.id} is no longer {current}")
+    for name, value in changes.items():
+        setattr(payout, name, value)
     insert_new(PayoutTransition(payout=payout.id, from_status=current, to_status=to, occurred_at=moment))
