@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,14 +50,18 @@ def test_the_demo_starts_whole_and_what_it_prints_works(tmp_path: Path) -> None:
         start_new_session=True,
     )
     assert process.stdout is not None
+    # Read everything the demo prints for as long as it runs: its access lines go to the same
+    # pipe, and a pipe nobody reads fills (64 KiB) and blocks every thread that logs, the stop
+    # signal's handler included.
     printed: list[str] = []
+    reader = threading.Thread(target=lambda: printed.extend(iter(process.stdout.readline, "")), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 180
-        while sum("listening" in line for line in printed) < 2:
+        while sum("listening" in line for line in list(printed)) < 2:
             assert time.monotonic() < deadline, "".join(printed)
-            line = process.stdout.readline()
-            assert line, "the demo ended: " + "".join(printed)
-            printed.append(line)
+            assert process.poll() is None or reader.is_alive(), "the demo ended: " + "".join(printed)
+            time.sleep(0.1)
         text = "".join(printed)
         dispatch, engine = f"http://127.0.0.1:{dispatch_port}", f"http://127.0.0.1:{engine_port}"
         health = requests.get(f"{dispatch}/healthz", timeout=10)
@@ -97,4 +102,11 @@ def test_the_demo_starts_whole_and_what_it_prints_works(tmp_path: Path) -> None:
             time.sleep(0.5)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
+        stopping = time.monotonic()
+        try:
+            process.wait(timeout=30)
+        finally:
+            reader.join(timeout=5)
+    stopped = time.monotonic() - stopping
+    print(f"the demo printed {sum(map(len, printed))} characters and stopped in {stopped:.1f} s")
+    assert process.returncode == 0, "".join(printed[-40:])
