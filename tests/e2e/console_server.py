@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -39,6 +40,13 @@ BROWSER_TEST = [
 
 @contextlib.contextmanager
 def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) -> Iterator[str]:
+    log_path = data_dir.parent / f"serve-{port}.log"
+    with log_path.open("wb") as log, _served(data_dir, port, environ, log) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _served(data_dir: Path, port: int, environ: dict[str, str] | None, log: Any) -> Iterator[str]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -52,8 +60,10 @@ def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) ->
             "--dispatch-port",
             str(port),
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        # The server's log (an access line per request) goes to a file beside the data directory:
+        # a pipe nobody reads fills at 64 KiB and then blocks every request that logs.
+        stdout=log,
+        stderr=subprocess.STDOUT,
         env={**os.environ, **(environ or {})},
     )
     url = f"http://127.0.0.1:{port}"
@@ -65,12 +75,16 @@ def serving(data_dir: Path, port: int, environ: dict[str, str] | None = None) ->
                 break
             except (requests.ConnectionError, requests.Timeout):  # several processes start behind one port
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError("the server did not start") from None
+                    raise AssertionError("the server did not start: " + _tail(log.name)) from None
                 time.sleep(0.2)
         yield url
     finally:
         process.terminate()
         process.wait(20)
+
+
+def _tail(path: str, lines: int = 40) -> str:
+    return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
 
 
 def launch_chromium(playwright):
