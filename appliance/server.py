@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import mmap
 import os
 import signal
 import socket
@@ -34,6 +35,41 @@ Worker = Callable[[threading.Event], None]
 OUTBUF_IN_MEMORY = 8 * 1024 * 1024
 
 
+class ConnectionBalance:
+    """The open connections of each serving process on each listener, in memory the processes
+    share (an anonymous mapping made before the fork), so that a new connection goes to a process
+    that holds no more than any other.
+
+    Without it the kernel hands a connection to whichever process calls accept first, and a burst
+    of connections (a client opening its pool, a proxy's keep-alive connections) can land mostly
+    on one process: that process's threads then take turns on one interpreter lock (dozens of
+    hand-offs per request) while another process idles. A process whose count is above the
+    lowest leaves its listening socket out of its poll until it is not."""
+
+    NOT_SERVING = 2**31 - 1  # starting, stopping or gone: never the lowest
+
+    def __init__(self, processes: int, names: list[str]) -> None:
+        self.names = names
+        self._memory = mmap.mmap(-1, 4 * processes * len(names))
+        self._counts = memoryview(self._memory).cast("i")
+        for slot in range(processes * len(names)):
+            self._counts[slot] = self.NOT_SERVING
+
+    def _column(self, name: str) -> slice:
+        return slice(self.names.index(name), None, len(self.names))
+
+    def may_accept(self, process: int, name: str, open_connections: int) -> bool:
+        """Publish ``process``'s open connections on listener ``name``; whether it is (one of)
+        the processes holding the fewest."""
+        self._counts[process * len(self.names) + self.names.index(name)] = open_connections
+        return open_connections <= min(self._counts[self._column(name)])
+
+    def not_serving(self, process: int, name: str | None = None) -> None:
+        """``process`` takes no connections on ``name`` (every listener when None)."""
+        for each in self.names if name is None else [name]:
+            self._counts[process * len(self.names) + self.names.index(each)] = self.NOT_SERVING
+
+
 class Listener:
     def __init__(
         self,
@@ -46,8 +82,10 @@ class Listener:
         trusted_proxy: str = "",
         proxy_count: int = 1,
         sock: socket.socket | None = None,
+        balance: tuple[ConnectionBalance, int] | None = None,
     ) -> None:
         self.name = name
+        self.balance = balance
         proxy: dict[str, Any] = {}
         if trusted_proxy:
             # The client's address (rate limits per real client) and scheme come from the proxy.
@@ -74,7 +112,21 @@ class Listener:
                 **proxy,
             )
         )
+        if balance is not None:
+            self._balance_accepting(*balance)
         self.thread = threading.Thread(target=self.server.run, name=f"{name}-http", daemon=True)
+
+    def _balance_accepting(self, balance: ConnectionBalance, process: int) -> None:
+        server = self.server
+        waitress_readable = server.readable  # the connection limit and the channels' clean-up
+
+        def readable() -> bool:  # asked by the poll loop on every turn
+            if not waitress_readable():
+                balance.not_serving(process, self.name)
+                return False
+            return balance.may_accept(process, self.name, len(server.active_channels))
+
+        server.readable = readable
 
     @property
     def url(self) -> str:
@@ -88,6 +140,9 @@ class Listener:
 
     def stop_accepting(self) -> None:
         server = self.server
+        if self.balance is not None:
+            balance, process = self.balance
+            balance.not_serving(process, self.name)
         server.accepting = False
         server.trigger.pull_trigger(lambda: wasyncore.dispatcher.close(server))
 
@@ -149,9 +204,11 @@ def serve(
     announce: Callable[[str], None] = print,
     stop: threading.Event | None = None,
     sockets: dict[str, socket.socket] | None = None,
+    balance: tuple[ConnectionBalance, int] | None = None,
 ) -> None:
     """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly.
-    ``sockets`` (by app name) are listening sockets bound already, shared by serving processes."""
+    ``sockets`` (by app name) are listening sockets bound already, shared by serving processes;
+    ``balance`` is their shared connection count and this process's number in it."""
     stop = stop or threading.Event()
     sockets = sockets or {}
     lifecycle.stopping.clear()
@@ -165,6 +222,7 @@ def serve(
             trusted_proxy=settings.trusted_proxy,
             proxy_count=settings.trusted_proxy_count,
             sock=sockets.get(name),
+            balance=balance,
         )
         for name, app, port in apps
     ]
@@ -249,6 +307,7 @@ def serve_processes(
     SIGINT every process is told to stop, finishes its requests in flight (serve's graceful
     stop) and the parent exits once all have."""
     sockets = {name: listening_socket(settings.host, port) for name, port in ports}
+    balance = ConnectionBalance(processes, list(sockets))
     for name, sock in sockets.items():
         announce(f"{name} listening on {_socket_url(sock)}")
     children: dict[int, int] = {}  # pid -> process number
@@ -270,6 +329,7 @@ def serve_processes(
                     workers=workers if number == 0 else (),
                     announce=lambda _line: None,
                     sockets=sockets,
+                    balance=(balance, number),
                 )
             except BaseException:
                 log.exception("serving process %d failed", number)
@@ -296,6 +356,8 @@ def serve_processes(
         except ChildProcessError:
             break
         ended = children.pop(pid) if pid in children else None
+        if ended is not None:
+            balance.not_serving(ended)  # its count would hold the others back until it is replaced
         if ended is None or stopping.is_set():
             continue
         log.error("serving process %d exited (status %d); starting another", ended, status)

@@ -7,7 +7,7 @@ against the bare GET; the GPS batch against the bare batch insert, in points per
 payouts against the bare GET). The bare app is measured right before and right after each set of
 appliance rows and the mean of the two is the 100 % (the load drifts on a shared machine).
 
-    python bench/http/run.py [--seconds 8] [--processes 1,2] [--only me,track]
+    python bench/http/run.py [--seconds 8] [--processes 1,2,4] [--only me,track]
 
 Data: a company with a depot, a dispatcher and a courier on shift with a fix, a day of 2,000
 orders, a second company with a day of one order, a tracking link for an order on its way, and an
@@ -419,7 +419,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--processes", default=f"1,{os.cpu_count() or 1}")
+    cores = os.cpu_count() or 1
+    # one process, one per core, and two per core (serve's default)
+    parser.add_argument("--processes", default=f"1,{cores},{2 * cores}")
     parser.add_argument("--payouts", type=int, default=40000, help="pre-signed payout requests per run")
     parser.add_argument(
         "--only", default="", help="comma-separated: me,orders1,orders2000,track,location,payouts"

@@ -1,7 +1,10 @@
 """A real server: both listeners answer, and SIGTERM lets a request in flight finish."""
 
+import collections
 import os
+import re
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -166,6 +169,62 @@ def test_several_serving_processes_share_both_ports_and_stop_together(tmp_path: 
     assert process.returncode == 0
     assert out.count("listening on") == 2  # one line per listener, not per process
     assert not any(Path(f"/proc/{pid}").exists() for pid in serving)
+
+
+def _process_of_each(port: int, connections: int) -> list[str]:
+    """Open ``connections`` connections at once, then ask one request on each (kept alive): the
+    serving process that answered each, by the per-process prefix of its request id."""
+    sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(connections)]
+    try:
+        prefixes = []
+        for sock in sockets:
+            sock.sendall(b"GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += sock.recv(4096)
+            found = re.search(rb"(?i)x-request-id: ([0-9a-f]{32})", head)
+            assert found, head
+            prefixes.append(found.group(1)[:16].decode())
+        return prefixes
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_connections_opened_together_are_spread_evenly_over_the_serving_processes(tmp_path: Path) -> None:
+    """A burst of keep-alive connections (a client opening its pool) would otherwise land mostly on
+    whichever process accepts first (1/6/1 of eight over three was seen), whose threads then take
+    turns on one interpreter lock while the others idle."""
+    process, _, engine_port = _start(tmp_path, "--processes", "3", "--only", "engine")
+    try:
+        _wait(f"http://127.0.0.1:{engine_port}/health/live", process)
+        # Every process serving: one connection at a time (closed after each) reaches each of them.
+        _until(lambda: len({_process_of_each(engine_port, 1)[0] for _ in range(30)}) == 3)
+        time.sleep(0.5)  # the closed connections counted off
+        for _ in range(3):
+            spread = collections.Counter(_process_of_each(engine_port, 6))
+            assert sorted(spread.values()) == [2, 2, 2], spread
+            time.sleep(0.5)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
+def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewest() -> None:
+    from appliance.server import ConnectionBalance
+
+    balance = ConnectionBalance(3, ["dispatch", "engine"])
+    assert balance.may_accept(0, "dispatch", 0)  # the others are not serving yet
+    assert balance.may_accept(1, "dispatch", 0)
+    assert balance.may_accept(2, "dispatch", 0)
+    assert not balance.may_accept(0, "dispatch", 1)  # holds more than 1 and 2
+    assert balance.may_accept(0, "engine", 5)  # each listener counts on its own
+    assert balance.may_accept(1, "dispatch", 1) is False and balance.may_accept(2, "dispatch", 1)
+    balance.not_serving(2)  # stopping or gone: it no longer holds the others back
+    assert balance.may_accept(0, "dispatch", 1) and balance.may_accept(1, "dispatch", 1)
+    balance.not_serving(0, "dispatch")
+    assert balance.may_accept(1, "dispatch", 7)
 
 
 def test_a_serving_process_that_dies_is_replaced(tmp_path: Path) -> None:
