@@ -151,13 +151,13 @@ class Settings:
 
     @property
     def serving_process_count(self) -> int:
-        """How many serving processes `serve` starts: the setting, or two per usable core (a
-        process's threads take turns on one interpreter lock, and while one waits for it or for
-        the database the core serves another process: docs/operations.md, Serving processes)."""
+        """How many serving processes `serve` starts: the setting, or one per usable core (a
+        process's threads take turns on one interpreter lock, so a process uses about one core:
+        docs/operations.md, Serving processes)."""
         if self.processes:
             return self.processes
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return 2 * (cores or 1)
+        return cores or 1
 
     @property
     def rate_limits_enabled(self) -> bool:
@@ -326,7 +326,7 @@ def _check(settings: Settings) -> None:
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:
         raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
     if not 0 <= settings.processes <= 64:
-        raise SettingsError("setting processes: 0 (two per core) to 64")
+        raise SettingsError("setting processes: 0 (one per core) to 64")
     if not 0 <= settings.sqlite_checkpoint_seconds <= 60:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
     if settings.threads < 4:

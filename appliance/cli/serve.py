@@ -45,6 +45,10 @@ def serve_settings(settings: Settings, only: str | None) -> None:
     # their code is shared; each process builds its own apps (connections, engines) after the fork.
     import appliance.dispatch.app
     import appliance.engine.app  # noqa: F401
+    from appliance.engine.chain.registry import import_chain_modules
+
+    if only in (None, "engine"):
+        import_chain_modules(settings)
 
     ports = [
         (name, port)
@@ -61,7 +65,7 @@ def _serve_options(fn):
     fn = click.option("--dispatch-port", "dispatch_port", type=int, default=None, help="Default 8080.")(fn)
     fn = click.option("--host", "host", default=None, help="Default 127.0.0.1.")(fn)
     fn = click.option(
-        "--processes", "processes", type=int, default=None, help="Serving processes; default two per core."
+        "--processes", "processes", type=int, default=None, help="Serving processes; default one per core."
     )(fn)
     return fn
 

@@ -115,17 +115,19 @@ class CompiledSelect:
             return None
         row, start, built = rows[0], 0, []
         for model in models:
-            columns = _columns_of(model)
-            data = dict(zip((name for name, _ in columns), row[start : start + len(columns)], strict=True))
-            for name, convert in columns:
-                if convert is not None and data[name] is not None:
-                    data[name] = convert(data[name])
+            names, conversions = _columns_of(model)
+            end = start + len(names)
+            data = dict(zip(names, row[start:end], strict=True))
+            for name, convert in conversions:
+                value = data[name]
+                if value is not None:
+                    data[name] = convert(value)
             instance: Any = object.__new__(model)  # as peewee builds a row: no __init__, no defaults
             instance.__data__ = data
             instance._dirty = set()
             instance.__rel__ = {}
             built.append(instance)
-            start += len(columns)
+            start = end
         if start != len(row):
             raise ValueError(f"the query selects {len(row)} columns, the models {start}")
         return tuple(built)
@@ -139,19 +141,23 @@ class CompiledSelect:
 
 # Fields whose values come from both drivers already as Python wants them (str, int, float).
 _AS_STORED = (peewee.CharField, peewee.TextField, peewee.IntegerField, peewee.FloatField)
-_COLUMNS: dict[type, list[tuple[str, Callable[[Any], Any] | None]]] = {}
+_COLUMNS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]]] = {}
 
 
-def _columns_of(model: type[peewee.Model]) -> list[tuple[str, Callable[[Any], Any] | None]]:
-    """(field name, conversion or None) in ``sorted_fields`` order, worked out once per model."""
+def _columns_of(
+    model: type[peewee.Model],
+) -> tuple[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
+    """The field names in ``sorted_fields`` order, and (name, conversion) of the fields whose
+    stored values need one; worked out once per model."""
     columns = _COLUMNS.get(model)
     if columns is None:
-        columns = []
+        names, conversions = [], []
         for field in model._meta.sorted_fields:  # type: ignore[attr-defined]
+            names.append(field.name)
             target = field.rel_field if isinstance(field, peewee.ForeignKeyField) else field
-            exact = isinstance(target, _AS_STORED)
-            columns.append((field.name, None if exact else field.python_value))
-        _COLUMNS[model] = columns
+            if not isinstance(target, _AS_STORED):
+                conversions.append((field.name, field.python_value))
+        columns = _COLUMNS[model] = (tuple(names), tuple(conversions))
     return columns
 
 

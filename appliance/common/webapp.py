@@ -107,6 +107,29 @@ class IdConverter(IntegerConverter):
         return number
 
 
+class _App(Flask):
+    """Flask, remembering which views and hooks are plain functions: Flask asks
+    ``inspect.iscoroutinefunction`` on every call of each (five times a request), and the answer
+    never changes."""
+
+    _CACHED_AT_MOST = 4096  # views and hooks are a few hundred; anything made per call is not kept
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            return self._sync[func]
+        except KeyError:
+            sync = super().ensure_sync(func)
+            if len(self._sync) < self._CACHED_AT_MOST:
+                self._sync[func] = sync
+            return sync
+        except TypeError:  # not hashable
+            return super().ensure_sync(func)
+
+
 def create_base_app(
     name: str,
     *,
@@ -117,7 +140,7 @@ def create_base_app(
 ) -> Flask:
     """``unprocessable_status``: the answer to a body that reads fine but cannot be processed
     (appliance.common.api: 422 for dispatch, 400 for the engine)."""
-    app = Flask(name, static_folder=None)
+    app = _App(name, static_folder=None)
     app.json = OrjsonProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes
     app.config[UNPROCESSABLE_STATUS_KEY] = unprocessable_status

@@ -5,9 +5,11 @@ Each endpoint is driven for --seconds with --threads wrk threads and --connectio
 the table prints req/s, p50, p99, errors and the share of the bare app's figure (GET endpoints
 against the bare GET; the GPS batch against the bare batch insert, in points per second; signed
 payouts against the bare GET). The bare app is measured right before and right after each set of
-appliance rows and the mean of the two is the 100 % (the load drifts on a shared machine).
+appliance rows and the mean of the two is the 100 % (the load drifts on a shared machine). Every
+run follows an unmeasured warm-up of --warmup seconds, the bare app's too, and the appliance is
+driven only once serve has said "listening", which it says when every serving process serves.
 
-    python bench/http/run.py [--seconds 8] [--processes 1,2,4] [--only me,track]
+    python bench/http/run.py [--seconds 8] [--warmup 2] [--processes 1,2,4] [--only me,track]
 
 Data: a company with a depot, a dispatcher and a courier on shift with a fix, a day of 2,000
 orders, a second company with a day of one order, a tracking link for an order on its way, and an
@@ -183,6 +185,25 @@ def _presign(path: Path, operator_id: str, secret: str, count: int) -> None:
             out.write("\t".join(["POST", "/v1/payouts", *headers, body]) + "\n")
 
 
+def measure(
+    name: str, url: str, script: str, args, headers=(), env=None, units: int = 1, warmup_env=None
+) -> Figure:
+    """A warm-up run of ``args.warmup`` seconds whose figures are dropped (each serving process
+    prepares its statements and fills its caches on its first requests), then the measured run."""
+    if args.warmup > 0:
+        wrk(
+            name,
+            url,
+            script,
+            args,
+            headers,
+            warmup_env if warmup_env is not None else env,
+            units,
+            args.warmup,
+        )
+    return wrk(name, url, script, args, headers, env, units)
+
+
 # -- processes ---------------------------------------------------------------------------------------
 
 
@@ -196,6 +217,16 @@ def _wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 9
             if time.monotonic() > deadline or process.poll() is not None:
                 raise SystemExit(f"{url} did not answer (see the server's log in {log})") from None
             time.sleep(0.2)
+
+
+def _wait_for_line(text: str, process: subprocess.Popen, log: Path, timeout: float = 90) -> None:
+    """Until the server prints ``text`` (with several processes, serve says "listening" once
+    every one of them serves: connections opened earlier would all land on the first one up)."""
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise SystemExit(f"the server did not print {text!r} (see its log in {log})")
+        time.sleep(0.1)
 
 
 def _start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -236,8 +267,11 @@ class Figure:
         return self.requests_per_second * self.unit_per_request
 
 
-def wrk(name: str, url: str, script: str, args, headers=(), env=None, units: int = 1) -> Figure:
-    command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.seconds}s"]
+def wrk(
+    name: str, url: str, script: str, args, headers=(), env=None, units: int = 1, seconds: int | None = None
+) -> Figure:
+    seconds = args.seconds if seconds is None else seconds
+    command = ["wrk", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{seconds}s"]
     command += ["--latency", "-s", str(LUA / script)]
     for header in headers:
         command += ["-H", header]
@@ -286,9 +320,9 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
     engine = f"http://127.0.0.1:{engine_port}"
     figures: list[Figure] = []
     try:
+        _wait_for_line("engine listening on", server, data / "appliance.log")
         _wait_for(dispatch + "/healthz", server, data / "appliance.log")
         _wait_for(engine + "/openapi.json", server, data / "appliance.log")
-        time.sleep(1)
         bearer = f"Authorization: Bearer {seeded.dispatcher}"
         plan = [
             ("me", "GET /me", dispatch + "/me", "get.lua", [bearer], None, 1),
@@ -345,11 +379,23 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
         for key, name, url, script, headers, env, units in plan:
             if only and key not in only:
                 continue
+            warmup_env = env
             if key == "payouts":
+                # Signed requests are never sent twice: the warm-up has its own.
+                warmup_env = {"BENCH_SIGNED_FILE": str(data / f"signed-warmup-{processes}.tsv")}
+                _presign(
+                    Path(warmup_env["BENCH_SIGNED_FILE"]),
+                    seeded.operator_id,
+                    seeded.secret,
+                    1500 * args.warmup,
+                )
                 _presign(
                     data / f"signed-payouts-{processes}.tsv", seeded.operator_id, seeded.secret, args.payouts
                 )
-            figures.append(wrk(name, url, script, args, headers, env, units))
+            elif key == "location" and env is not None:
+                # the half hour before the measured run's stamps: no point is sent twice
+                warmup_env = {**env, "BENCH_BASE_SECONDS": str(int(env["BENCH_BASE_SECONDS"]) - 1800)}
+            figures.append(measure(name, url, script, args, headers, env, units, warmup_env))
     finally:
         _stop(server)
     return figures
@@ -363,14 +409,16 @@ def run_bare(data: Path, args) -> tuple[Figure, Figure]:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_for(url + "/ok", bare, data / "bare.log")
-        get = wrk("bare GET /ok", url + "/ok", "get.lua", args)
-        batch = wrk(
+        get = measure("bare GET /ok", url + "/ok", "get.lua", args)
+        base = int(time.time()) - 3600
+        batch = measure(
             "bare POST /batch (50 points)",
             url + "/batch",
             "batch.lua",
             args,
-            env=_batch_env("/batch", int(time.time()) - 3600),
+            env=_batch_env("/batch", base),
             units=50,
+            warmup_env=_batch_env("/batch", base - 1800),
         )
     finally:
         _stop(bare)
@@ -419,8 +467,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=2, help="seconds of unmeasured load before each run")
     cores = os.cpu_count() or 1
-    # one process, one per core, and two per core (serve's default)
+    # one process, one per core (serve's default), and two per core
     parser.add_argument("--processes", default=f"1,{cores},{2 * cores}")
     parser.add_argument("--payouts", type=int, default=40000, help="pre-signed payout requests per run")
     parser.add_argument(

@@ -2,10 +2,12 @@
 
 import collections
 import os
+import queue
 import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -211,6 +213,31 @@ def test_connections_opened_together_are_spread_evenly_over_the_serving_processe
     assert process.returncode == 0
 
 
+def _first_line_with(process: subprocess.Popen, text: str, timeout: float = 60) -> str:
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while True:
+        line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        if text in line:
+            return line
+
+
+def test_serve_says_listening_once_every_serving_process_serves(tmp_path: Path) -> None:
+    """A client that connects on the "listening" line (a proxy filling its pool, a load test) has
+    its connections spread over every process; said as soon as the ports were bound, the first
+    process up took them all."""
+    process, _, engine_port = _start(tmp_path, "--processes", "3", "--only", "engine")
+    try:
+        _first_line_with(process, f"engine listening on http://127.0.0.1:{engine_port}")
+        spread = collections.Counter(_process_of_each(engine_port, 6))
+        assert sorted(spread.values()) == [2, 2, 2], spread
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
+
+
 def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewest() -> None:
     from appliance.server import ConnectionBalance
 
@@ -225,6 +252,35 @@ def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewes
     assert balance.may_accept(0, "dispatch", 1) and balance.may_accept(1, "dispatch", 1)
     balance.not_serving(0, "dispatch")
     assert balance.may_accept(1, "dispatch", 7)
+
+
+def test_an_idle_serving_thread_that_went_idle_last_takes_the_next_request() -> None:
+    """The thread idle longest would be the coldest (its stack, its database connection)."""
+    from appliance.server import _MostRecentlyIdleFirst
+
+    lock = threading.Lock()
+    condition = _MostRecentlyIdleFirst(lock)
+    woken: list[str] = []
+
+    def wait(name: str) -> None:
+        with lock:
+            condition.wait()
+            woken.append(name)
+
+    threads = []
+    for name in ("first", "second", "third"):
+        threads.append(threading.Thread(target=wait, args=(name,)))
+        threads[-1].start()
+        _until(lambda: len(condition._waiters) == len(threads))  # type: ignore[attr-defined]
+    for expected in (["third"], ["third", "second"]):
+        with lock:
+            condition.notify()
+        _until(lambda expected=expected: woken == expected)
+    with lock:
+        condition.notify_all()
+    for thread in threads:
+        thread.join(5)
+    assert woken == ["third", "second", "first"]
 
 
 def test_a_serving_process_that_dies_is_replaced(tmp_path: Path) -> None:

@@ -103,6 +103,20 @@ def test_rate_limits_can_be_switched_off(settings) -> None:
     assert all(client.get(f"/auth/invite/{'x' * 30}").status_code == 404 for _ in range(300))
 
 
+def test_with_rate_limits_off_the_public_views_are_not_wrapped_by_the_limiter(settings) -> None:
+    """A disabled limiter still looked its limits up on each request of a view it wrapped."""
+
+    def limited(app) -> set[str]:
+        return {
+            endpoint
+            for endpoint, view in app.view_functions.items()
+            if getattr(view, "__wrapper-limiter-instance", None) is not None
+        }
+
+    assert {"auth.login", "auth.magic_link", "tracking.track"} <= limited(create_app(settings))
+    assert limited(create_app(settings.replace(rate_limits="off"))) == set()
+
+
 def test_signed_in_endpoints_are_not_rate_limited(dispatch_app, dispatch_client) -> None:
     member = make_member(dispatch_app, make_company(), "owner")
     assert all(dispatch_client.get("/me", headers=member.headers).status_code == 200 for _ in range(200))

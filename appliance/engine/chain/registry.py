@@ -137,6 +137,15 @@ def open_local_chain(settings: Settings) -> Any:
     return LocalChain(local_chain_path(settings.data_dir), block_seconds=settings.local_block_seconds)
 
 
+def import_chain_modules(settings: Settings) -> None:
+    """Import the chains' modules now (the embedded chain's EVM takes most of a second), for a
+    parent that forks serving processes: they share the code instead of each importing it."""
+    import appliance.engine.chain.rpc
+
+    if settings.local_chain:
+        import appliance.engine.chain.local  # noqa: F401
+
+
 def build_chains(settings: Settings) -> Chains:
     from appliance.engine.chain.rpc import RpcChain
 
