@@ -364,20 +364,28 @@ def serve_processes(
     children: dict[int, int] = {}  # pid -> process number
     stopping = threading.Event()
 
+    announced = threading.Lock()
+
+    def announce_once() -> None:
+        if announced.acquire(blocking=False):
+            for name, sock in sockets.items():
+                announce(f"{name} listening on {_socket_url(sock)}")
+
     def announce_when_serving() -> None:
         # "listening" once every process serves: a client that connects on that line (a proxy's
         # pool, a load test) has its connections spread over all of them, not over the first one
-        # up. A process that cannot start does not hold the line back for ever.
+        # up. A process that cannot start does not hold the line back for ever, and a serve
+        # stopped before all were up still says it (after the wait below).
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while not balance.all_serving() and time.monotonic() < deadline and not stopping.is_set():
             time.sleep(0.02)
         if stopping.is_set():
             return
-        if not balance.all_serving():
+        if balance.all_serving():
+            log.info("%d serving processes ready", processes)
+        else:
             log.warning("not every serving process started within %d s", READY_TIMEOUT_SECONDS)
-        log.info("%d serving processes ready", processes)
-        for name, sock in sockets.items():
-            announce(f"{name} listening on {_socket_url(sock)}")
+        announce_once()
 
     def spawn(number: int) -> None:
         pid = os.fork()
@@ -431,6 +439,7 @@ def serve_processes(
         time.sleep(1)  # a process that fails at start must not be restarted in a tight loop
         if not stopping.is_set():
             spawn(ended)
+    announce_once()  # stopped before every process served: the lines are printed all the same
     for sock in sockets.values():
         sock.close()
     log.info("stopped")
