@@ -32,13 +32,14 @@ def build_apps(
 
 
 def serve_settings(settings: Settings, only: str | None) -> None:
-    from appliance.server import serve, serve_processes
+    from appliance.server import serve, serve_processes, stop_signals_held
 
     migrate_all(settings)
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count
     if processes == 1:
-        apps, workers = build_apps(settings, only)
+        with stop_signals_held():  # threads the apps start leave the stop signals to serve's wait
+            apps, workers = build_apps(settings, only)
         serve(settings, apps, workers=workers, announce=announce)
         return
     # The apps' modules are imported once here, before the serving processes are forked, so that
