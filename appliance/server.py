@@ -25,7 +25,7 @@ from waitress.server import create_server
 from waitress.task import ThreadedTaskDispatcher
 
 from appliance.common import lifecycle
-from appliance.common.server_problems import answer_with_problems
+from appliance.common.server_channel import serve_with_channel
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.server")
@@ -162,8 +162,9 @@ class Listener:
             }
         # A socket bound by the parent of several serving processes, or host and port to bind here.
         where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {"host": host, "port": port}
-        # waitress's own refusals (oversized headers 431, a malformed request 400) as Problems too.
-        self.server: Any = answer_with_problems(
+        # waitress's own refusals (oversized headers 431, a malformed request 400) as Problems
+        # too, and each answer's headers sent with its body (common/server_channel.py).
+        self.server: Any = serve_with_channel(
             create_server(
                 app,
                 # waitress's own dispatcher but for the order idle threads are woken in

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
 from waitress.channel import HTTPChannel
 from waitress.task import ErrorTask
@@ -45,12 +44,3 @@ class ProblemErrorTask(ErrorTask):
 
 class ProblemChannel(HTTPChannel):
     error_task_class = ProblemErrorTask
-
-
-def answer_with_problems(server: Any) -> Any:
-    """Make ``server`` (from waitress.create_server) answer its own errors as Problems; a server
-    of several sockets holds one waitress server per socket in its map."""
-    for each in [server, *getattr(server, "map", {}).values()]:
-        if hasattr(each, "channel_class"):
-            each.channel_class = ProblemChannel
-    return server
