@@ -163,7 +163,7 @@ class Listener:
         # A socket bound by the parent of several serving processes, or host and port to bind here.
         where: dict[str, Any] = {"sockets": [sock]} if sock is not None else {"host": host, "port": port}
         # waitress's own refusals (oversized headers 431, a malformed request 400) as Problems
-        # too, and each answer's headers sent with its body (common/server_channel.py).
+        # too, and small answers of known length sent whole (common/server_channel.py).
         self.server: Any = serve_with_channel(
             create_server(
                 app,

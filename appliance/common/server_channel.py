@@ -8,7 +8,7 @@ load hands it to another thread and back. Then the task ends and wakes the loop 
 has to run anyway (to watch the connection for its next request). An answer whose length is
 known and small is instead written whole into the connection's buffer and sent by that loop
 thread in one send: measured on GET /track with two serving processes (wrk, eight connections),
-14-18 context switches per request fell to 8-10 and requests per second rose by about a fifth.
+14-18 context switches per request fell to 7-8, and requests per second rose by about half.
 Streams (no length: events, CSV exports) and large answers are still sent as they are written.
 """
 
