@@ -26,6 +26,7 @@ from waitress.task import ThreadedTaskDispatcher
 
 from appliance.common import lifecycle
 from appliance.common.server_channel import serve_with_channel
+from appliance.common.webapp import MAX_BODY_BYTES
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.server")
@@ -177,6 +178,9 @@ class Listener:
                 # A busy day's orders listing is over 1 MB of JSON; waitress's default (1 MB) would
                 # write every such answer to a temporary file before sending it.
                 outbuf_overflow=OUTBUF_IN_MEMORY,
+                # One body limit on both ports and every route, chunked bodies included: 413 as the
+                # body arrives, instead of an app that never reads it (an unknown route's 404).
+                max_request_body_size=MAX_BODY_BYTES,
                 clear_untrusted_proxy_headers=True,
                 **proxy,
             )

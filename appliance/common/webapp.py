@@ -98,10 +98,18 @@ def gzip_when_accepted(response: Response, compressed: Callable[[], bytes]) -> N
 # Integer ids in paths are database keys: beyond a signed 64-bit integer no record can exist, and the
 # database driver would raise (SQLite: OverflowError) instead of finding nothing. Such an id is a
 # missing record, 404, found while matching (a rule that merely failed to match could fall through
-# to another rule and answer 405). Leading signs never match, as with Flask's own converter.
+# to another rule and answer 405). Leading signs never match, as with Flask's own converter. The
+# length is checked before the conversion: Python refuses to convert more than 4,300 digits
+# (ValueError, a 500 raised while matching, before the request even has an id).
+_ID_MAX_DIGITS = len(str(ID_MAX))
+
+
 class IdConverter(IntegerConverter):
     def to_python(self, value: str) -> int:
-        number = int(value)
+        digits = value.lstrip("0")
+        if len(digits) > _ID_MAX_DIGITS:
+            raise NotFound()
+        number = int(digits or "0")
         if number > ID_MAX:
             raise NotFound()
         return number
@@ -130,12 +138,17 @@ class _App(Flask):
             return super().ensure_sync(func)
 
 
+# The largest request body either service reads (docs/errors.md: over it, 413). The server refuses a
+# larger one itself, chunked or not, before any route is matched (appliance/server.py).
+MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
 def create_base_app(
     name: str,
     *,
     render_problem: ProblemRenderer,
     database: peewee.DatabaseProxy,
-    max_body_bytes: int = 2 * 1024 * 1024,
+    max_body_bytes: int = MAX_BODY_BYTES,
     unprocessable_status: int = 422,
 ) -> Flask:
     """``unprocessable_status``: the answer to a body that reads fine but cannot be processed

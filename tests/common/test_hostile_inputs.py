@@ -78,7 +78,8 @@ def test_huge_integers_in_ids_are_404_or_400_never_sent_to_the_database(dispatch
     dispatcher, courier = members["dispatcher"], members["courier"]
     huge = 10**30
     order = create_order(client, dispatcher)
-    for path in ("/orders/" + "9" * 40, f"/orders/{2**63}", f"/couriers/{2**64}/eta"):
+    paths = ("/orders/" + "9" * 40, f"/orders/{2**63}", f"/couriers/{2**64}/eta", "/orders/" + "9" * 5000)
+    for path in (*paths, f"/couriers/{'1' * 5000}/earnings", "/orders/" + "0" * 5000 + "9" * 20):
         problem(client.get(path, headers=dispatcher.headers), 404)
     problem(
         client.post(f"/orders/{order['id']}/assign", json={"courierId": huge}, headers=dispatcher.headers),
@@ -198,6 +199,19 @@ def test_a_10_mb_body_is_a_413_problem_without_being_parsed(served, dispatch) ->
         assert time.monotonic() - started < 30
         assert response.status_code == 413
         assert response.headers["Content-Type"] == PROBLEM and response.json()["status"] == 413
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("path", ["/orders", "/v1/payouts", "/no-such-route"])
+def test_a_10_mb_chunked_body_is_a_413_problem_on_both_ports_whatever_the_route(served, path) -> None:
+    chunk = b"a" * 65536
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(160)) + b"0\r\n\r\n"
+    for url in served.values():
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        answer = _raw(url, head.encode() + b"Transfer-Encoding: chunked\r\n\r\n" + body)
+        status_line, _, rest = answer.partition(b"\r\n")
+        assert status_line.split(b" ", 2)[1] == b"413", (url, status_line)
+        assert json.loads(rest.partition(b"\r\n\r\n")[2])["status"] == 413
 
 
 @pytest.mark.server
