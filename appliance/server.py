@@ -150,6 +150,7 @@ class Listener:
         proxy_count: int = 1,
         sock: socket.socket | None = None,
         balance: tuple[ConnectionBalance, int] | None = None,
+        max_body: int = MAX_BODY_BYTES,
     ) -> None:
         self.name = name
         self.balance = balance
@@ -178,9 +179,9 @@ class Listener:
                 # A busy day's orders listing is over 1 MB of JSON; waitress's default (1 MB) would
                 # write every such answer to a temporary file before sending it.
                 outbuf_overflow=OUTBUF_IN_MEMORY,
-                # One body limit on both ports and every route, chunked bodies included: 413 as the
+                # The largest body any route of this app reads, chunked bodies included: 413 as the
                 # body arrives, instead of an app that never reads it (an unknown route's 404).
-                max_request_body_size=MAX_BODY_BYTES,
+                max_request_body_size=max_body,
                 clear_untrusted_proxy_headers=True,
                 **proxy,
             )
@@ -300,6 +301,8 @@ def serve(
             proxy_count=settings.trusted_proxy_count,
             sock=sockets.get(name),
             balance=balance,
+            # dispatch takes proof photos up to max_upload_bytes; every other body is JSON
+            max_body=max(MAX_BODY_BYTES, settings.max_upload_bytes) if name == "dispatch" else MAX_BODY_BYTES,
         )
         for name, app, port in apps
     ]

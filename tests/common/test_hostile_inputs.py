@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -152,8 +153,11 @@ def test_path_traversal_in_engine_ids_is_a_400_or_no_route(signer) -> None:
 @pytest.fixture
 def served(dispatch_app, engine_app) -> Iterator[dict[str, str]]:
     listeners = {
-        name: Listener(name, app, "127.0.0.1", 0, threads=4)
-        for name, app in (("dispatch", dispatch_app), ("engine", engine_app))
+        name: Listener(name, app, "127.0.0.1", 0, threads=4, max_body=max_body)
+        for name, app, max_body in (
+            ("dispatch", dispatch_app, 15 * 1024 * 1024),
+            ("engine", engine_app, 2 * 1024 * 1024),
+        )
     }
     for listener in listeners.values():
         listener.start()
@@ -203,9 +207,12 @@ def test_a_10_mb_body_is_a_413_problem_without_being_parsed(served, dispatch) ->
 
 @pytest.mark.server
 @pytest.mark.parametrize("path", ["/orders", "/v1/payouts", "/no-such-route"])
-def test_a_10_mb_chunked_body_is_a_413_problem_on_both_ports_whatever_the_route(served, path) -> None:
+def test_a_chunked_body_over_the_limit_is_a_413_problem_on_both_ports_whatever_the_route(
+    served, path
+) -> None:
+    # 20 MB: over the engine's 2 MB and over dispatch's limit for proof photos (15 MB)
     chunk = b"a" * 65536
-    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(160)) + b"0\r\n\r\n"
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(320)) + b"0\r\n\r\n"
     for url in served.values():
         head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         answer = _raw(url, head.encode() + b"Transfer-Encoding: chunked\r\n\r\n" + body)
@@ -234,3 +241,19 @@ def test_a_malformed_request_line_is_a_400_problem(served) -> None:
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.split(b" ", 2)[1] == b"400" and b"application/problem+json" in head
     assert json.loads(body)["status"] == 400
+
+
+@pytest.mark.server
+def test_a_proof_photo_larger_than_a_json_body_still_uploads_through_the_server(served, dispatch_app) -> None:
+    store = dispatch_app.extensions["dispatch"].objects
+    upload = store.presign_put("1/p/photo.jpg", "image/jpeg")
+    parts = urlsplit(upload.url)
+    photo = b"\xff\xd8" + b"x" * (5 * 1024 * 1024)
+    response = requests.put(
+        f"{served['dispatch']}{parts.path}?{parts.query}",
+        data=photo,
+        headers={"Content-Type": "image/jpeg"},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    assert store.exists("1/p/photo.jpg")
