@@ -75,6 +75,13 @@ class ConnectionBalance:
         self._counts = memoryview(self._memory).cast("i")
         for slot in range(processes * len(names)):
             self._counts[slot] = self.NOT_SERVING
+        # A wake-up pipe per process and listener, made before the fork. A process decides whether
+        # to poll the listener only when its own loop turns; one that left it out while it was above
+        # another sleeps on when the other passes it. Without a wake-up every process could leave
+        # the listener out at once, and new connections waited in the backlog until some loop
+        # turned for another reason (with 300 slow clients trickling a byte each every 3 s: an
+        # accept about every 0.4 s, fresh requests timing out after 5 s).
+        self._pipes = [os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC) for _ in range(processes * len(names))]
 
     def _slot(self, process: int, name: str) -> int:
         return process * len(self.names) + self.names.index(name)
@@ -84,16 +91,35 @@ class ConnectionBalance:
         connections and tells whether it holds no more than any other process. The poll loop asks
         it about ten times per request, so the slots are worked out here, once."""
         counts, own = self._counts, self._slot(process, name)
-        others = [slot for slot in range(self.names.index(name), len(counts), len(self.names)) if slot != own]
+        others = self._others(own, name)
+        accepting = True
 
         def may_accept(open_connections: int) -> bool:
+            nonlocal accepting
             counts[own] = open_connections
-            for slot in others:  # noqa: SIM110 (all() over a generator costs three times as much)
+            for slot in others:
                 if counts[slot] < open_connections:
+                    if accepting:  # leaving the listener out: those below take over, awake
+                        accepting = False
+                        self._wake(other for other in others if counts[other] < open_connections)
                     return False
+            accepting = True
             return True
 
         return may_accept
+
+    def wake_fd(self, process: int, name: str) -> int:
+        """The end of ``process``'s wake-up pipe on listener ``name`` that its poll loop reads."""
+        return self._pipes[self._slot(process, name)][0]
+
+    def _others(self, own: int, name: str) -> list[int]:
+        column = range(self.names.index(name), len(self._counts), len(self.names))
+        return [slot for slot in column if slot != own]
+
+    def _wake(self, slots: Iterable[int]) -> None:
+        for slot in slots:
+            with contextlib.suppress(OSError):  # a full pipe: a wake-up is pending already
+                os.write(self._pipes[slot][1], b"\0")
 
     def may_accept(self, process: int, name: str, open_connections: int) -> bool:
         """Publish ``process``'s open connections on listener ``name``; whether it is (one of)
@@ -105,9 +131,28 @@ class ConnectionBalance:
         return all(count != self.NOT_SERVING for count in self._counts)
 
     def not_serving(self, process: int, name: str | None = None) -> None:
-        """``process`` takes no connections on ``name`` (every listener when None)."""
+        """``process`` takes no connections on ``name`` (every listener when None); the others
+        are woken to take over."""
         for each in self.names if name is None else [name]:
-            self._counts[self._slot(process, each)] = self.NOT_SERVING
+            own = self._slot(process, each)
+            self._counts[own] = self.NOT_SERVING
+            self._wake(self._others(own, each))
+
+
+class _WakeUp(wasyncore.file_dispatcher):
+    """The read end of a wake-up pipe in a listener's poll loop: a byte turns the loop, so that
+    the listener's readable() is asked again (ConnectionBalance)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def handle_read(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while self.recv(4096):
+                pass
 
 
 class _MostRecentlyIdleFirst(threading.Condition):
@@ -194,6 +239,7 @@ class Listener:
         server = self.server
         waitress_readable = server.readable  # the connection limit and the channels' clean-up
         may_accept = balance.seat(process, self.name)
+        _WakeUp(balance.wake_fd(process, self.name), server._map)
 
         def readable() -> bool:  # asked by the poll loop on every turn
             if not waitress_readable():

@@ -1,6 +1,7 @@
 """A real server: both listeners answer, and SIGTERM lets a request in flight finish."""
 
 import collections
+import contextlib
 import os
 import queue
 import re
@@ -252,6 +253,63 @@ def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewes
     assert balance.may_accept(0, "dispatch", 1) and balance.may_accept(1, "dispatch", 1)
     balance.not_serving(0, "dispatch")
     assert balance.may_accept(1, "dispatch", 7)
+
+
+def _woken(balance, process: int, name: str) -> bool:
+    try:
+        return bool(os.read(balance.wake_fd(process, name), 64))
+    except BlockingIOError:
+        return False
+
+
+def test_a_process_that_stops_accepting_wakes_the_processes_below_it() -> None:
+    """A process leaves the listener out of its poll only when its own loop turns: one that did so
+    while it was above another must be woken when the other passes it, or both leave it out."""
+    from appliance.server import ConnectionBalance
+
+    balance = ConnectionBalance(3, ["dispatch", "engine"])
+    seats = [balance.seat(process, "dispatch") for process in range(3)]
+    assert all(seat(4) for seat in seats)
+    assert not any(_woken(balance, process, "dispatch") for process in range(3))
+    assert not seats[0](5)  # 0 passes the others: they are woken
+    assert _woken(balance, 1, "dispatch") and _woken(balance, 2, "dispatch")
+    assert not _woken(balance, 0, "dispatch") and not _woken(balance, 1, "engine")
+    assert not seats[0](5)  # still above: nobody woken again
+    assert not _woken(balance, 1, "dispatch")
+    balance.not_serving(2, "dispatch")  # a process that stops: the others take over, awake
+    assert _woken(balance, 0, "dispatch") and _woken(balance, 1, "dispatch")
+
+
+@pytest.mark.parametrize("processes", ["1", "2", "4"])
+def test_fresh_requests_are_answered_while_300_slow_clients_hold_connections(
+    tmp_path: Path, processes
+) -> None:
+    """Slow clients trickling a header a byte at a time spread over the serving processes; a new
+    connection must still be accepted at once (with two processes, half the probes waited 5 s in
+    the listener's backlog: each process had left it out of its poll while above the other)."""
+    process, dispatch_port, _ = _start(tmp_path, "--processes", processes, "--only", "dispatch")
+    slow: list[socket.socket] = []
+    try:
+        _wait(f"http://127.0.0.1:{dispatch_port}/healthz", process)
+        for _ in range(300):
+            connection = socket.create_connection(("127.0.0.1", dispatch_port), timeout=10)
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            slow.append(connection)
+        answered = 0
+        for round_ in range(20):
+            if round_ % 5 == 0:
+                for connection in slow:  # the slow clients' next byte: each loop turns
+                    connection.sendall(b"X")
+            with contextlib.suppress(OSError):
+                fresh = requests.get(f"http://127.0.0.1:{dispatch_port}/openapi.json", timeout=5)
+                answered += fresh.status_code == 200
+        assert answered == 20
+    finally:
+        for connection in slow:
+            connection.close()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
 
 
 def test_an_idle_serving_thread_that_went_idle_last_takes_the_next_request() -> None:
