@@ -25,7 +25,7 @@ from waitress.server import create_server
 from waitress.task import ThreadedTaskDispatcher
 
 from appliance.common import lifecycle
-from appliance.common.server_channel import serve_with_channel
+from appliance.common.server_channel import CLEANUP_SECONDS, serve_with_channel
 from appliance.common.webapp import MAX_BODY_BYTES
 from appliance.settings import Settings
 
@@ -196,6 +196,8 @@ class Listener:
         sock: socket.socket | None = None,
         balance: tuple[ConnectionBalance, int] | None = None,
         max_body: int = MAX_BODY_BYTES,
+        connections_per_client: int = 0,
+        request_read_seconds: float = 30.0,
     ) -> None:
         self.name = name
         self.balance = balance
@@ -220,6 +222,10 @@ class Listener:
                 threads=threads,
                 ident="appliance",
                 channel_timeout=120,
+                cleanup_interval=CLEANUP_SECONDS,
+                # poll(), not select(): select() cannot watch a descriptor numbered 1024 or above,
+                # and a process holding about a thousand connections stopped accepting altogether
+                asyncore_use_poll=True,
                 connection_limit=1000,
                 # A busy day's orders listing is over 1 MB of JSON; waitress's default (1 MB) would
                 # write every such answer to a temporary file before sending it.
@@ -229,7 +235,10 @@ class Listener:
                 max_request_body_size=max_body,
                 clear_untrusted_proxy_headers=True,
                 **proxy,
-            )
+            ),
+            # behind a proxy every connection comes from its address: the proxy bounds its clients
+            connections_per_client=0 if trusted_proxy else connections_per_client,
+            request_read_seconds=request_read_seconds,
         )
         if balance is not None:
             self._balance_accepting(*balance)
@@ -349,6 +358,8 @@ def serve(
             balance=balance,
             # dispatch takes proof photos up to max_upload_bytes; every other body is JSON
             max_body=max(MAX_BODY_BYTES, settings.max_upload_bytes) if name == "dispatch" else MAX_BODY_BYTES,
+            connections_per_client=settings.connections_per_client,
+            request_read_seconds=settings.request_read_seconds,
         )
         for name, app, port in apps
     ]

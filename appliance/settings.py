@@ -67,6 +67,12 @@ class Settings:
     trusted_proxy: str = ""
     trusted_proxy_count: int = 1
     threads: int = 100
+    # Slow or greedy clients (docs/operations.md, Slow clients): connections one client address may
+    # hold per serving process (0: no bound; not applied behind trusted_proxy, where every
+    # connection comes from the proxy), and how long a request may take to arrive before it must
+    # keep up at least 8 KB/s.
+    connections_per_client: int = 200
+    request_read_seconds: float = 30.0
     # Serving processes on the same ports: 0 means one per CPU core (docs/operations.md).
     processes: int = 0
     shutdown_grace_seconds: float = 10.0
@@ -331,6 +337,10 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
+    if not 0 <= settings.connections_per_client <= 1000:
+        raise SettingsError("setting connections_per_client: 0 (no bound) to 1000")
+    if not 1 <= settings.request_read_seconds <= 3600:
+        raise SettingsError("setting request_read_seconds: 1 to 3600")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):
         raise SettingsError(
             "setting rate_limit_storage: must be memory:// or a Redis URL (redis://, rediss://, redis+unix://)"
