@@ -64,11 +64,23 @@ def check_ports_free(settings: Settings, only: str | None) -> None:
                 ) from None
 
 
+def check_custody_key(settings: Settings) -> None:
+    """A custody key that is there but unusable (custody.key emptied or damaged, a wrong
+    APPLIANCE_CUSTODY_KEY) stops `serve` here, in the one process, with one line: found later by
+    each forked serving process it would only be logged there and the process started again and
+    again. No key at all is no failure: the engine serves, payouts wait (payout-engine spec)."""
+    from appliance.engine.custody import load_custody
+
+    load_custody(settings.data_dir, settings.custody_key)
+
+
 def serve_settings(settings: Settings, only: str | None) -> None:
     from appliance.server import serve, serve_processes, stop_signals_held
 
     check_ports_free(settings, only)
     migrate_all(settings)
+    if only in (None, "engine"):
+        check_custody_key(settings)
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count
     if processes == 1:
