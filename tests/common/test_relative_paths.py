@@ -159,3 +159,27 @@ def test_the_demo_on_the_default_data_directory_starts_from_any_directory(elsewh
     assert "Roads: built from the sample streets" in text
     assert (elsewhere / "data" / "dispatch.db").is_file() and (elsewhere / "data" / "custody.key").is_file()
     assert (elsewhere / "data" / "routing" / "current" / "map.osrm.hsgr").is_file()
+
+
+def test_settings_make_the_data_directory_and_every_path_setting_absolute_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from appliance.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(
+        {"data_dir": "here/../data"},
+        environ={
+            "APPLIANCE_ENGINE_DATABASE": "sqlite:///dbs/engine.db",
+            "APPLIANCE_WEBHOOK_CA_FILE": "certs/ca.pem",
+            "APPLIANCE_SMTP_CA_FILE": "~/smtp-ca.pem",
+        },
+    )
+    assert settings.data_dir == tmp_path / "data"
+    assert settings.dispatch_db_url == f"sqlite:///{tmp_path / 'data' / 'dispatch.db'}"
+    assert settings.engine_db_url == f"sqlite:///{tmp_path / 'dbs' / 'engine.db'}"
+    assert settings.webhook_ca_file == str(tmp_path / "certs" / "ca.pem")
+    assert settings.smtp_ca_file == str(Path.home() / "smtp-ca.pem")
+    assert load_settings({}, environ={}).data_dir == tmp_path / "data"
+    absolute = load_settings({}, environ={"APPLIANCE_ENGINE_DATABASE": "sqlite:////srv/engine.db"})
+    assert absolute.engine_db_url == "sqlite:////srv/engine.db"
