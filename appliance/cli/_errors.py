@@ -73,7 +73,7 @@ def _os_error(exc: OSError) -> str:
     if exc.errno == errno.ENOSPC:
         return f"{where}: no space left on the device: free some space and run the command again"
     if isinstance(exc, FileNotFoundError | NotADirectoryError):
-        return f"{where}: {reason}: check the path (is the data directory initialised? appliance init)"
+        return f"{where}: {reason}: check the path (and that its folder exists)"
     return f"{where}: {reason}" if where else reason
 
 
