@@ -104,13 +104,17 @@ def test_a_data_directory_never_initialised_is_refused_in_one_line(tmp_path: Pat
 
 
 @pytest.mark.server
-def test_a_port_already_in_use_is_named_in_one_line(initialised: Path) -> None:
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_a_port_already_in_use_is_named_in_one_line_before_anything_is_done(
+    tmp_path: Path, command: str
+) -> None:
+    initialised = tmp_path / "never-created"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         result = appliance(
-            "serve",
+            command,
             "--data-dir",
             str(initialised),
             "--dispatch-port",
@@ -121,6 +125,7 @@ def test_a_port_already_in_use_is_named_in_one_line(initialised: Path) -> None:
     line = error_line(result, 1)
     assert f"port {port} on 127.0.0.1 (dispatch) is already in use" in line
     assert "--dispatch-port" in line
+    assert not initialised.exists()  # nothing migrated, nothing built
 
 
 def test_a_database_locked_for_longer_than_the_timeout_fails_in_one_line(initialised: Path) -> None:
