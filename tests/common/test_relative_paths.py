@@ -183,3 +183,14 @@ def test_settings_make_the_data_directory_and_every_path_setting_absolute_when_r
     assert load_settings({}, environ={}).data_dir == tmp_path / "data"
     absolute = load_settings({}, environ={"APPLIANCE_ENGINE_DATABASE": "sqlite:////srv/engine.db"})
     assert absolute.engine_db_url == "sqlite:////srv/engine.db"
+
+
+def test_the_road_build_itself_takes_a_relative_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from appliance.dispatch.routing.build import build
+
+    monkeypatch.chdir(tmp_path)
+    info = build(SAMPLE, Path("data"), lambda _line: None)
+    assert info["source"] == str(SAMPLE)
+    assert (tmp_path / "data" / "routing" / "current" / "map.osrm.hsgr").is_file()
