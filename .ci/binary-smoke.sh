@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Run the single executable: its size and --version time, init, serve on free ports, both health
-# endpoints answer, a payout completes on the embedded chain, and a route plan is suggested.
+# endpoints answer, a payout completes on the embedded chain, and a route plan is suggested; then
+# as a newcomer runs it: `appliance demo` in an empty directory, with no --data-dir
+# (.ci/demo-check.sh: what it prints answers, its Try it commands work, Ctrl-C exits 0), twice.
 set -euo pipefail
 BIN=$(realpath "$1")
+CI=$(cd "$(dirname "$0")" && pwd)
 DATA=$(mktemp -d)
+EMPTY=$(mktemp -d)
 PID=""
-trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi; rm -rf "$DATA"' EXIT
+trap 'if [ -n "$PID" ]; then kill "$PID" 2>/dev/null || true; fi; rm -rf "$DATA" "$EMPTY"' EXIT
 # The two figures the lean-binary targets are about (under 100 MB, --version under 1 s): the size,
 # the first start of this build (unpacks the bundle into a fresh cache), then --version as every
 # later start runs it (best of three).
@@ -49,4 +53,11 @@ PYTHON=${SMOKE_PYTHON:-.venv/bin/python}
 kill -TERM $PID
 wait $PID
 PID=""
+# The demo from an empty directory: ./data there, on free ports (the newcomer stage may hold 8080).
+export APPLIANCE_DISPATCH_PORT APPLIANCE_ENGINE_PORT
+APPLIANCE_DISPATCH_PORT=$(free_port)
+APPLIANCE_ENGINE_PORT=$(free_port)
+bash "$CI/demo-check.sh" first "$EMPTY" "$BIN" demo
+bash "$CI/demo-check.sh" again "$EMPTY" "$BIN" demo
+[ -f "$EMPTY/data/dispatch.db" ] || { echo "the demo did not use ./data of its directory"; exit 1; }
 echo "binary smoke test passed"

@@ -18,6 +18,9 @@ from typing import Any, get_type_hints
 
 ENV_PREFIX = "APPLIANCE_"
 SETTINGS_FILE = "appliance.toml"
+# APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
+# (appliance/cli/_errors.py), read before any setting is.
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG"})
 
 
 class SettingsError(Exception):
@@ -273,6 +276,28 @@ def _convert(name: str, value: Any, source: str) -> Any:
         ) from None
 
 
+def absolute_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` made absolute against the current directory (``~`` expanded, ``..`` folded);
+    symbolic links are kept as given."""
+    return Path(os.path.abspath(os.path.expanduser(os.fspath(value))))
+
+
+# Settings that name a file: made absolute when read, like the data directory.
+PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file")
+
+
+def _absolute_paths(values: Mapping[str, Any]) -> dict[str, Any]:
+    changed: dict[str, Any] = {
+        name: str(absolute_path(values[name])) for name in PATH_SETTINGS if values.get(name)
+    }
+    for name in ("dispatch_database", "engine_database"):
+        url = values.get(name) or ""
+        # sqlite:///relative.db is relative to the current directory; sqlite:////abs.db is absolute.
+        if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+            changed[name] = "sqlite:///" + str(absolute_path(url.removeprefix("sqlite:///")))
+    return changed
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -282,8 +307,10 @@ def load_settings(
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     values: dict[str, Any] = {}
 
-    data_dir = flags.get("data_dir") or environ.get(ENV_PREFIX + "DATA_DIR") or "data"
-    toml_path = Path(data_dir) / SETTINGS_FILE
+    # Absolute from here on: builds run tools in their own folders, and `serve` may be started from
+    # anywhere, so nothing below may depend on the directory the command was started from.
+    data_dir = absolute_path(flags.get("data_dir") or environ.get(ENV_PREFIX + "DATA_DIR") or "data")
+    toml_path = data_dir / SETTINGS_FILE
     if toml_path.is_file():
         try:
             table = tomllib.loads(toml_path.read_text(encoding="utf-8"))
@@ -296,7 +323,7 @@ def load_settings(
             values[name] = _convert(name, value, str(toml_path))
 
     for key, value in environ.items():
-        if not key.startswith(ENV_PREFIX):
+        if not key.startswith(ENV_PREFIX) or key in NOT_SETTINGS:
             continue
         name = key[len(ENV_PREFIX) :].lower()
         if name not in _FIELDS:
@@ -308,7 +335,8 @@ def load_settings(
             raise SettingsError(f"unknown setting {name!r}")
         values[name] = _convert(name, value, "--" + name.replace("_", "-"))
 
-    values["data_dir"] = Path(data_dir)
+    values["data_dir"] = data_dir
+    values.update(_absolute_paths(values))
     settings = Settings(**values)
     _check(settings)
     return settings

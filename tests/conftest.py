@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import peewee
@@ -282,3 +283,23 @@ def mapped_data_dir(routed_data_dir: Path, map_tiles: Path) -> Path:
     """The per-test data directory with the session's roads and map tiles in place."""
     (routed_data_dir / "tiles.mbtiles").symlink_to(map_tiles)
     return routed_data_dir
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per group of skipped tests, naming why and where (`make test` ends with them,
+    before pytest's count): a newcomer sees at once which system package or server is missing
+    (.ci/system-packages.sh installs the packages; README.md, Start here)."""
+    groups: dict[str, list[str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = "no reason given"
+        if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+        groups.setdefault(reason, []).append(report.nodeid.split("::")[0])
+    if not groups:
+        return
+    terminalreporter.write_sep("-", "skipped tests, by reason")
+    for reason, files in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        where = sorted(set(files))
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more files" if len(where) > 3 else "")
+        count = len(files)
+        terminalreporter.write_line(f"{count} test{'s' if count != 1 else ''} skipped: {reason} ({shown})")

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import NamedTuple
+import sys
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import click
 
 from appliance import __version__
+from appliance.cli import _errors
 
 
 class Entry(NamedTuple):
@@ -84,6 +87,29 @@ class LazyGroup(click.Group):
             self.load_unlisted_modules()
         return self.commands.get(cmd_name)
 
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Every failure of every command as one line (appliance/cli/_errors.py); click's own
+        handling (a usage block, "Error: …", a traceback) only when a caller asks for
+        standalone_mode=False and handles failures itself."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        _errors.reset_debug()
+        try:
+            status = super().main(args, prog_name, complete_var, False, **extra)
+        except SystemExit:
+            raise
+        except BaseException as exc:  # every failure gets its one line
+            sys.exit(_errors.report(exc))
+        # --help and --version end with their status; a command that returns ends with 0.
+        sys.exit(status if isinstance(status, int) else 0)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         names = self.list_commands(ctx)
         if not names:
@@ -107,6 +133,14 @@ class LazyGroup(click.Group):
     cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.version_option(__version__, prog_name="appliance")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_errors.set_debug,
+    help="On failure, print the traceback before the error line (also APPLIANCE_DEBUG=1).",
+)
 def cli() -> None:
     """The appliance: delivery dispatch service and payout engine in one executable."""
 

@@ -7,11 +7,24 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
+from appliance.cli._errors import set_debug
 from appliance.settings import Settings, SettingsError, load_settings
+
+
+def input_file() -> click.Path:
+    """A file the command reads: it must exist and be readable (else a usage error, exit 2), and
+    it is made absolute at once, so that nothing below depends on the current directory."""
+    return click.Path(exists=True, dir_okay=False, readable=True, resolve_path=True, path_type=Path)
+
+
+def output_path(*, dir_okay: bool = True, file_okay: bool = True) -> click.Path:
+    """A path the command writes, made absolute at once."""
+    return click.Path(dir_okay=dir_okay, file_okay=file_okay, resolve_path=True, path_type=Path)
 
 
 def command_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -25,6 +38,13 @@ def command_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Data directory (env APPLIANCE_DATA_DIR, default ./data).",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+    @click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        callback=set_debug,
+        help="On failure, print the traceback before the error line (also APPLIANCE_DEBUG=1).",
+    )
     @functools.wraps(fn)
     def wrapper(*args: Any, data_dir: str | None, as_json: bool, **kwargs: Any) -> Any:
         overrides = {name: kwargs.pop(name) for name in list(kwargs) if name in _SETTING_FLAGS}

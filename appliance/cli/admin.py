@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -41,6 +42,24 @@ def migrate_all(settings: Settings, services: list[str] | None = None) -> dict[s
             # Every pooled connection closed: `serve` may fork its serving processes next.
             db.close_all() if hasattr(db, "close_all") else db.close()
     return result
+
+
+def require_initialised(settings: Settings) -> None:
+    """Refuse, in one line, a data directory that `appliance init` never prepared (a mistyped
+    --data-dir would otherwise be created empty and fail every check)."""
+    where = settings.data_dir
+    if not where.is_dir():
+        raise click.ClickException(
+            f"data directory {where} does not exist: run `appliance init --data-dir {where}` "
+            "(or give the right --data-dir)"
+        )
+    for service in SERVICES:
+        url = database_url(settings, service)
+        if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+            raise click.ClickException(
+                f"data directory {where} is not initialised (no {service} database): run "
+                f"`appliance init --data-dir {where}`"
+            )
 
 
 def _describe(result: dict[str, Any]) -> str:
@@ -102,6 +121,7 @@ def health_command(settings: Settings, as_json: bool) -> None:
 
     A check whose data is not built yet (roads, map tiles) is no failure: the service answers
     without it, so the command warns on standard error and still exits 0 (status "degraded")."""
+    require_initialised(settings)
     worst, report = run_health(settings)
 
     def text() -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from appliance.cli._options import command_options, emit, settings_from
+from appliance.cli._options import command_options, emit, output_path, settings_from
 from appliance.settings import Settings
 
 
@@ -57,7 +57,7 @@ def _describe_backup(result: dict[str, Any]) -> str:
     "--out",
     "out",
     required=True,
-    type=click.Path(path_type=Path),
+    type=output_path(),
     help="A new directory to write the backup to.",
 )
 @command_options
@@ -83,7 +83,7 @@ def backup_command(out: Path, settings: Settings, as_json: bool) -> None:
 
 
 @click.command("restore")
-@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("source", type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path))
 @command_options
 def restore_command(source: Path, settings: Settings, as_json: bool) -> None:
     """Restore a backup into an empty data directory (--data-dir), checking every checksum."""

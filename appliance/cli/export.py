@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from appliance.cli._options import command_options, emit
+from appliance.cli._options import command_options, emit, output_path
 from appliance.settings import Settings
 
 REPORT_TYPES = ("DEPOSITS", "PAYOUTS", "TREASURY", "FEES", "SUMMARY")
@@ -111,7 +111,7 @@ def create_command(
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=output_path(dir_okay=False),
     default=None,
     help="Write the CSV here (standard output when absent); nothing is left behind on failure.",
 )

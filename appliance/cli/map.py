@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from appliance.cli._options import command_options, emit
+from appliance.cli._options import command_options, emit, input_file
 from appliance.settings import Settings
 
 
@@ -16,11 +16,9 @@ def map_group() -> None:
 
 
 @map_group.command("build")
-@click.option(
-    "--pbf", "pbf", required=True, type=click.Path(dir_okay=False), help="OpenStreetMap extract (.osm.pbf)."
-)
+@click.option("--pbf", "pbf", required=True, type=input_file(), help="OpenStreetMap extract (.osm.pbf).")
 @command_options
-def build_command(pbf: str, settings: Settings, as_json: bool) -> None:
+def build_command(pbf: Path, settings: Settings, as_json: bool) -> None:
     """Build the vector map tiles (MBTiles) from an OpenStreetMap extract into the data directory.
 
     Progress goes to standard error; <data_dir>/tiles.mbtiles is replaced only once the new file
@@ -28,7 +26,7 @@ def build_command(pbf: str, settings: Settings, as_json: bool) -> None:
     from appliance.dispatch.tiles.build import TilesBuildError, build
 
     try:
-        info = build(Path(pbf), settings.data_dir, progress=lambda line: click.echo(line, err=True))
+        info = build(pbf, settings.data_dir, progress=lambda line: click.echo(line, err=True))
     except TilesBuildError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:

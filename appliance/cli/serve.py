@@ -31,10 +31,56 @@ def build_apps(
     return apps, workers
 
 
+def check_ports_free(settings: Settings, only: str | None) -> None:
+    """Stop at once, naming the port, when another program listens on one of ours (before the
+    demo spends a minute preparing, and before migrations): binding again later may still fail
+    on a race, and that failure is reported too (appliance/cli/_errors.py), without the port."""
+    import errno
+    import socket
+
+    for name, port, flag in (
+        ("dispatch", settings.dispatch_port, "--dispatch-port"),
+        ("engine", settings.engine_port, "--engine-port"),
+    ):
+        if only not in (None, name) or port == 0:
+            continue
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(
+                settings.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )[0]
+        except OSError as exc:
+            raise click.ClickException(f"host {settings.host!r} cannot be listened on: {exc}") from None
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+                raise click.ClickException(
+                    f"port {port} on {settings.host} ({name}) is already in use: stop the program "
+                    f"listening there (another appliance?) or give another port ({flag} or the "
+                    f"setting {name}_port)"
+                ) from None
+
+
+def check_custody_key(settings: Settings) -> None:
+    """A custody key that is there but unusable (custody.key emptied or damaged, a wrong
+    APPLIANCE_CUSTODY_KEY) stops `serve` here, in the one process, with one line: found later by
+    each forked serving process it would only be logged there and the process started again and
+    again. No key at all is no failure: the engine serves, payouts wait (payout-engine spec)."""
+    from appliance.engine.custody import load_custody
+
+    load_custody(settings.data_dir, settings.custody_key)
+
+
 def serve_settings(settings: Settings, only: str | None) -> None:
     from appliance.server import serve, serve_processes, stop_signals_held
 
+    check_ports_free(settings, only)
     migrate_all(settings)
+    if only in (None, "engine"):
+        check_custody_key(settings)
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count
     if processes == 1:
@@ -86,6 +132,7 @@ def demo_command(only: str | None, settings: Settings, as_json: bool) -> None:
     """A ready-to-try install on the embedded defaults, then serve."""
     from appliance.demo import prepare_demo
 
+    check_ports_free(settings, only)
     migrate_all(settings)
     for line in prepare_demo(settings):
         click.echo(line)

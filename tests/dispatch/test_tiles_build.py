@@ -75,7 +75,7 @@ def test_an_extract_tilemaker_cannot_read_fails_in_one_line_and_keeps_the_previo
     assert result.stdout == ""
     # Progress lines, then the error on one line with tilemaker's own last words.
     error = result.stderr.strip().splitlines()[-1]
-    assert error.startswith("Error: tilemaker failed: ")
+    assert error.startswith("error: tilemaker failed: ")
     assert "decompression" in error
     assert (data_dir / "tiles.mbtiles").read_bytes() == before
     assert sorted(p.name for p in data_dir.iterdir()) == ["tiles.mbtiles"]
@@ -86,14 +86,17 @@ def test_a_file_that_is_not_an_extract_is_refused_in_one_line_without_a_file(tmp
     bad.write_bytes(b"nope")
     result = run_build(bad, tmp_path / "data")
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {bad}: not an OpenStreetMap extract (.osm.pbf)\n"
+    assert result.stderr == f"error: {bad}: not an OpenStreetMap extract (.osm.pbf)\n"
     assert not (tmp_path / "data" / "tiles.mbtiles").exists()
 
 
-def test_a_missing_extract_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_missing_extract_is_refused_in_one_line_as_a_usage_error(tmp_path: Path) -> None:
     result = run_build(tmp_path / "missing.osm.pbf", tmp_path / "data")
-    assert result.exit_code == 1
-    assert result.stderr == f"Error: {tmp_path / 'missing.osm.pbf'}: no such file\n"
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"error: Invalid value for '--pbf': File '{tmp_path / 'missing.osm.pbf'}' does not exist."
+    )
+    assert result.stderr.endswith(" map build --help')\n") and result.stderr.count("\n") == 1
 
 
 def test_without_tilemaker_the_build_says_which_package_to_install(
@@ -102,5 +105,5 @@ def test_without_tilemaker_the_build_says_which_package_to_install(
     monkeypatch.setattr(tiles_build.shutil, "which", lambda _name: None)
     result = run_build(yerevan_pbf, tmp_path / "data", "--json")
     assert result.exit_code == 1
-    assert result.stderr == "Error: tilemaker is not installed (Debian package tilemaker)\n"
+    assert result.stderr == "error: tilemaker is not installed (Debian package tilemaker)\n"
     assert result.stdout == ""

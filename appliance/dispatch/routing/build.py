@@ -58,7 +58,9 @@ def build(pbf: Path, data_dir: Path, progress: Callable[[str], None]) -> dict[st
     binaries = home / "bin"
     profile = home / "share" / "profiles" / "car.lua"
     started = time.monotonic()
-    root = routing_dir(data_dir)
+    # The tools run with their build folder as current directory: every path handed to them must
+    # be absolute (settings make the data directory absolute; a caller with its own may not).
+    root = routing_dir(Path(os.path.abspath(data_dir)))
     root.mkdir(parents=True, exist_ok=True)
     stamp = clock.now().strftime("%Y%m%dT%H%M%S%f")
     target = root / f"build-{stamp}"
