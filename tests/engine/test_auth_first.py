@@ -173,3 +173,12 @@ def test_a_replay_of_a_correctly_signed_bad_read_is_401(signer) -> None:
     headers = signer.headers("GET", "/v1/payouts")
     assert signer.client.get("/v1/payouts?limit=0", headers=headers).status_code == 400
     assert _is_opaque_401(signer.client.get("/v1/payouts?limit=0", headers=headers))
+
+
+def test_the_openapi_document_says_the_signature_is_verified_first(engine_client) -> None:
+    document = engine_client.get("/openapi.json").json
+    operations = [
+        op for path, item in document["paths"].items() if path.startswith("/v1/") for op in item.values()
+    ]
+    assert operations and all("verified before anything else" in op["description"] for op in operations)
+    assert all("401" in op["responses"] for op in operations)

@@ -173,7 +173,10 @@ class SignedGuard:
 
     @property
     def description(self) -> str:
-        return "signed request (X-Operator-Id, X-Timestamp, X-Signature)"
+        return (
+            "signed request (X-Operator-Id, X-Timestamp, X-Signature), verified before anything else: "
+            "a request that is not signed as docs/engine-auth.md says is 401, whatever else is wrong"
+        )
 
     @property
     def error_statuses(self) -> tuple[int, ...]:
