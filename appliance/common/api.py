@@ -230,8 +230,9 @@ def endpoint(
     ``other_statuses`` are further success statuses answered with the same body (a replayed
     submission's 200 beside the 201 of a new one); ``error_notes`` describe an error status beyond
     its phrase (extension members of its Problem).
-    ``auth_first`` runs the guard before validation (dispatch: 401 before 400); the engine sets
-    it False because its patterns must be checked before any store is reached.
+    ``auth_first`` runs the guard before validation (both services: 401 before 400, so that a
+    caller who is not authenticated learns nothing about the request's shape); False runs it
+    after the path, query and body are validated.
     """
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:

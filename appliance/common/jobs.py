@@ -3,8 +3,10 @@
 A row is due when its ``next_attempt_at`` has come and nobody holds an unexpired lease on it.
 ``claim`` takes a batch of due rows in one short write transaction (``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL, so several processes split the work instead of queueing behind each other; SQLite's
-immediate transaction serialises claimers), stamping each with a lease. A worker that dies keeps
-nothing: its leases expire and the rows are claimed again. ``retry_later`` counts the attempt and
+immediate transaction serialises claimers), stamping each with a lease and its holder
+(``lease_holder``: the process, common/holders.py). A worker that dies keeps nothing: its leases
+expire and the rows are claimed again, at once when the dead holder was a process of this host
+(a restart after kill -9 takes over without waiting). ``retry_later`` counts the attempt and
 backs off exponentially with jitter, and every failure is logged with the attempt number, so work
 is never retried forever in silence.
 """
@@ -22,6 +24,7 @@ import peewee
 
 from appliance.common import clock
 from appliance.common.db import is_sqlite, write_transaction
+from appliance.common.holders import holder_gone, host_prefix, process_holder
 
 log = logging.getLogger("appliance.jobs")
 
@@ -32,9 +35,21 @@ def backoff(attempts: int, *, base: float = 2.0, cap: float = 1800.0) -> timedel
     return timedelta(seconds=seconds * random.uniform(0.75, 1.25))
 
 
+def held_by_another(holder: str | None, lease_until: Any, moment: Any, mine: str) -> bool:
+    """A single-holder lease (one row per job: holder, lease_until) that ``mine`` may not take:
+    another holder's unexpired lease, unless that holder is a process of this host that no
+    longer runs (then it is free at once)."""
+    return (
+        holder not in (None, mine)
+        and lease_until is not None
+        and lease_until > moment
+        and not holder_gone(holder)
+    )
+
+
 class LeasedQueue:
-    """Rows of ``model`` (columns ``lease_until``, ``next_attempt_at`` and an attempts counter)
-    that match ``pending`` are work."""
+    """Rows of ``model`` (columns ``lease_until``, ``lease_holder``, ``next_attempt_at`` and an
+    attempts counter) that match ``pending`` are work."""
 
     def __init__(
         self,
@@ -57,25 +72,42 @@ class LeasedQueue:
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
 
-    def _due(self, moment: Any) -> Any:
+    def _due(self, moment: Any, gone: list[str] | None = None) -> Any:
         m = self.model
-        return (
-            self.pending()
-            & ((m.next_attempt_at.is_null()) | (m.next_attempt_at <= moment))
-            & ((m.lease_until.is_null()) | (m.lease_until < moment))
+        free = (m.lease_until.is_null()) | (m.lease_until < moment)
+        if gone:
+            free = free | m.lease_holder.in_(gone)
+        return self.pending() & ((m.next_attempt_at.is_null()) | (m.next_attempt_at <= moment)) & free
+
+    def _gone_holders(self, moment: Any) -> list[str]:
+        """Holders of this host whose unexpired leases on pending rows outlived their process.
+        Read before the claim's write transaction (the lock is not held while /proc is read)."""
+        m = self.model
+        holders = (
+            m.select(m.lease_holder)
+            .where(self.pending() & (m.lease_until >= moment) & m.lease_holder.startswith(host_prefix()))
+            .distinct()
         )
+        return [row.lease_holder for row in holders if holder_gone(row.lease_holder)]
 
     def claim(self, limit: int = 50) -> list[int]:
         """Lease up to ``limit`` due rows, oldest due first; returns their ids."""
         m = self.model
         moment = clock.now()
+        gone = self._gone_holders(moment)
         with write_transaction(self.database):
-            query = m.select(m.id).where(self._due(moment)).order_by(m.next_attempt_at, m.id).limit(limit)
+            query = (
+                m.select(m.id).where(self._due(moment, gone)).order_by(m.next_attempt_at, m.id).limit(limit)
+            )
             if not is_sqlite(self.database):
                 query = query.for_update("FOR UPDATE SKIP LOCKED")
             ids = [row.id for row in query]
             if ids:
-                m.update(lease_until=moment + self.lease).where(m.id.in_(ids)).execute()
+                m.update(lease_until=moment + self.lease, lease_holder=process_holder()).where(
+                    m.id.in_(ids)
+                ).execute()
+        if gone and ids:
+            log.info("%s: took over the leases of %s (no longer running)", m.__name__, ", ".join(gone))
         return ids
 
     def claim_one(self, row_id: int) -> bool:
@@ -83,19 +115,23 @@ class LeasedQueue:
         m = self.model
         moment = clock.now()
         updated = (
-            m.update(lease_until=moment + self.lease).where((m.id == row_id) & self._due(moment)).execute()
+            m.update(lease_until=moment + self.lease, lease_holder=process_holder())
+            .where((m.id == row_id) & self._due(moment))
+            .execute()
         )
         return updated == 1
 
     def renew(self, row_id: int) -> None:
         m = self.model
-        m.update(lease_until=clock.now() + self.lease).where(m.id == row_id).execute()
+        m.update(lease_until=clock.now() + self.lease, lease_holder=process_holder()).where(
+            m.id == row_id
+        ).execute()
 
     def release(self, row_id: int, *, after: timedelta | None = None) -> None:
         """Give the row back: due again now, or after ``after`` (a wait that is not a failure)."""
         m = self.model
         due = clock.now() + after if after else None
-        m.update(lease_until=None, next_attempt_at=due).where(m.id == row_id).execute()
+        m.update(lease_until=None, lease_holder=None, next_attempt_at=due).where(m.id == row_id).execute()
 
     def retry_later(self, row_id: int, error: str) -> timedelta:
         """Count a failed attempt and back off; returns the delay chosen."""
@@ -104,7 +140,12 @@ class LeasedQueue:
         row = m.select(counter).where(m.id == row_id).first()
         attempts = (getattr(row, self.attempts_field) if row else 0) + 1
         delay = backoff(attempts, base=self.backoff_base, cap=self.backoff_cap)
-        changes = {counter: attempts, m.lease_until: None, m.next_attempt_at: clock.now() + delay}
+        changes = {
+            counter: attempts,
+            m.lease_until: None,
+            m.lease_holder: None,
+            m.next_attempt_at: clock.now() + delay,
+        }
         if self.error_field:
             changes[getattr(m, self.error_field)] = error[:500]
         m.update(changes).where(m.id == row_id).execute()

@@ -122,7 +122,7 @@ class DatabaseCollector(Collector):
     def _leases(self) -> Iterator[Metric]:
         held = GaugeMetricFamily(
             "appliance_worker_lease_held",
-            "1 while the named holder (process:id) holds a background job's single-holder lease.",
+            "1 while the named holder (host/pid/start/id) holds a background job's single-holder lease.",
             labels=["job", "holder"],
         )
         left = GaugeMetricFamily(

@@ -14,8 +14,6 @@ at a time holds the lease; every step is idempotent):
 from __future__ import annotations
 
 import logging
-import os
-import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,6 +22,7 @@ import peewee
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
+from appliance.common.holders import instance_holder
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
@@ -59,7 +58,7 @@ class Housekeeping:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.interval = timedelta(minutes=settings.housekeeping_minutes)
-        self.holder = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = instance_holder()
 
     def _due(self) -> bool:
         moment = clock.now()

@@ -67,7 +67,7 @@ def chain_gauges(chains: Chains, data_dir: Path) -> Iterator[Metric]:
 def _miner_lease(path: Path) -> Iterator[Metric]:
     held = GaugeMetricFamily(
         "appliance_worker_lease_held",
-        "1 while the named holder (process:id) holds a background job's single-holder lease.",
+        "1 while the named holder (host/pid/start/id) holds a background job's single-holder lease.",
         labels=["job", "holder"],
     )
     with contextlib.closing(sqlite3.connect(path, timeout=1)) as conn:

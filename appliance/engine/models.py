@@ -50,6 +50,7 @@ class Payout(BaseModel):
     updated_at = UTCDateTimeField(default=now)
     # The pipeline's work lease (appliance.common.jobs) and the gas cost once mined, in the fee asset.
     lease_until = UTCDateTimeField(null=True)
+    lease_holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     next_attempt_at = UTCDateTimeField(null=True)
     work_attempts = peewee.IntegerField(default=0)
     fee_minor = peewee.CharField(max_length=78, null=True)
@@ -196,7 +197,7 @@ class ChainCursor(BaseModel):
 
     chain_id = peewee.CharField(max_length=32, primary_key=True)
     next_block = peewee.BigIntegerField()
-    holder = peewee.CharField(max_length=64, null=True)
+    holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     lease_until = UTCDateTimeField(null=True)
     updated_at = UTCDateTimeField(default=now)
 
@@ -267,6 +268,7 @@ class WebhookDelivery(BaseModel):
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(null=True)
     lease_until = UTCDateTimeField(null=True)
+    lease_holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     last_error = peewee.CharField(max_length=500, null=True)
     delivered_at = UTCDateTimeField(null=True)
     created_at = UTCDateTimeField(default=now)
@@ -298,7 +300,7 @@ class Projection(BaseModel):
     name = peewee.CharField(max_length=32, primary_key=True)
     last_event_id = peewee.BigIntegerField(default=0)
     built_through = UTCDateTimeField(null=True)
-    holder = peewee.CharField(max_length=64, null=True)
+    holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     lease_until = UTCDateTimeField(null=True)
 
     class Meta:
@@ -318,6 +320,7 @@ class ExportJob(BaseModel):
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(null=True)
     lease_until = UTCDateTimeField(null=True)
+    lease_holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     last_error = peewee.CharField(max_length=500, null=True)
     created_at = UTCDateTimeField(default=now)
     completed_at = UTCDateTimeField(null=True)

@@ -80,7 +80,8 @@ class Receiver:
     url: str
     ca_file: Path
     received: list[Received] = field(default_factory=list)
-    answers: list[int | str] = field(default_factory=list)  # next statuses, or "hang"; then 200
+    # Next statuses, or "hang" (answer 200 after 3 s) or "hang:SECONDS"; then 200.
+    answers: list[int | str] = field(default_factory=list)
 
 
 @contextmanager
@@ -93,8 +94,8 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
             answer = state.answers.pop(0) if state.answers else 200
-            if answer == "hang":
-                time.sleep(3)
+            if isinstance(answer, str) and answer.startswith("hang"):
+                time.sleep(float(answer.partition(":")[2] or 3))
                 answer = 200
             self.send_response(int(answer))
             self.send_header("Content-Length", "2")

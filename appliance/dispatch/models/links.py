@@ -40,6 +40,7 @@ class OutgoingMail(BaseModel):
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(default=now)
     lease_until = UTCDateTimeField(null=True)
+    lease_holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     last_error = peewee.CharField(max_length=500, null=True)
     created_at = UTCDateTimeField(default=now)
     sent_at = UTCDateTimeField(null=True)
@@ -52,7 +53,7 @@ class JobLease(BaseModel):
     """A background job's single-holder lease and when it last ran (housekeeping)."""
 
     name = peewee.CharField(max_length=32, primary_key=True)
-    holder = peewee.CharField(max_length=64, null=True)
+    holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
     lease_until = UTCDateTimeField(null=True)
     last_run_at = UTCDateTimeField(null=True)
 

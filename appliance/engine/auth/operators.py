@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
-from appliance.common.db import connection
+from appliance.common.db import connection, write_transaction
 from appliance.common.health import Check, Probe
 from appliance.common.keys import subkey
 from appliance.engine.db import database
@@ -84,7 +84,7 @@ def _add_secret(master_key: bytes, operator_id: str) -> tuple[str, str]:
 def create_operator(master_key: bytes, operator_id: str) -> dict[str, str]:
     if not OPERATOR_ID.match(operator_id):
         raise OperatorError("operator id must be op_ followed by 8 to 48 characters of [a-z0-9]")
-    with database.atomic():
+    with write_transaction(database):
         if Operator.get_or_none(Operator.id == operator_id) is not None:
             raise OperatorError(f"operator {operator_id} already exists")
         Operator.create(id=operator_id, created_at=clock.now())
@@ -93,7 +93,7 @@ def create_operator(master_key: bytes, operator_id: str) -> dict[str, str]:
 
 
 def add_secret(master_key: bytes, operator_id: str) -> dict[str, str]:
-    with database.atomic():
+    with write_transaction(database):
         if Operator.get_or_none(Operator.id == operator_id) is None:
             raise OperatorError(f"no operator {operator_id}")
         secret_id, secret = _add_secret(master_key, operator_id)
@@ -101,7 +101,7 @@ def add_secret(master_key: bytes, operator_id: str) -> dict[str, str]:
 
 
 def remove_secret(operator_id: str, secret_id: str) -> dict[str, object]:
-    with database.atomic():
+    with write_transaction(database):
         deleted = (
             OperatorSecret.delete()
             .where((OperatorSecret.operator == operator_id) & (OperatorSecret.id == secret_id))

@@ -15,17 +15,18 @@ import hmac
 import logging
 import re
 
-from flask import g, request
+from flask import Response, after_this_request, g, request
 
 from appliance.common import clock
 from appliance.common.api import endpoint
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
-from appliance.common.problems import BadRequest, Unauthorized
-from appliance.common.webapp import request_id
+from appliance.common.problems import ApiError, BadRequest, Unauthorized
+from appliance.common.webapp import problem_response, request_id
 from appliance.engine.auth.operators import OPERATOR_ID, SecretsUnreadable, secrets_of
 from appliance.engine.db import database
 from appliance.engine.models import SeenSignature
+from appliance.engine.problems import render
 from appliance.engine.protocol import body_hash, canonical_string, sign_request
 from appliance.engine.runtime import runtime
 
@@ -147,6 +148,7 @@ class Admission:
 
 def pending_admission() -> Admission:
     """The signature a deferring guard verified, for the route to record in its transaction."""
+    g.admission_taken = True
     return g.admission
 
 
@@ -156,8 +158,10 @@ def current_operator() -> str:
 
 @dataclasses.dataclass(frozen=True)
 class SignedGuard:
-    """Every /v1 route. ``idempotency`` also demands a well-formed Idempotency-Key (400 before any
-    store is touched when missing or malformed)."""
+    """Every /v1 route. The signature is checked first, before anything about the request's
+    shape: a caller who is not authenticated gets the opaque 401 and learns nothing else.
+    ``idempotency`` then demands a well-formed Idempotency-Key (400), before the route's path,
+    query and body are validated (400, 415)."""
 
     idempotency: bool = False
     # The route records the signature in its own write transaction (see verify_request).
@@ -169,13 +173,21 @@ class SignedGuard:
 
     @property
     def description(self) -> str:
-        return "signed request (X-Operator-Id, X-Timestamp, X-Signature)"
+        return (
+            "signed request (X-Operator-Id, X-Timestamp, X-Signature), verified before anything else: "
+            "a request that is not signed as docs/engine-auth.md says is 401, whatever else is wrong"
+        )
 
     @property
     def error_statuses(self) -> tuple[int, ...]:
         return (400, 401) if self.idempotency else (401,)
 
     def check(self) -> None:
+        verify_request(defer_admission=self.deferred_admission)
+        if self.deferred_admission:
+            # Refused by validation before the route takes the admission: the signature is used
+            # up all the same, so that a repeat of this request is a replay (401) like any other.
+            after_this_request(_record_untaken_admission)
         key = request.headers.get("Idempotency-Key")
         if self.idempotency and key is None:
             raise BadRequest(
@@ -187,7 +199,20 @@ class SignedGuard:
                 "Idempotency-Key must be 8..128 characters of [A-Za-z0-9:_-].",
                 errors=[{"field": "Idempotency-Key", "message": "malformed"}],
             )
-        verify_request(defer_admission=self.deferred_admission)
+
+
+def _record_untaken_admission(response: Response) -> Response:
+    """After a request whose verified signature the route never took (a 4xx of validation):
+    record it now, alone. Should it be a replay after all, the answer becomes that 401."""
+    admission = g.get("admission")
+    if admission is None or g.get("admission_taken") or not 400 <= response.status_code < 500:
+        return response
+    g.admission_taken = True
+    try:
+        admission.record_alone()
+    except ApiError as refused:
+        return problem_response(refused, render)
+    return response
 
 
 SIGNED = SignedGuard()
@@ -195,6 +220,8 @@ SIGNED_IDEMPOTENT = SignedGuard(idempotency=True)
 # Payout submission: the replay record and the payout are written in one transaction.
 SIGNED_SUBMISSION = SignedGuard(idempotency=True, deferred_admission=True)
 
-# The decorator of every /v1 route: signed, and its path, query and body checked before the
-# signature (auth_first False), so that malformed input is refused before any store is reached.
-signed_endpoint = functools.partial(endpoint, guard=SIGNED, auth_first=False)
+# The decorator of every /v1 route: signed, and the signature checked first (auth_first), so that
+# nothing about a request's headers, path, query or body is checked for a caller not authenticated
+# (the specification: any signature failure is 401). Only what must come before reading the body
+# at all (routing's 404 and 405, a body over the size limit: 413) answers without a signature.
+signed_endpoint = functools.partial(endpoint, guard=SIGNED, auth_first=True)

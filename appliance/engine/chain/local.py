@@ -26,7 +26,6 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +43,7 @@ from eth_account import Account
 from eth_typing import BlockNumber
 from eth_utils import keccak, to_canonical_address, to_checksum_address
 
+from appliance.common.holders import holder_gone, instance_holder
 from appliance.engine.chain.base import (
     BlockRef,
     ChainError,
@@ -152,7 +152,7 @@ class LocalChain:
         self._connections_lock = threading.Lock()
         self._mine_lock = threading.Lock()  # one mining step at a time within this process
         self._wake = threading.Event()
-        self.holder = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = instance_holder()
         self._ensure_genesis()
         self.usdc_contract = to_checksum_address(_contract_address(FAUCET.address, 0))
 
@@ -456,11 +456,13 @@ class LocalChain:
         now = time.time()
         with self._write() as conn:
             conn.execute("INSERT OR IGNORE INTO lease (name, holder, until) VALUES ('miner', NULL, 0)")
+            (current,) = conn.execute("SELECT holder FROM lease WHERE name = 'miner'").fetchone()
+            gone = current if holder_gone(current) else None  # a dead process of this host: free now
             changed = conn.execute(
                 "UPDATE lease SET holder = ?, until = ? WHERE name = 'miner' "
                 "AND (holder = ? OR holder IS NULL "
-                "OR until < ?)",
-                (self.holder, now + seconds, self.holder, now),
+                "OR until < ? OR holder = ?)",
+                (self.holder, now + seconds, self.holder, now, gone),
             ).rowcount
         return changed == 1
 

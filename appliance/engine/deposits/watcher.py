@@ -19,9 +19,7 @@ Inside `appliance serve`, one process per chain holds the chain's cursor lease. 
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -30,6 +28,8 @@ import peewee
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
+from appliance.common.holders import instance_holder
+from appliance.common.jobs import held_by_another
 from appliance.engine.chain.base import Chain, ChainError
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
@@ -57,7 +57,7 @@ class DepositWatcher:
         self.chains = chains
         self.batch = batch
         self.lease = lease
-        self.holder = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = instance_holder()
 
     def run_pass(self) -> int:
         """One step on every chain that has addresses; returns blocks scanned plus transfers moved."""
@@ -91,11 +91,7 @@ class DepositWatcher:
                         lease_until=moment + self.lease,
                     )
                 )
-            if (
-                cursor.holder not in (None, self.holder)
-                and cursor.lease_until
-                and cursor.lease_until > moment
-            ):
+            if held_by_another(cursor.holder, cursor.lease_until, moment, self.holder):
                 return False
             ChainCursor.update(holder=self.holder, lease_until=moment + self.lease, updated_at=moment).where(
                 ChainCursor.chain_id == chain_id

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import uuid
 from collections import defaultdict
 from datetime import timedelta
 from typing import Any
@@ -29,6 +27,8 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
+from appliance.common.holders import instance_holder
+from appliance.common.jobs import held_by_another
 from appliance.engine.db import database
 from appliance.engine.models import Projection, ReportRow, WebhookEvent
 from appliance.engine.webhooks.events import (
@@ -77,7 +77,7 @@ class ReportProjector:
     def __init__(self, *, batch: int = 1000, lease: timedelta = timedelta(seconds=30)) -> None:
         self.batch = batch
         self.lease = lease
-        self.holder = f"{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = instance_holder()
 
     def _take_lease(self) -> Projection | None:
         moment = clock.now()
@@ -87,7 +87,7 @@ class ReportProjector:
                 # Another process starting at the same moment may create it first: then it is theirs.
                 state = Projection(name=NAME, holder=self.holder, lease_until=moment + self.lease)
                 return state if insert_if_new(state) else None
-            if state.holder not in (None, self.holder) and state.lease_until and state.lease_until > moment:
+            if held_by_another(state.holder, state.lease_until, moment, self.holder):
                 return None
             Projection.update(holder=self.holder, lease_until=moment + self.lease).where(
                 Projection.name == NAME
