@@ -66,8 +66,17 @@ class Chains:
     def assets_of(self, chain_id: str) -> list[Asset]:
         return [a for a in self.assets if a.chain_id == chain_id]
 
+    def native_or_none(self, chain_id: str) -> Asset | None:
+        """The chain's native asset, or None for a chain configured with token assets only."""
+        return next((a for a in self.assets if a.chain_id == chain_id and a.kind == "native"), None)
+
     def native(self, chain_id: str) -> Asset:
-        return next(a for a in self.assets if a.chain_id == chain_id and a.kind == "native")
+        """The chain's native asset; a LookupError (never a bare StopIteration, which a caller's
+        generator would turn into something else) when the chain has none configured."""
+        asset = self.native_or_none(chain_id)
+        if asset is None:
+            raise LookupError(f"chain {chain_id} has no native asset configured")
+        return asset
 
     def find(self, chain_id: str, code: str) -> Asset | None:
         return next((a for a in self.assets if a.chain_id == chain_id and a.code == code), None)

@@ -40,6 +40,13 @@ from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, DEPOSIT_RETRACTE
 log = logging.getLogger("appliance.engine.deposits")
 
 REORG_WINDOW = 128  # scanned block hashes kept per chain: deeper reorgs are not seen
+# The spec's amountMinor is [1-9][0-9]{0,38}: a transfer of 0 (anyone can log Transfer(x, addr, 0)
+# with transferFrom) or of more than 39 digits (a uint256 holds 78) is no deposit of ours.
+MAX_AMOUNT = 10**39 - 1
+
+
+def admissible(value: int) -> bool:
+    return 0 < value <= MAX_AMOUNT
 
 
 def _event_data(row: Deposit) -> dict[str, Any]:
@@ -63,15 +70,22 @@ class DepositWatcher:
         """One step on every chain that has addresses; returns blocks scanned plus transfers moved."""
         handled = 0
         for chain_id, chain in self.chains.chains.items():
-            if not DepositAddress.select().where(DepositAddress.chain_id == chain_id).exists():
-                continue
-            if not self._take_lease(chain_id):
-                continue
+            # One chain's failure (a node down, a bug met on one chain's data) never ends the pass
+            # for the chains after it: each is tried on its own, and retried next pass.
             try:
-                handled += self._advance(chain_id, chain)
+                handled += self._pass_on(chain_id, chain)
             except ChainError as exc:
                 log.warning("deposit watcher on %s: %s", chain_id, exc)
+            except Exception:
+                log.exception("deposit watcher on %s failed; the other chains go on", chain_id)
         return handled
+
+    def _pass_on(self, chain_id: str, chain: Chain) -> int:
+        if not DepositAddress.select().where(DepositAddress.chain_id == chain_id).exists():
+            return 0
+        if not self._take_lease(chain_id):
+            return 0
+        return self._advance(chain_id, chain)
 
     def _take_lease(self, chain_id: str) -> bool:
         moment = clock.now()
@@ -168,7 +182,7 @@ class DepositWatcher:
             for row in DepositAddress.select().where(DepositAddress.chain_id == chain_id)
         }
         tokens = {a.contract.lower(): a for a in self.chains.assets_of(chain_id) if a.contract}
-        native = self.chains.native(chain_id)
+        native = self.chains.native_or_none(chain_id)  # None: a chain of token assets only
         found: list[tuple[DepositAddress, str, int, str, int, int, str]] = []
         hashes: list[tuple[int, str]] = []
         for number in range(first, last + 1):
@@ -177,14 +191,16 @@ class DepositWatcher:
                 last = number - 1
                 break
             hashes.append((number, block.hash))
+            if native is None:
+                continue
             for t in chain.native_transfers(number):
-                if t.success and t.to.lower() in addresses:
+                if t.success and t.to.lower() in addresses and admissible(t.value):
                     found.append(
                         (addresses[t.to.lower()], t.tx_hash, 0, native.code, t.value, number, t.block_hash)
                     )
         if tokens and last >= first:
             for log_entry in chain.token_transfers(first, last, list(tokens)):
-                if log_entry.to.lower() in addresses:
+                if log_entry.to.lower() in addresses and admissible(log_entry.value):
                     asset = tokens[log_entry.contract.lower()]
                     found.append(
                         (
