@@ -86,7 +86,9 @@ def test_a_chain_with_only_token_assets_is_watched_and_never_stops_the_chains_af
         assert [(t["assetCode"], t["amountMinor"], t["status"]) for t in tok] == [
             ("USDT", "4000000", "CONFIRMED")
         ]
-        assert [(t["assetCode"], t["amountMinor"], t["status"]) for t in eth] == [("ETH", "12345", "CONFIRMED")]
+        assert [(t["assetCode"], t["amountMinor"], t["status"]) for t in eth] == [
+            ("ETH", "12345", "CONFIRMED")
+        ]
 
 
 def test_an_unexpected_error_on_one_chain_leaves_the_pass_going_for_the_others(
@@ -118,7 +120,9 @@ def test_an_unexpected_error_on_one_chain_leaves_the_pass_going_for_the_others(
         def bug(number: int) -> list:
             raise RuntimeError("a bug met on this chain's data")
 
-        monkeypatch.setattr(harness.app.extensions["engine"].chains.get("broken_first"), "native_transfers", bug)
+        monkeypatch.setattr(
+            harness.app.extensions["engine"].chains.get("broken_first"), "native_transfers", bug
+        )
         watch(harness)
         watch(harness)
         fine_rows = harness.signer.request("GET", "/v1/deposits?accountRef=customer-b").json["transfers"]
