@@ -80,7 +80,11 @@ class Receiver:
     url: str
     ca_file: Path
     received: list[Received] = field(default_factory=list)
-    answers: list[int | str] = field(default_factory=list)  # next statuses, or "hang"; then 200
+    # next statuses, or "hang" (3 s, then 200), or "trickle" (200, then its 40-byte body a byte
+    # every 0.2 s); then 200
+    answers: list[int | str] = field(default_factory=list)
+    # a request to one of these paths waits until its event is set, then answers 200
+    held: dict[str, threading.Event] = field(default_factory=dict)
 
 
 @contextmanager
@@ -92,7 +96,22 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            answer = state.answers.pop(0) if state.answers else 200
+            hold = state.held.get(self.path)
+            if hold is not None:
+                hold.wait()
+            answer = state.answers.pop(0) if state.answers and hold is None else 200
+            if answer == "trickle":
+                self.send_response(200)
+                self.send_header("Content-Length", "40")
+                self.end_headers()
+                try:
+                    for _ in range(40):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:
+                    pass  # the sender gave up on us
+                return
             if answer == "hang":
                 time.sleep(3)
                 answer = 200
