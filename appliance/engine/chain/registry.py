@@ -156,6 +156,7 @@ def import_chain_modules(settings: Settings) -> None:
 
 
 def build_chains(settings: Settings) -> Chains:
+    from appliance.engine.chain.guard import GuardedChain
     from appliance.engine.chain.rpc import RpcChain
 
     chains: dict[str, Chain] = {}
@@ -180,7 +181,11 @@ def build_chains(settings: Settings) -> Chains:
             )
         )
     for config in settings.chains:
-        chains[config.id] = RpcChain(config.id, config.rpc_url, config.network_id, config.environment)
+        # Used only while the node serves the configured network (checked at first use, after a
+        # failed call and every half minute: chain/guard.py).
+        chains[config.id] = GuardedChain(
+            RpcChain(config.id, config.rpc_url, config.network_id, config.environment)
+        )
         assets.extend(_asset(config.id, config.network_id, config.environment, a) for a in config.assets)
     return Chains(chains, assets)
 
