@@ -89,6 +89,13 @@ def test_a_chain_with_only_token_assets_is_watched_and_never_stops_the_chains_af
         assert [(t["assetCode"], t["amountMinor"], t["status"]) for t in eth] == [
             ("ETH", "12345", "CONFIRMED")
         ]
+        # Its tokens cannot be paid out (no native asset to pay the gas): refused before anything
+        # is stored, instead of a payout that could never be signed.
+        refused = harness.signer.submit(
+            "pyo_tokenonly1", amount="5", asset="USDT", destination="0x" + "ab" * 20
+        )
+        assert refused.status_code == 400 and "no native asset" in refused.json["detail"]
+        assert harness.signer.request("GET", "/v1/payouts/pyo_tokenonly1").status_code == 404
 
 
 def test_an_unexpected_error_on_one_chain_leaves_the_pass_going_for_the_others(

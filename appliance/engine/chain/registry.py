@@ -95,7 +95,16 @@ class Chains:
                 "this deployment cannot choose one for a payout.",
                 errors=[{"field": "asset", "message": "ambiguous asset"}],
             )
-        return matches[0]
+        asset = matches[0]
+        if self.native_or_none(asset.chain_id) is None:
+            # The gas of a token transfer is paid in the chain's native asset, which this chain
+            # does not configure: the payout could never be signed. Deposits are still watched.
+            raise BadRequest(
+                f"Asset {code} cannot be paid out: chain {asset.chain_id} has no native asset "
+                "configured to pay the network fee.",
+                errors=[{"field": "asset", "message": "no native asset on its chain for the fee"}],
+            )
+        return asset
 
     def close(self) -> None:
         for chain in self.chains.values():
