@@ -49,21 +49,27 @@ class GuardedChain:
             fresh = self._verified_at is not None and time.monotonic() - self._verified_at < RECHECK_SECONDS
         if fresh:
             return
-        try:
-            self.inner.check_network()
-        except ChainError as exc:
-            if "node reports chain id" not in str(exc):
-                raise  # unreachable: not known to be wrong, still not verified
-            reason = f"refused: {exc}"
+        actual = self._node_chain_id()  # a ChainError when unreachable: still not verified
+        if actual != self.network_id:
+            reason = f"refused: node reports chain id {actual}, settings say {self.network_id}"
             if self.refused != reason:
                 log.error("chain %s %s; deposits and payouts on it are stopped", self.chain_id, reason)
             self.refused = reason
-            raise NetworkMismatch(reason) from None
+            raise NetworkMismatch(f"{self.chain_id}: {reason}")
         with self._lock:
             if self.refused:
                 log.warning("chain %s: the node serves networkId %s again", self.chain_id, self.network_id)
             self.refused = None
             self._verified_at = time.monotonic()
+
+    def _node_chain_id(self) -> int:
+        """The node's eth_chainId, asked afresh (web3 does not cache it unless told to); any
+        failure is a ChainError, as the adapter's own calls raise."""
+        w3 = self.inner.w3
+        try:
+            return int(w3.eth.chain_id)
+        except Exception as exc:  # transport errors, RPC errors, a malformed answer
+            raise ChainError(f"{self.chain_id}: eth_chainId: {type(exc).__name__}: {exc}") from exc
 
     def _call(self, name: str, *args: Any) -> Any:
         self.verify()
