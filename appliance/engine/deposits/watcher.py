@@ -35,6 +35,7 @@ from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.engine.chain.base import Chain, ChainError
+from appliance.engine.chain.guard import NetworkMismatch
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.deposits.service import transfer_body
@@ -91,6 +92,8 @@ class DepositWatcher:
             # for the chains after it: each is tried on its own, and retried next pass.
             try:
                 handled += self._pass_on(chain_id, chain)
+            except NetworkMismatch:
+                pass  # refused until its node serves the configured network (logged by the guard)
             except ChainError as exc:
                 log.warning("deposit watcher on %s: %s", chain_id, exc)
             except Exception:
@@ -151,13 +154,18 @@ class DepositWatcher:
         return max(REORG_WINDOW, deepest + 1)
 
     def _check_reorg(self, chain_id: str, chain: Chain) -> int:
-        recent = list(
+        kept = (
             ScannedBlock.select()
             .where(ScannedBlock.chain_id == chain_id)
             .order_by(ScannedBlock.number.desc())
         )
-        if not recent:
+        newest_row = kept.first()
+        if newest_row is None:
             return 0
+        canonical = chain.block(int(newest_row.number))
+        if canonical is not None and canonical.hash == newest_row.hash:
+            return 0  # the usual case, in one row and one call: the kept hashes may be thousands
+        recent = list(kept)
         fork: int | None = None
         for row in recent:
             canonical = chain.block(int(row.number))
