@@ -11,7 +11,8 @@
   socket operation: a receiver trickling a byte every few seconds would otherwise hold a delivery
   slot for ever. Each operation gets the time left, and a watchdog shuts the socket at the
   deadline (a read blocked inside the TLS layer sees its socket end). Redirects are never followed
-  (http.client does not follow them); at most 4 KB of the answer is read (for the error message).
+  (http.client does not follow them); a 2xx status is the answer (its body is not read), and of
+  any other at most 4 KB is read (for the error message).
   The name's resolution is before the clock starts (the resolver cannot be interrupted).
 """
 
@@ -156,13 +157,13 @@ def post(
                 "POST", path, body=body, headers={**headers, "Content-Type": "application/json"}
             )
             response = connection.getresponse()
-            answer = response.read(4096)
+            # The status says whether the receiver took the event; the body is only read (the
+            # first 4 KB, for the error message) when it did not.
+            answer = b"" if 200 <= response.status < 300 else response.read(4096)
         except (OSError, http.client.HTTPException) as exc:
             if connection.aborted:
                 raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s") from exc
             raise
-        if connection.aborted:  # the answer was cut short at the deadline
-            raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s")
         return response.status, answer.decode("utf-8", "replace")
     finally:
         watchdog.cancel()
