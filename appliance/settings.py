@@ -186,6 +186,9 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+# The deepest confirmations a chain's asset may ask: the deposit watcher keeps the hashes of that many
+# blocks and walks them for reorgs, so a larger number is refused rather than silently not honoured.
+MAX_CONFIRMATIONS = 10_000
 _CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets"}
 _ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract"}
 
@@ -237,6 +240,13 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
             raise SettingsError(f"{where}: rpc_url must be an http(s) JSON-RPC URL")
         if any(not re.fullmatch(r"[A-Z0-9]{2,16}", a.code) or a.confirmations < 1 for a in assets):
             raise SettingsError(f"{where}: asset codes are 2..16 of A-Z0-9, confirmations at least 1")
+        for asset_position, a in enumerate(assets):
+            if a.confirmations > MAX_CONFIRMATIONS:
+                raise SettingsError(
+                    f"setting chains[{position}].assets[{asset_position}].confirmations from {source}: "
+                    f"{a.confirmations} is more than the {MAX_CONFIRMATIONS} blocks the deposit watcher "
+                    "checks for reorgs (docs/engine-deposits.md)"
+                )
         chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets)))
     if len({c.id for c in chains}) != len(chains):
         raise SettingsError(f"setting chains from {source}: two chains share an id")
@@ -359,6 +369,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:
         raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
+    if not 1 <= settings.local_confirmations <= MAX_CONFIRMATIONS:
+        raise SettingsError(f"setting local_confirmations: 1 to {MAX_CONFIRMATIONS}")
     if not 0 <= settings.processes <= 64:
         raise SettingsError("setting processes: 0 (one per core) to 64")
     if not 0 <= settings.sqlite_checkpoint_seconds <= 60:

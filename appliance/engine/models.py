@@ -307,6 +307,20 @@ class Projection(BaseModel):
         table_name = "projection"
 
 
+class ProjectionGap(BaseModel):
+    """An event id below a projection's cursor that was not visible when the cursor passed it (on
+    PostgreSQL ids are taken at insert, not commit): applied once it appears, dropped after
+    a timeout (a rolled-back transaction's id never appears)."""
+
+    name = peewee.CharField(max_length=32)
+    event_id = peewee.BigIntegerField()
+    seen_at = UTCDateTimeField()
+
+    class Meta:
+        table_name = "projection_gap"
+        primary_key = peewee.CompositeKey("name", "event_id")
+
+
 class ExportJob(BaseModel):
     job_id = peewee.CharField(max_length=64)
     operator = peewee.ForeignKeyField(Operator, on_delete="RESTRICT")

@@ -6,7 +6,7 @@ canonical string METHOD LF PATH LF TIMESTAMP LF IDEMPOTENCY_KEY LF SHA256(body),
 HMAC-SHA256 under the operator's secret, lowercase hex.
 
 Webhooks (docs/webhooks.md), signed by the engine and verified by a receiver. Headers:
-``x-webhook-id`` (a fresh delivery id per attempt), ``x-webhook-timestamp`` (unix seconds),
+``x-webhook-id`` (the message id, the same on every attempt), ``x-webhook-timestamp`` (unix seconds),
 ``x-webhook-signature`` (``v1=`` + lowercase hex HMAC-SHA256), and ``x-webhook-event-id`` (the
 event's id, the same on every attempt).
 

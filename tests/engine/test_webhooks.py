@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,12 +13,15 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.common import clock
+from appliance.common.db import write_transaction
+from appliance.common.jobs import run_worker
 from appliance.engine import protocol
 from appliance.engine.client import verify_webhook
 from appliance.engine.db import database
 from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.models import WebhookDelivery
 from appliance.engine.webhooks import transport
+from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, emit
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
 from tests.engine.helpers import Signer, make_operator
@@ -74,8 +79,11 @@ def confirmed_deposit(harness: Harness) -> str:
 
 
 def run_sender(sender: WebhookSender) -> int:
+    """One pass, and every delivery it started carried to its end; returns how many it started."""
     with database.connection_context():
-        return sender.run_pass()
+        started = sender.run_pass()
+    sender.wait()
+    return started
 
 
 def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
@@ -144,6 +152,7 @@ def test_a_confirmed_deposit_is_delivered_once_signed_and_verifiable_by_the_rece
     sender = sender_of(harness)
     assert run_sender(sender) == 1
     assert run_sender(sender) == 0  # delivered: never again
+    assert len(receiver.received) == 1
     [got] = receiver.received
     assert got.path == "/hooks/engine"
     assert verify_webhook(secret, got.headers, got.path, got.body)
@@ -157,7 +166,7 @@ def test_a_confirmed_deposit_is_delivered_once_signed_and_verifiable_by_the_rece
     assert got.headers["x-webhook-id"].startswith("dlv_")
 
 
-def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_delivery_id(
+def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_and_the_webhook_id(
     settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1)  # the receiver hangs 3 s
@@ -171,7 +180,8 @@ def test_redelivery_after_500s_and_a_timeout_keeps_the_event_id_with_a_fresh_del
         clock.advance(timedelta(hours=7))  # past any back-off
     assert len(receiver.received) == 4
     assert len({r.headers["x-webhook-event-id"] for r in receiver.received}) == 1
-    assert len({r.headers["x-webhook-id"] for r in receiver.received}) == 4
+    # Standard Webhooks: the message id stays the same across attempts (receivers deduplicate on it)
+    assert len({r.headers["x-webhook-id"] for r in receiver.received}) == 1
     assert all(
         verify_webhook(secret, r.headers, r.path, r.body, now=int(r.headers["x-webhook-timestamp"]))
         for r in receiver.received
@@ -187,7 +197,7 @@ def test_a_name_resolving_to_a_private_address_at_delivery_time_is_never_called(
     harness = _harness(settings, receiver)  # accepted while private targets were allowed
     subscribe(harness, receiver.url)
     confirmed_deposit(harness)
-    assert run_sender(sender_of(harness, allow_private=False)) == 0
+    run_sender(sender_of(harness, allow_private=False))
     assert receiver.received == []
     with database.connection_context():
         delivery = WebhookDelivery.get()
@@ -198,7 +208,7 @@ def test_an_unknown_certificate_authority_is_refused(settings: Settings, receive
     harness = _harness(settings, receiver)
     subscribe(harness, receiver.url)
     confirmed_deposit(harness)
-    assert run_sender(sender_of(harness, ca_file="")) == 0  # the system store alone does not know it
+    run_sender(sender_of(harness, ca_file=""))  # the system store alone does not know it
     assert receiver.received == []
     with database.connection_context():
         assert "CERTIFICATE_VERIFY_FAILED" in WebhookDelivery.get().last_error
@@ -255,3 +265,71 @@ def test_an_operator_receives_only_its_own_events(settings: Settings, receiver: 
     confirmed_deposit(harness)  # the first operator's deposit
     run_sender(sender_of(harness))
     assert [r.path for r in receiver.received] == ["/hooks/engine"]
+
+
+def _emit(operator_id: str, n: int) -> None:
+    with database.connection_context(), write_transaction(database):
+        emit(operator_id, DEPOSIT_CONFIRMED, {"n": n})
+
+
+def _wait_for(condition, what: str, seconds: float = 30) -> None:
+    """A liveness bound, not a measurement: fail rather than hang when ``condition`` never holds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+def test_a_receiver_that_never_answers_holds_up_no_other_operators_deliveries(
+    settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 item 14: the sender waited for its whole batch, so one receiver that never answered
+    held every other delivery; and a backlog to one slow endpoint took every place of the pool."""
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 120)  # the held receiver is released by the test
+    harness = _harness(settings, receiver)
+    slow_path, fast_path = "/hooks/slow", "/hooks/fast"
+    held = threading.Event()
+    receiver.held[slow_path] = held
+    subscribe(harness, receiver.url.replace("/hooks/engine", slow_path), ["deposit.confirmed"])
+    other_op = make_operator(harness.app, "op_beta00001")
+    other = Signer(harness.app.test_client(), other_op["operatorId"], other_op["secret"])
+    subscribe(harness, receiver.url.replace("/hooks/engine", fast_path), ["deposit.confirmed"], signer=other)
+    for n in range(12):  # a backlog for the slow receiver, older than anything for the fast one
+        _emit("op_alpha0001", n)
+    sender = sender_of(harness)
+    stop = threading.Event()
+    worker = threading.Thread(
+        target=run_worker, args=("webhooks", database, stop, sender.run_pass), kwargs={"idle_seconds": 0.05}
+    )
+    worker.start()
+    try:
+        _wait_for(lambda: any(r.path == slow_path for r in receiver.received), "the slow receiver called")
+        _emit(other_op["operatorId"], 100)  # a new event while the slow receiver holds its requests
+        _wait_for(
+            lambda: any(r.path == fast_path for r in receiver.received),
+            "the other operator's delivery made while the slow receiver is held",
+        )
+        assert sum(r.path == slow_path for r in receiver.received) <= 2  # two places, not the pool
+    finally:
+        held.set()
+        stop.set()
+        worker.join()
+        sender.wait()
+
+
+def test_an_attempt_is_bounded_as_a_whole_not_per_socket_read(
+    settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A receiver trickling its answer a byte at a time never let a per-read timeout fire: the
+    attempt lasted as long as the receiver liked. Now the attempt as a whole has the time limit."""
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1)  # the trickle lasts 8 s, 0.2 s a byte
+    harness = _harness(settings, receiver)
+    subscribe(harness, receiver.url)
+    confirmed_deposit(harness)
+    receiver.answers.append("trickle")
+    run_sender(sender_of(harness))
+    with database.connection_context():
+        delivery = WebhookDelivery.get()
+    assert delivery.status == "queued" and delivery.attempts == 1
+    assert "no answer within 1 s" in delivery.last_error

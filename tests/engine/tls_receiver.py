@@ -80,8 +80,11 @@ class Receiver:
     url: str
     ca_file: Path
     received: list[Received] = field(default_factory=list)
-    # Next statuses, or "hang" (answer 200 after 3 s) or "hang:SECONDS"; then 200.
+    # next statuses, or "hang" (3 s, then 200), "hang:SECONDS", or "trickle" (a 200 answer a byte
+    # every 0.2 s); then 200
     answers: list[int | str] = field(default_factory=list)
+    # a request to one of these paths waits until its event is set, then answers 200
+    held: dict[str, threading.Event] = field(default_factory=dict)
 
 
 @contextmanager
@@ -93,7 +96,20 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            answer = state.answers.pop(0) if state.answers else 200
+            hold = state.held.get(self.path)
+            if hold is not None:
+                hold.wait()
+            answer = state.answers.pop(0) if state.answers and hold is None else 200
+            if answer == "trickle":  # a 200, a byte every 0.2 s (8 s in all): no read waits 1 s
+                try:
+                    for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:
+                    pass  # the sender gave up on us
+                self.close_connection = True
+                return
             if isinstance(answer, str) and answer.startswith("hang"):
                 time.sleep(float(answer.partition(":")[2] or 3))
                 answer = 200

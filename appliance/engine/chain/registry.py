@@ -66,8 +66,17 @@ class Chains:
     def assets_of(self, chain_id: str) -> list[Asset]:
         return [a for a in self.assets if a.chain_id == chain_id]
 
+    def native_or_none(self, chain_id: str) -> Asset | None:
+        """The chain's native asset, or None for a chain configured with token assets only."""
+        return next((a for a in self.assets if a.chain_id == chain_id and a.kind == "native"), None)
+
     def native(self, chain_id: str) -> Asset:
-        return next(a for a in self.assets if a.chain_id == chain_id and a.kind == "native")
+        """The chain's native asset; a LookupError (never a bare StopIteration, which a caller's
+        generator would turn into something else) when the chain has none configured."""
+        asset = self.native_or_none(chain_id)
+        if asset is None:
+            raise LookupError(f"chain {chain_id} has no native asset configured")
+        return asset
 
     def find(self, chain_id: str, code: str) -> Asset | None:
         return next((a for a in self.assets if a.chain_id == chain_id and a.code == code), None)
@@ -86,7 +95,16 @@ class Chains:
                 "this deployment cannot choose one for a payout.",
                 errors=[{"field": "asset", "message": "ambiguous asset"}],
             )
-        return matches[0]
+        asset = matches[0]
+        if self.native_or_none(asset.chain_id) is None:
+            # The gas of a token transfer is paid in the chain's native asset, which this chain
+            # does not configure: the payout could never be signed. Deposits are still watched.
+            raise BadRequest(
+                f"Asset {code} cannot be paid out: chain {asset.chain_id} has no native asset "
+                "configured to pay the network fee.",
+                errors=[{"field": "asset", "message": "no native asset on its chain for the fee"}],
+            )
+        return asset
 
     def close(self) -> None:
         for chain in self.chains.values():
@@ -147,6 +165,7 @@ def import_chain_modules(settings: Settings) -> None:
 
 
 def build_chains(settings: Settings) -> Chains:
+    from appliance.engine.chain.guard import GuardedChain
     from appliance.engine.chain.rpc import RpcChain
 
     chains: dict[str, Chain] = {}
@@ -171,7 +190,11 @@ def build_chains(settings: Settings) -> Chains:
             )
         )
     for config in settings.chains:
-        chains[config.id] = RpcChain(config.id, config.rpc_url, config.network_id, config.environment)
+        # Used only while the node serves the configured network (checked at first use, after a
+        # failed call and every half minute: chain/guard.py).
+        chains[config.id] = GuardedChain(
+            RpcChain(config.id, config.rpc_url, config.network_id, config.environment)
+        )
         assets.extend(_asset(config.id, config.network_id, config.environment, a) for a in config.assets)
     return Chains(chains, assets)
 

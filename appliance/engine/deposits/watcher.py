@@ -6,7 +6,11 @@ Inside `appliance serve`, one process per chain holds the chain's cursor lease. 
    ones, newest first. Below the highest height where they still agree (the fork point), every
    recorded transfer is RETRACTED (a CONFIRMED one announces ``deposit.retracted``) and the cursor
    goes back to the fork point, so the rescan revives the transfers the new chain holds (PENDING
-   again, at their new block) and only those.
+   again, at their new block) and only those. The hashes kept reach deeper than the chain's
+   largest ``confirmations`` (at least REORG_WINDOW blocks) and down to the node's ``finalized``
+   block where it has that tag, so a reorg that could touch a deposit not yet final is seen. If
+   no kept hash matches at all (a reorg deeper still), the recorded transfers below are checked
+   against the canonical chain by their block hashes, newest first, down to one that still holds.
 2. Scan up to ``batch`` blocks: native transfers (outputIndex 0) and ERC20 ``Transfer`` logs
    (outputIndex = log index) to registered addresses, each recorded once on (chain, txHash,
    outputIndex). The transfers, the scanned hashes and the new cursor are ONE write transaction,
@@ -31,6 +35,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
 from appliance.common.jobs import held_by_another
 from appliance.engine.chain.base import Chain, ChainError
+from appliance.engine.chain.guard import NetworkMismatch
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.deposits.service import transfer_body
@@ -39,7 +44,27 @@ from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, DEPOSIT_RETRACTE
 
 log = logging.getLogger("appliance.engine.deposits")
 
-REORG_WINDOW = 128  # scanned block hashes kept per chain: deeper reorgs are not seen
+REORG_WINDOW = 128  # scanned block hashes kept per chain at least (more: see kept_blocks)
+# The spec's amountMinor is [1-9][0-9]{0,38}: a transfer of 0 (anyone can log Transfer(x, addr, 0)
+# with transferFrom) or of more than 39 digits (a uint256 holds 78) is no deposit of ours.
+MAX_AMOUNT = 10**39 - 1
+
+
+def admissible(value: int) -> bool:
+    return 0 < value <= MAX_AMOUNT
+
+
+def finalized_height(chain: Chain) -> int | None:
+    """The node's ``finalized`` block number, or None: the embedded chain and nodes without the
+    tag (pre-merge chains, some providers) have none, and then only kept_blocks applies."""
+    w3 = getattr(chain, "w3", None)
+    if w3 is None:
+        return None
+    try:
+        return int(w3.eth.get_block("finalized")["number"])
+    except Exception as exc:  # an unsupported tag is an error of the node's choosing
+        log.debug("no finalized block on %s: %s", chain.chain_id, exc)
+        return None
 
 
 def _event_data(row: Deposit) -> dict[str, Any]:
@@ -63,15 +88,24 @@ class DepositWatcher:
         """One step on every chain that has addresses; returns blocks scanned plus transfers moved."""
         handled = 0
         for chain_id, chain in self.chains.chains.items():
-            if not DepositAddress.select().where(DepositAddress.chain_id == chain_id).exists():
-                continue
-            if not self._take_lease(chain_id):
-                continue
+            # One chain's failure (a node down, a bug met on one chain's data) never ends the pass
+            # for the chains after it: each is tried on its own, and retried next pass.
             try:
-                handled += self._advance(chain_id, chain)
+                handled += self._pass_on(chain_id, chain)
+            except NetworkMismatch:
+                pass  # refused until its node serves the configured network (logged by the guard)
             except ChainError as exc:
                 log.warning("deposit watcher on %s: %s", chain_id, exc)
+            except Exception:
+                log.exception("deposit watcher on %s failed; the other chains go on", chain_id)
         return handled
+
+    def _pass_on(self, chain_id: str, chain: Chain) -> int:
+        if not DepositAddress.select().where(DepositAddress.chain_id == chain_id).exists():
+            return 0
+        if not self._take_lease(chain_id):
+            return 0
+        return self._advance(chain_id, chain)
 
     def _take_lease(self, chain_id: str) -> bool:
         moment = clock.now()
@@ -109,15 +143,25 @@ class DepositWatcher:
 
     # -- reorgs --------------------------------------------------------------------------------------
 
+    def kept_blocks(self, chain_id: str) -> int:
+        """How many newest scanned hashes the chain keeps at least: deeper than any of its assets'
+        confirmations, so a reorg that can still change a deposit's outcome is seen."""
+        deepest = max((a.confirmations for a in self.chains.assets_of(chain_id)), default=0)
+        return max(REORG_WINDOW, deepest + 1)
+
     def _check_reorg(self, chain_id: str, chain: Chain) -> int:
-        recent = list(
+        kept = (
             ScannedBlock.select()
             .where(ScannedBlock.chain_id == chain_id)
             .order_by(ScannedBlock.number.desc())
-            .limit(REORG_WINDOW)
         )
-        if not recent:
+        newest_row = kept.first()
+        if newest_row is None:
             return 0
+        canonical = chain.block(int(newest_row.number))
+        if canonical is not None and canonical.hash == newest_row.hash:
+            return 0  # the usual case, in one row and one call: the kept hashes may be thousands
+        recent = list(kept)
         fork: int | None = None
         for row in recent:
             canonical = chain.block(int(row.number))
@@ -128,7 +172,7 @@ class DepositWatcher:
         if fork == newest:
             return 0
         if fork is None:
-            fork = int(recent[-1].number) - 1  # deeper than the window: rescan all of it
+            fork = self._deep_fork(chain_id, chain, int(recent[-1].number))
         log.warning(
             "deposit watcher: reorg on %s below block %s; rescanning from %s", chain_id, newest, fork + 1
         )
@@ -156,6 +200,34 @@ class DepositWatcher:
             ).execute()
         return moved + 1
 
+    def _deep_fork(self, chain_id: str, chain: Chain, oldest_kept: int) -> int:
+        """A reorg deeper than every kept hash: the highest height at or below which the recorded
+        transfers are still canonical (their block hashes), so the rescan starts above it."""
+        fork = oldest_kept - 1
+        heights = (
+            Deposit.select(Deposit.block_height, Deposit.block_hash)
+            .where(
+                (Deposit.chain_id == chain_id)
+                & (Deposit.status != "RETRACTED")
+                & (Deposit.block_height < oldest_kept)
+            )
+            .distinct()
+            .order_by(Deposit.block_height.desc())
+        )
+        for row in heights:
+            canonical = chain.block(int(row.block_height))
+            if canonical is not None and canonical.hash == row.block_hash:
+                break  # a block that still holds: everything below it holds too (hashes chain)
+            fork = int(row.block_height) - 1
+        log.error(
+            "deposit watcher: reorg on %s deeper than the %s kept block hashes; transfers checked "
+            "down to block %s",
+            chain_id,
+            self.kept_blocks(chain_id),
+            fork + 1,
+        )
+        return fork
+
     # -- scanning ------------------------------------------------------------------------------------
 
     def _scan(self, chain_id: str, chain: Chain, first: int, last: int) -> int:
@@ -164,7 +236,7 @@ class DepositWatcher:
             for row in DepositAddress.select().where(DepositAddress.chain_id == chain_id)
         }
         tokens = {a.contract.lower(): a for a in self.chains.assets_of(chain_id) if a.contract}
-        native = self.chains.native(chain_id)
+        native = self.chains.native_or_none(chain_id)  # None: a chain of token assets only
         found: list[tuple[DepositAddress, str, int, str, int, int, str]] = []
         hashes: list[tuple[int, str]] = []
         for number in range(first, last + 1):
@@ -173,14 +245,16 @@ class DepositWatcher:
                 last = number - 1
                 break
             hashes.append((number, block.hash))
+            if native is None:
+                continue
             for t in chain.native_transfers(number):
-                if t.success and t.to.lower() in addresses:
+                if t.success and t.to.lower() in addresses and admissible(t.value):
                     found.append(
                         (addresses[t.to.lower()], t.tx_hash, 0, native.code, t.value, number, t.block_hash)
                     )
         if tokens and last >= first:
             for log_entry in chain.token_transfers(first, last, list(tokens)):
-                if log_entry.to.lower() in addresses:
+                if log_entry.to.lower() in addresses and admissible(log_entry.value):
                     asset = tokens[log_entry.contract.lower()]
                     found.append(
                         (
@@ -195,6 +269,7 @@ class DepositWatcher:
                     )
         if last < first:
             return 0
+        finalized = finalized_height(chain)
         with write_transaction(database):
             for address, tx_hash, index, code, value, number, block_hash in found:
                 self._record(address, tx_hash, index, code, value, number, block_hash)
@@ -205,9 +280,12 @@ class DepositWatcher:
                 conflict_target=[ScannedBlock.chain_id, ScannedBlock.number],
                 update={ScannedBlock.hash: peewee.EXCLUDED.hash},
             ).execute()
-            ScannedBlock.delete().where(
-                (ScannedBlock.chain_id == chain_id) & (ScannedBlock.number <= last - REORG_WINDOW)
-            ).execute()
+            # Hashes deeper than kept_blocks go, but none above the node's finalized block (a reorg
+            # can still reach there, however long finality takes).
+            prune = ScannedBlock.number <= last - self.kept_blocks(chain_id)
+            if finalized is not None:
+                prune &= ScannedBlock.number < finalized
+            ScannedBlock.delete().where((ScannedBlock.chain_id == chain_id) & prune).execute()
             ChainCursor.update(
                 next_block=last + 1, lease_until=clock.now() + self.lease, updated_at=clock.now()
             ).where(ChainCursor.chain_id == chain_id).execute()

@@ -14,6 +14,13 @@ retraction subtracts exactly what its confirmation added):
 Rows are per operator, asset and UTC day of the event (SUMMARY: one row per asset, period "all").
 TREASURY is the volume moved through the operator's treasury per day (in and out, gross); balances
 are not per operator here, since the payout wallet is shared by the deployment.
+
+Gaps. The projection reads events above its cursor in id order. On PostgreSQL an id is taken at
+insert, not at commit, so an event may become visible after a higher one the cursor has passed.
+Every id the cursor passes without seeing it is remembered (``projection_gap``, in the same
+transaction as the cursor) and looked up on each pass: applied once it appears, exactly once; after
+GAP_TIMEOUT it is forgotten with a warning (the id of a transaction that rolled back never
+appears). While an id is missing, ``builtThrough`` stays at the last event below it.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
 from appliance.common.jobs import held_by_another
 from appliance.engine.db import database
-from appliance.engine.models import Projection, ReportRow, WebhookEvent
+from appliance.engine.models import Projection, ProjectionGap, ReportRow, WebhookEvent
 from appliance.engine.webhooks.events import (
     DEPOSIT_CONFIRMED,
     DEPOSIT_RETRACTED,
@@ -43,6 +50,8 @@ log = logging.getLogger("appliance.engine.reports")
 REPORT_TYPES = ("DEPOSITS", "PAYOUTS", "TREASURY", "FEES", "SUMMARY")
 NAME = "reports"
 Key = tuple[str, str, str, str]  # operator, report type, asset, period
+# How long an event id passed by the cursor is waited for: far longer than any write transaction.
+GAP_TIMEOUT = timedelta(minutes=10)
 
 
 def facts(event_type: str, body: dict[str, Any]) -> list[tuple[str, str, str, int, int, int]]:
@@ -95,19 +104,32 @@ class ReportProjector:
             return Projection.get_by_id(NAME)
 
     def run_pass(self) -> int:
-        """Apply the next batch of events; returns how many were applied."""
+        """Apply the next batch of events, and those of earlier gaps that have appeared; returns
+        how many were applied."""
         state = self._take_lease()
         if state is None:
             return 0
         moment = clock.now()  # everything committed before this is in the batch or an earlier one
+        last = int(state.last_event_id)
+        gaps = {
+            int(g.event_id): g.seen_at
+            for g in ProjectionGap.select().where(ProjectionGap.name == NAME).order_by(ProjectionGap.event_id)
+        }
+        late = list(WebhookEvent.select().where(WebhookEvent.id.in_(list(gaps)))) if gaps else []
         events = list(
-            WebhookEvent.select()
-            .where(WebhookEvent.id > state.last_event_id)
-            .order_by(WebhookEvent.id)
-            .limit(self.batch)
+            WebhookEvent.select().where(WebhookEvent.id > last).order_by(WebhookEvent.id).limit(self.batch)
         )
+        new_last = events[-1].id if events else last
+        seen = {e.id for e in events}
+        missing = [i for i in range(last + 1, new_last) if i not in seen]
+        found = {e.id for e in late}
+        expired = [i for i, at in gaps.items() if i not in found and moment - at >= GAP_TIMEOUT]
+        for event_id in expired:
+            log.warning(
+                "report projection: event %s never appeared; given up after %s", event_id, GAP_TIMEOUT
+            )
         deltas: dict[Key, list[int]] = defaultdict(lambda: [0, 0, 0])
-        for event in events:
+        for event in late + events:
             for report_type, asset, period, count, amount, fee in facts(
                 event.event_type, json.loads(event.payload)
             ):
@@ -117,20 +139,35 @@ class ReportProjector:
                 delta[2] += fee
         caught_up = len(events) < self.batch
         built_through = moment if caught_up else events[-1].created_at
+        outstanding = sorted((set(gaps) - found - set(expired)) | set(missing))
+        if outstanding:  # an event below the oldest missing id may still come: not built past it
+            below = (
+                WebhookEvent.select(WebhookEvent.created_at)
+                .where(WebhookEvent.id < outstanding[0])
+                .order_by(WebhookEvent.id.desc())
+                .first()
+            )
+            built_through = min(built_through, below.created_at) if below else state.built_through
         with write_transaction(database):
             for (operator, report_type, asset, period), (count, amount, fee) in deltas.items():
                 self._add(operator, report_type, asset, period, count, amount, fee, built_through)
+            done = list(found) + expired
+            if done:
+                ProjectionGap.delete().where(
+                    (ProjectionGap.name == NAME) & ProjectionGap.event_id.in_(done)
+                ).execute()
+            if missing:
+                ProjectionGap.insert_many(
+                    [{"name": NAME, "event_id": i, "seen_at": moment} for i in missing]
+                ).execute()
             changed = (
-                Projection.update(
-                    last_event_id=events[-1].id if events else state.last_event_id,
-                    built_through=built_through,
-                )
-                .where((Projection.name == NAME) & (Projection.last_event_id == state.last_event_id))
+                Projection.update(last_event_id=new_last, built_through=built_through)
+                .where((Projection.name == NAME) & (Projection.last_event_id == last))
                 .execute()
             )
             if not changed:  # another holder moved on meanwhile (an expired lease): drop this batch
                 raise RuntimeError("the report projection moved under this worker")
-        return len(events)
+        return len(late) + len(events)
 
     @staticmethod
     def _add(
@@ -168,10 +205,23 @@ class ReportProjector:
             as_of=as_of,
         ).where(ReportRow.id == row.id).execute()
 
-    def rebuild(self) -> None:
-        """Drop the projection and apply the whole event log again (equals the incremental one)."""
+    def rebuild(self) -> int:
+        """Drop the projection and apply the whole event log again (equals the incremental one);
+        returns how many events were applied. The projection's lease is taken in the transaction
+        that empties it, so a serving projector waits until the rebuild has finished (and any pass
+        of one already under way finds the cursor moved and is rolled back)."""
         with write_transaction(database):
             ReportRow.delete().execute()
+            ProjectionGap.delete().where(ProjectionGap.name == NAME).execute()
             Projection.delete().where(Projection.name == NAME).execute()
-        while self.run_pass() == self.batch:
-            pass
+            Projection.create(name=NAME, holder=self.holder, lease_until=clock.now() + self.lease)
+        applied = 0
+        while True:
+            count = self.run_pass()
+            if not count:
+                break
+            applied += count
+        Projection.update(holder=None, lease_until=None).where(
+            (Projection.name == NAME) & (Projection.holder == self.holder)
+        ).execute()
+        return applied

@@ -7,8 +7,13 @@
   cloud metadata, shared, multicast or reserved ranges) unless ``webhook_allow_private``; the
   connection goes to the address that was checked (no second resolution, so no DNS rebinding),
   and the peer actually connected to is checked again.
-- 10 s timeout, redirects never followed (http.client does not follow them), at most 4 KB of the
-  answer read (for the error message).
+- 10 s for the whole attempt (connect, TLS handshake, sending, reading the answer), not per
+  socket operation: a receiver trickling a byte every few seconds would otherwise hold a delivery
+  slot for ever. Each operation gets the time left, and a watchdog shuts the socket at the
+  deadline (a read blocked inside the TLS layer sees its socket end). Redirects are never followed
+  (http.client does not follow them); a 2xx status is the answer (its body is not read), and of
+  any other at most 4 KB is read (for the error message).
+  The name's resolution is before the clock starts (the resolver cannot be interrupted).
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ import http.client
 import ipaddress
 import socket
 import ssl
+import threading
+import time
 from functools import cache
 from urllib.parse import urlsplit
 
-TIMEOUT_SECONDS = 10
+TIMEOUT_SECONDS = 10  # per attempt, everything included (see above)
 
 
 class Refused(Exception):
@@ -70,36 +77,94 @@ def resolve(host: str, port: int, allow_private: bool) -> list[str]:
     return addresses
 
 
+class AttemptTimeout(TimeoutError):
+    """The attempt as a whole took longer than TIMEOUT_SECONDS."""
+
+
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """Connects to one checked address while verifying the certificate for the URL's host name."""
+    """Connects to one checked address while verifying the certificate for the URL's host name;
+    every socket operation is bounded by the time left until the attempt's deadline."""
 
     def __init__(
-        self, host: str, port: int, address: str, context: ssl.SSLContext, allow_private: bool
+        self,
+        host: str,
+        port: int,
+        address: str,
+        context: ssl.SSLContext,
+        allow_private: bool,
+        deadline: float,
     ) -> None:
         super().__init__(host, port, timeout=TIMEOUT_SECONDS, context=context)
         self._address = address
         self._context = context
         self._allow_private = allow_private
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self.aborted = False
+
+    def left(self) -> float:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s")
+        return remaining
 
     def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), timeout=TIMEOUT_SECONDS)
+        sock = socket.create_connection((self._address, self.port), timeout=self.left())
         peer = sock.getpeername()[0]
         if not self._allow_private and forbidden(peer):
             sock.close()
             raise Refused(f"connected to a non-public address ({peer})")
+        sock.settimeout(self.left())  # the handshake gets what is left
+        with self._lock:
+            if self.aborted:
+                sock.close()
+                raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s")
+            self._raw = sock
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock.settimeout(self.left())
+
+    def abort(self) -> None:
+        """The watchdog, at the deadline: end the socket under whatever operation is blocked."""
+        with self._lock:
+            self.aborted = True
+            raw = getattr(self, "_raw", None)
+        if raw is not None:
+            try:
+                # The plain socket's shutdown, on the descriptor the TLS socket shares: it wakes a
+                # blocked read without touching the TLS object another thread is using.
+                socket.socket.shutdown(self.sock or raw, socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed
 
 
 def post(
     url: str, body: bytes, headers: dict[str, str], *, ca_file: str, allow_private: bool
 ) -> tuple[int, str]:
-    """POST once; returns (status, first bytes of the answer). Raises Refused, OSError, ssl errors."""
+    """POST once; returns (status, first bytes of the answer). Raises Refused, OSError (an
+    AttemptTimeout past TIMEOUT_SECONDS for the whole attempt), ssl errors, http.client errors."""
     host, port, path = check_url(url)
     addresses = resolve(host, port, allow_private)
-    connection = _PinnedHTTPSConnection(host, port, addresses[0], ssl_context(ca_file), allow_private)
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    connection = _PinnedHTTPSConnection(
+        host, port, addresses[0], ssl_context(ca_file), allow_private, deadline
+    )
+    watchdog = threading.Timer(TIMEOUT_SECONDS, connection.abort)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        connection.request("POST", path, body=body, headers={**headers, "Content-Type": "application/json"})
-        response = connection.getresponse()
-        return response.status, response.read(4096).decode("utf-8", "replace")
+        try:
+            connection.request(
+                "POST", path, body=body, headers={**headers, "Content-Type": "application/json"}
+            )
+            response = connection.getresponse()
+            # The status says whether the receiver took the event; the body is only read (the
+            # first 4 KB, for the error message) when it did not.
+            answer = b"" if 200 <= response.status < 300 else response.read(4096)
+        except (OSError, http.client.HTTPException) as exc:
+            if connection.aborted:
+                raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s") from exc
+            raise
+        return response.status, answer.decode("utf-8", "replace")
     finally:
+        watchdog.cancel()
         connection.close()
