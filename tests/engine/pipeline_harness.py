@@ -89,7 +89,13 @@ def make_harness(settings: Settings, mine: Callable[[Any], None], *, operator: b
     app.testing = True
     op = make_operator(app) if operator else {"operatorId": "op_alpha0001", "secret": ""}
     runtime = app.extensions["engine"]
-    pipeline = Pipeline(runtime.chains, runtime.custody, lease=timedelta(seconds=1), poll=timedelta(0))
+    pipeline = Pipeline(
+        runtime.chains,
+        runtime.custody,
+        lease=timedelta(seconds=1),
+        poll=timedelta(0),
+        data_dir=settings.data_dir,
+    )
     return Harness(
         app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline, lambda: mine(app)
     )
