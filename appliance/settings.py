@@ -44,6 +44,8 @@ class ChainConfig:
     network_id: int
     environment: str
     assets: tuple[AssetConfig, ...]
+    # The most a payout or gas top-up may offer per unit of gas, in wei (None: no ceiling).
+    max_fee_per_gas: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +179,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-_CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets"}
+_CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets", "max_fee_per_gas"}
 _ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract"}
 
 
@@ -201,6 +203,10 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
             rpc_url = str(table["rpc_url"])
             network_id = int(table["network_id"])
             environment = str(table.get("environment", "mainnet"))
+            ceiling = table.get("max_fee_per_gas")
+            max_fee_per_gas = None if ceiling is None else int(str(ceiling))
+            if max_fee_per_gas is not None and max_fee_per_gas < 1:
+                raise SettingsError(f"{where}: max_fee_per_gas must be a positive number of wei")
             assets = []
             for asset in table.get("assets", []):
                 if not isinstance(asset, dict) or set(asset) - _ASSET_KEYS:
@@ -228,7 +234,7 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
             raise SettingsError(f"{where}: rpc_url must be an http(s) JSON-RPC URL")
         if any(not re.fullmatch(r"[A-Z0-9]{2,16}", a.code) or a.confirmations < 1 for a in assets):
             raise SettingsError(f"{where}: asset codes are 2..16 of A-Z0-9, confirmations at least 1")
-        chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets)))
+        chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets), max_fee_per_gas))
     if len({c.id for c in chains}) != len(chains):
         raise SettingsError(f"setting chains from {source}: two chains share an id")
     return tuple(chains)

@@ -34,7 +34,7 @@ from appliance.engine.health import routes as health
 from appliance.engine.openapi import describe_offer
 from appliance.engine.payouts import routes as payouts
 from appliance.engine.payouts.fencing import fencing_probe
-from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
 from appliance.engine.treasury import routes as treasury
@@ -77,6 +77,7 @@ def build_workers(
         custody,
         poll=timedelta(seconds=min(1.0, settings.local_block_seconds)),
         data_dir=settings.data_dir,
+        fee_ceilings=fee_ceilings(settings),
     )
     workers: list[tuple[str, Worker]] = [
         (

@@ -12,7 +12,7 @@ import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Payout
-from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.settings import Settings, load_settings
 from tests.engine.helpers import Signer, make_operator
 
@@ -95,6 +95,7 @@ def make_harness(settings: Settings, mine: Callable[[Any], None], *, operator: b
         lease=timedelta(seconds=1),
         poll=timedelta(0),
         data_dir=settings.data_dir,
+        fee_ceilings=fee_ceilings(settings),
     )
     return Harness(
         app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline, lambda: mine(app)

@@ -14,11 +14,13 @@ from appliance.common.backup import create_backup, restore_backup
 from appliance.engine.chain.rpc import TRANSFER_TOPIC
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
+from appliance.engine.payouts.transactions import decode_call, erc20_transfer_data
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND, free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.pipeline_harness import (
     ETHER,
+    FEE_WALLET,
     PAYOUT_WALLET,
     Harness,
     harness_settings,
@@ -147,3 +149,86 @@ def test_a_backup_restored_and_served_against_the_same_node_pays_nobody_again(
     for to in dests:
         assert node.balance(to) == 10**17  # once, not 0.2 ETH
     assert int(node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 5
+
+
+FULL = (  # a plain token: transfer logs Transfer(caller, to, amount) and returns true
+    _HEAD
+    + "602435600052"
+    + "60043533"
+    + "7f"
+    + TRANSFER_TOPIC.removeprefix("0x")
+    + "60206000a3"
+    + "600160005260206000f3"
+)
+GWEI = 10**9
+
+
+def ceiling_environ(node: Anvil, ceiling: int, token: str | None = None) -> dict[str, str]:
+    config = json.loads(chains_config(node, token))
+    config[0]["max_fee_per_gas"] = ceiling
+    return {"APPLIANCE_LOCAL_CHAIN": "0", "APPLIANCE_CHAINS": json.dumps(config)}
+
+
+def test_a_payout_waits_with_a_reason_while_the_fee_is_above_the_chains_ceiling(
+    settings: Settings, node: Anvil
+) -> None:
+    node.set_balance(PAYOUT_WALLET, 10 * ETHER)
+    harness = make_harness(
+        harness_settings(settings, ceiling_environ(node, 50 * GWEI)), lambda app: node.mine()
+    )
+    node.rpc("anvil_setNextBlockBaseFeePerGas", hex(200 * GWEI))
+    node.mine()
+    harness.submit("pyo_ceiling001", 777, destination=DEST)
+    harness.run_pass()
+    payout = harness.payout("pyo_ceiling001")
+    assert payout.status == "REQUESTED"
+    assert "above its max_fee_per_gas" in (payout.reason or "")
+    node.rpc("anvil_setNextBlockBaseFeePerGas", hex(GWEI))
+    node.mine()
+    harness.skip_waits()
+    harness.until_status("pyo_ceiling001", "COMPLETED")
+    with database.connection_context():
+        assert int(Broadcast.get().max_fee_per_gas) <= 50 * GWEI
+
+
+def test_a_gas_top_up_is_sized_at_the_current_base_fee_not_the_spiked_maximum(
+    settings: Settings, node: Anvil
+) -> None:
+    node.rpc("anvil_setCode", TOKEN, "0x" + FULL)
+    node.set_balance(FEE_WALLET, 100 * ETHER)
+    harness = make_harness(harness_settings(settings, environ(node, TOKEN)), lambda app: node.mine())
+    node.rpc("anvil_setNextBlockBaseFeePerGas", hex(100 * GWEI))
+    node.mine()
+    harness.submit("pyo_topupsize1", 5, asset="USDC", destination=DEST)
+    harness.run_pass()
+    with database.connection_context():
+        topup = Broadcast.get(Broadcast.purpose == "gas_topup")
+    _to, value, _data = decode_call(topup)
+    payload_max = int(topup.max_fee_per_gas)  # 2 x base + tip at signing
+    chain = harness.app.extensions["engine"].chains.get("eth_anvil")
+    gas = chain.estimate_gas(PAYOUT_WALLET, TOKEN, 0, erc20_transfer_data(DEST, 5)) * 13 // 10
+    # 50 payouts' gas at the base fee and tip (about half the doubled maximum), not at the maximum.
+    assert value < 50 * gas * payload_max * 6 // 10
+    assert value >= 50 * gas * (payload_max // 2)
+
+
+def test_a_gas_top_up_below_a_risen_base_fee_is_replaced_at_its_nonce(settings: Settings) -> None:
+    with running_anvil(free_port(), "--no-mining") as node:
+        node.rpc("anvil_setCode", TOKEN, "0x" + FULL)
+        node.set_balance(FEE_WALLET, 100 * ETHER)
+        node.mine()
+        harness = make_harness(harness_settings(settings, environ(node, TOKEN)), lambda app: node.mine())
+        harness.submit("pyo_topupbump1", 5, asset="USDC", destination=DEST)
+        harness.run_pass()  # signs the fee wallet's top-up
+        harness.run_pass()  # sends it
+        with database.connection_context():
+            first = Broadcast.get(Broadcast.purpose == "gas_topup").tx_hash
+        node.rpc("anvil_setNextBlockBaseFeePerGas", hex(500 * GWEI))  # the market jumps
+        node.mine()
+        assert node.rpc("eth_getTransactionReceipt", first) is None
+        harness.skip_waits()
+        harness.until_status("pyo_topupbump1", "COMPLETED", seconds=60)
+        with database.connection_context():
+            topup = Broadcast.get(Broadcast.purpose == "gas_topup")
+        assert topup.tx_hash != first
+        assert int(node.rpc("eth_getTransactionCount", FEE_WALLET, "latest"), 16) >= 1

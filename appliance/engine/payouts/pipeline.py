@@ -77,9 +77,12 @@ class Pipeline:
         lease: timedelta = timedelta(seconds=10),
         poll: timedelta = timedelta(seconds=1),
         data_dir: Path | None = None,
+        fee_ceilings: dict[str, int] | None = None,
     ) -> None:
         self.chains = chains
         self.custody = custody
+        # max_fee_per_gas of each chain's settings (wei): nothing is signed above it.
+        self.ceilings = dict(fee_ceilings or {})
         # Chain heights a restored backup recorded: where the fencing scans from (see fencing).
         self.fencing = Fencing(chains, restored_heights(data_dir))
         self._noted_once = False
@@ -206,7 +209,9 @@ class Pipeline:
         if payout.status != "REQUESTED":  # found on chain and adopted by the fencing
             return Outcome()
         amount = int(payout.amount_minor)
-        fees = chain.fee_quote()
+        fees = self._capped(asset.chain_id, chain.fee_quote())
+        if fees is None:
+            return self._wait(payout, self._above_ceiling(asset.chain_id, chain), timedelta(seconds=15))
         if asset.kind == "native":
             to, value, data = payout.destination, amount, b""
         else:
@@ -237,7 +242,9 @@ class Pipeline:
             return self._cannot_succeed(payout, exc.reason)
         gas_cost = gas * fees.max_fee_per_gas
         if native_held < value + gas_cost:
-            return self._top_up(payout, chain, native, gas_cost * TOPUP_PAYOUTS, fees)
+            return self._top_up(
+                payout, chain, native, _topup_amount(gas, fees, value + gas_cost - native_held), fees
+            )
         try:
             with write_transaction(database):
                 nonce = transactions.reserve_nonce(
@@ -264,6 +271,23 @@ class Pipeline:
         except transactions.NonceAhead as exc:  # the chain moved since the fencing looked: look again
             return self._wait(payout, _stopped("payout", asset.chain_id, str(exc)))
         return Outcome()
+
+    def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
+        """The market's fees under the chain's ceiling: None when even the base fee and the tip
+        are above it (nothing offered under it could be included now)."""
+        ceiling = self.ceilings.get(chain_id)
+        if ceiling is None or quote.max_fee_per_gas <= ceiling:
+            return quote
+        base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
+        if base + quote.max_priority_fee_per_gas > ceiling:
+            return None
+        return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+
+    def _above_ceiling(self, chain_id: str, chain: Chain) -> str:
+        return (
+            f"the network fee on {chain_id} is above its max_fee_per_gas ({self.ceilings.get(chain_id)} "
+            "wei per gas); the payout waits, holding no nonce, until the fee falls under it"
+        )
 
     def _cannot_succeed(self, payout: Payout, reason: str) -> Outcome:
         """The transfer reverts as it stands (a token refusing it, a blacklisted destination):
@@ -358,7 +382,8 @@ class Pipeline:
         if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
             with write_transaction(database):
                 self._record_attempt(payout, "REJECTED_UNDERPRICED", broadcast.tx_hash)
-            self._bump(payout, broadcast, chain)
+            if self._bump(payout, broadcast, chain) is None:
+                return Outcome(timedelta(seconds=15))
             return Outcome()
         outcome = "REJECTED_FUNDS" if "insufficient funds" in lowered else "REJECTED"
         with write_transaction(database):
@@ -369,11 +394,19 @@ class Pipeline:
             timedelta(seconds=10),
         )
 
-    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast:
+    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast | None:
         """Replace the payload in force at the same nonce with higher fees, stored before sending."""
         assert self.custody is not None
         asset = self.chains.native(broadcast.chain_id)
-        fees = transactions.bumped_fees(broadcast, chain.fee_quote())
+        fees = transactions.bumped_fees(broadcast, chain.fee_quote(), self.ceilings.get(broadcast.chain_id))
+        if fees is None:  # the replacement would have to offer more than the ceiling
+            self._wait(
+                payout,
+                f"stuck below the market at nonce {broadcast.nonce}; a replacement would exceed "
+                f"{broadcast.chain_id}'s max_fee_per_gas ({self.ceilings.get(broadcast.chain_id)} wei per "
+                "gas): it waits for the fee to fall (or `appliance payout cancel`)",
+            )
+            return None
         to, value, data = transactions.decode_call(broadcast)
         with write_transaction(database):
             transactions.replace(
@@ -568,7 +601,8 @@ class Pipeline:
         base_fee = market.max_fee_per_gas - market.max_priority_fee_per_gas
         if base_fee // 2 > int(broadcast.max_fee_per_gas) - int(broadcast.max_priority_fee_per_gas):
             # The base fee has outgrown what the payload may pay: it cannot be included at all.
-            self._bump(payout, broadcast, chain)
+            if self._bump(payout, broadcast, chain) is None:
+                return Outcome(timedelta(seconds=15))  # above the ceiling: look again later
             return Outcome()
         if clock.now() - broadcast.updated_at >= RESEND_AFTER:
             # Nodes drop transactions (restarts, pool limits): hand over the same bytes again.
@@ -613,13 +647,77 @@ class Pipeline:
                     fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
                 ).where((Broadcast.id == row.id) & (Broadcast.status == row.status)).execute()
             return
+        market = chain.fee_quote()
+        base_fee = (market.max_fee_per_gas - market.max_priority_fee_per_gas) // 2
+        if base_fee > int(row.max_fee_per_gas) - int(row.max_priority_fee_per_gas):
+            # The base fee outgrew what the top-up may pay: replace it at its nonce (under the
+            # ceiling), or every payout needing gas waits behind it for ever.
+            self._bump_topup(chain, row, market)
+            return
         if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
             try:
                 chain.send_raw_transaction(bytes.fromhex(row.raw))
             except TransactionRejected as exc:
-                log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
+                lowered = exc.reason.lower()
+                if "nonce too low" in lowered or "already been used" in lowered:
+                    self._topup_nonce_used(chain, row)
+                elif "underpriced" in lowered or "fee too low" in lowered or "base fee" in lowered:
+                    self._bump_topup(chain, row, market)
+                else:
+                    log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
                 return
             Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
+
+    def _bump_topup(self, chain: Chain, row: Broadcast, market: FeeQuote) -> None:
+        assert self.custody is not None
+        fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
+        if fees is None:
+            log.warning(
+                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
+                row.tx_hash,
+            )
+            return
+        to, value, data = transactions.decode_call(row)
+        with write_transaction(database):
+            transactions.replace(
+                self.custody,
+                FEE_WALLET,
+                row,
+                self.chains.native(row.chain_id).network_id,
+                to,
+                value,
+                data,
+                fees,
+            )
+        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
+
+    def _topup_nonce_used(self, chain: Chain, row: Broadcast) -> None:
+        """The fee wallet's nonce of the top-up is used and no payload of it is mined: look the
+        transaction up; a foreign one fences the fee wallet and ends the top-up (nothing of it can
+        land), so that payouts stop waiting for it."""
+        start = (
+            row.signed_block
+            if row.signed_block is not None
+            else self.fencing.start_of(row.chain_id, row.wallet)
+        )
+        if start is None:
+            return
+        head = chain.head().number
+        found = [
+            tx
+            for tx in chain.account_transactions(row.wallet, max(0, int(start) - VERIFIED_MARGIN), head)
+            if tx.nonce == int(row.nonce)
+        ]
+        ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)}
+        if not found or found[0].tx_hash in ours:
+            return  # not visible yet, or ours and its receipt comes next
+        fence(
+            row.chain_id,
+            row.wallet,
+            f"nonce {row.nonce} of {row.wallet} was used on chain by {found[0].tx_hash}, a transaction "
+            "this engine did not sign; nothing more is signed for this wallet until an operator checks",
+        )
+        Broadcast.update(status="final", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
 
 
 def announce(payout: Payout, fee_asset: str) -> None:
@@ -651,6 +749,18 @@ def _shortfall(payout: Payout, asset: Asset | None, wallet: str, receipt: Receip
         f"{payout.amount_minor} minor units to the destination (a token that returns false, or takes "
         "a fee on transfer): not paid in full; the network fee was paid"
     )
+
+
+def _topup_amount(gas: int, fees: FeeQuote, shortfall: int) -> int:
+    """A gas top-up: what this payout lacks, and at most TOPUP_PAYOUTS such payouts at the CURRENT
+    base fee and tip, not at the doubled (and possibly spiked) maximum a payload may offer."""
+    base = (fees.max_fee_per_gas - fees.max_priority_fee_per_gas) // 2
+    return max(shortfall, gas * (base + fees.max_priority_fee_per_gas) * TOPUP_PAYOUTS)
+
+
+def fee_ceilings(settings: Any) -> dict[str, int]:
+    """Each configured chain's max_fee_per_gas (wei), for Pipeline(fee_ceilings=...)."""
+    return {c.id: int(c.max_fee_per_gas) for c in settings.chains if c.max_fee_per_gas}
 
 
 def _with_margin(estimate: int) -> int:

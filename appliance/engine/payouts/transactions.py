@@ -156,11 +156,20 @@ def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
     return _keep_payload(broadcast, moment)
 
 
-def bumped_fees(broadcast: Broadcast, market: FeeQuote) -> FeeQuote:
-    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market."""
+def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = None) -> FeeQuote | None:
+    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market, but
+    not above ``ceiling`` (the chain's max_fee_per_gas): None when the least replacement a node
+    accepts would be above it."""
     old_max, old_tip = int(broadcast.max_fee_per_gas), int(broadcast.max_priority_fee_per_gas)
-    tip = max(old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_priority_fee_per_gas)
-    fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_fee_per_gas, tip)
+    least_tip = old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1
+    least_fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, least_tip)
+    tip = max(least_tip, market.max_priority_fee_per_gas)
+    fee = max(least_fee, market.max_fee_per_gas, tip)
+    if ceiling is not None:
+        if least_fee > ceiling:
+            return None
+        fee = min(fee, ceiling)
+        tip = min(tip, fee)
     return FeeQuote(max_fee_per_gas=fee, max_priority_fee_per_gas=tip)
 
 
