@@ -140,3 +140,53 @@ def test_a_nonce_used_by_a_transaction_the_engine_did_not_sign_fences_and_fails_
         harness.run_pass()
     assert harness.payout("pyo_foreign002").status == "REQUESTED"
     assert "stopped" in (harness.payout("pyo_foreign002").reason or "")
+
+
+class Interleaved:
+    """The chain as a first node sees it while a second node signs in between: the first
+    balance read runs ``meanwhile`` (the other node's whole preparation) before answering."""
+
+    def __init__(self, inner: Any, meanwhile: Any) -> None:
+        self.inner = inner
+        self.meanwhile = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def balance(self, address: str, contract: str | None = None) -> int:
+        answer = self.inner.balance(address, contract)
+        if self.meanwhile is not None:
+            run, self.meanwhile = self.meanwhile, None
+            run()
+        return answer
+
+
+def test_two_nodes_never_both_sign_payouts_the_balance_covers_only_one_of(settings: Settings) -> None:
+    """Issue 29 item 2: the balance and the in-flight sum are read again under the lock that
+    reserves the nonce (on PostgreSQL the wallet row FOR UPDATE), so two 0.6 ETH payouts from a
+    1 ETH wallet are never both signed."""
+    from appliance.engine.models import Payout
+    from appliance.engine.payouts.pipeline import Pipeline
+
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    chains = harness.app.extensions["engine"].chains
+    local = chains.get("eth_local")
+    local.faucet("ETH", PAYOUT_WALLET, ETHER)
+    harness.submit("pyo_overspend1", 6 * ETHER // 10, destination=dest(11))
+    harness.submit("pyo_overspend2", 6 * ETHER // 10, destination=dest(12))
+    other = Pipeline(chains, harness.pipeline.custody)
+
+    def other_node_signs_the_second() -> None:
+        with database.connection_context():
+            other.step(Payout.get(Payout.payout_id == "pyo_overspend2"))
+
+    chains.chains["eth_local"] = Interleaved(local, other_node_signs_the_second)
+    with database.connection_context():
+        harness.pipeline.step(Payout.get(Payout.payout_id == "pyo_overspend1"))
+    chains.chains["eth_local"] = local
+    assert harness.payout("pyo_overspend2").status == "SIGNED"
+    first = harness.payout("pyo_overspend1")
+    assert first.status == "REQUESTED"
+    assert "unfunded" in (first.reason or "")
+    with database.connection_context():
+        assert Broadcast.select().count() == 1

@@ -61,6 +61,10 @@ NO_CUSTODY = "waiting for the custody key: run `appliance custody init` and rest
 REASON_LENGTH = 500  # payout.reason's column
 
 
+class _FundsMoved(Exception):
+    """Under the wallet's lock the funds no longer cover the payout (rolls the reservation back)."""
+
+
 @dataclasses.dataclass
 class Outcome:
     """What a step asks of the queue: come back after ``after`` (None: as soon as possible)."""
@@ -250,6 +254,11 @@ class Pipeline:
                 nonce = transactions.reserve_nonce(
                     asset.chain_id, wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
                 )
+                # Checked again under the wallet's lock (FOR UPDATE on PostgreSQL): another node
+                # may have signed from the same balance since the look above (issue 29, item 2).
+                short = self._short_of_funds(chain, asset, wallet, amount, value, gas_cost)
+                if short is not None:
+                    raise _FundsMoved(short)
                 broadcast = transactions.sign_and_store(
                     custody,
                     PAYOUT_WALLET,
@@ -270,7 +279,26 @@ class Pipeline:
                 )
         except transactions.NonceAhead as exc:  # the chain moved since the fencing looked: look again
             return self._wait(payout, _stopped("payout", asset.chain_id, str(exc)))
+        except _FundsMoved as exc:  # rolled back: no nonce taken
+            return self._wait(payout, str(exc))
         return Outcome()
+
+    def _short_of_funds(
+        self, chain: Chain, asset: Asset, wallet: str, amount: int, value: int, gas_cost: int
+    ) -> str | None:
+        """Why the wallet cannot pay this now, counting every payload signed and unfinished; None
+        when it can. The in-flight sum is read before the chain's balance: a payload mined in
+        between is then counted twice (a wait), never not at all (an overspend)."""
+        in_flight, gas_in_flight = self._in_flight(asset.chain_id, wallet)
+        if asset.kind != "native":
+            held = chain.balance(wallet, asset.contract) - in_flight.get(asset.contract, 0)
+            if held < amount:
+                return _unfunded("payout wallet", wallet, asset, amount, held)
+        native = self.chains.native(asset.chain_id)
+        native_held = chain.balance(wallet) - in_flight.get(None, 0) - gas_in_flight
+        if native_held < value + gas_cost:
+            return _unfunded("payout wallet", wallet, native, value + gas_cost, native_held)
+        return None
 
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
         """The market's fees under the chain's ceiling: None when even the base fee and the tip
