@@ -505,6 +505,14 @@ class Pipeline:
             return Outcome(self.poll)
         fee = str(receipt.gas_used * receipt.effective_gas_price)
         shortfall = _shortfall(payout, asset, broadcast.wallet, receipt) if receipt.success else None
+        mined = SignedPayload.get_or_none(
+            (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
+        )
+        if mined is not None and transactions.is_cancel(mined.raw, broadcast.wallet):
+            shortfall = (
+                f"cancelled by the operator: nonce {broadcast.nonce} was taken by the zero-value "
+                f"self-transfer {receipt.tx_hash}; nothing was paid (its network fee was)"
+            )
         with write_transaction(database):
             Broadcast.update(status="final", fee_minor=fee, updated_at=clock.now()).where(
                 Broadcast.id == broadcast.id

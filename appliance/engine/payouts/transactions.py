@@ -216,6 +216,13 @@ def fees_of(raw: bytes) -> PayloadFees:
     return PayloadFees(price, int(tx.get("maxPriorityFeePerGas", price)), int(tx["gas"]))
 
 
+def is_cancel(raw_hex: str, wallet: str) -> bool:
+    """Whether signed bytes are a cancellation: a zero-value, data-less transfer from the payout
+    wallet to itself (no payout is one: amounts are positive, token calls carry data)."""
+    to, value, data = _decode_raw(raw_hex)
+    return to.lower() == wallet.lower() and value == 0 and not data
+
+
 def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:
     """(to, value, data) of the payload in force, read back from the stored bytes."""
     return _decode_raw(broadcast.raw)
