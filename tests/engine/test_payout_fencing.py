@@ -179,3 +179,60 @@ def test_a_payout_found_on_chain_is_never_signed_again(settings: Settings) -> No
     assert chain.nonce(PAYOUT_WALLET) == 1
     with database.connection_context():
         assert Payout.get().reason is None
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    BACKEND != "postgres", reason="the engine on PostgreSQL (APPLIANCE_TEST_BACKEND=postgres)"
+)
+def test_a_backup_restored_onto_postgresql_after_its_payouts_were_paid_pays_nobody_again(
+    settings: Settings, dispatch_app: Any, tmp_path: Path
+) -> None:
+    import itertools
+    import os
+
+    from tests.conftest import _admin, _database_url
+
+    names = [f"rst_{os.getpid()}_{n}" for n in itertools.islice(itertools.count(), 2)]
+    for name in names:
+        _admin(f"CREATE DATABASE {name}")
+    try:
+        dispatch_url, engine_url = (_database_url(name) for name in names)
+        harness = make_harness(harness_settings(settings, {}), _mine)
+        chain = local_chain(harness)
+        ids = [f"pyo_pgrestore{n:02d}" for n in range(5)]
+        for n, payout_id in enumerate(ids):
+            harness.submit(payout_id, ONE_TENTH, destination=dest(20 + n))
+        harness.run_pass()
+        create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+        chain.faucet("ETH", PAYOUT_WALLET, ETHER)
+        harness.skip_waits()
+        harness.drive(lambda: statuses(harness, ids) == ["COMPLETED"] * 5)
+
+        target = tmp_path / "restored"
+        restore_backup(
+            tmp_path / "backup",
+            target,
+            lambda t: load_settings(
+                {"data_dir": str(t), "dispatch_database": dispatch_url, "engine_database": engine_url}
+            ),
+        )
+        # The restored install names its new databases (the backup's appliance.toml named the old).
+        (target / "appliance.toml").write_text(
+            f'dispatch_database = "{dispatch_url}"\nengine_database = "{engine_url}"\n'
+        )
+        restored = served_against(target, chain)
+        assert restored.app.extensions["engine"].settings.engine_db_url == engine_url
+        assert statuses(restored, ids) == ["REQUESTED"] * 5
+        restored.drive(lambda: statuses(restored, ids) == ["COMPLETED"] * 5)
+        for _ in range(5):
+            restored.skip_waits()
+            restored.run_pass()
+            chain.mine()
+        for n in range(5):
+            assert chain.balance(dest(20 + n)) == ONE_TENTH
+        assert chain.nonce(PAYOUT_WALLET) == 5
+    finally:
+        database.close()
+        for name in names:
+            _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
