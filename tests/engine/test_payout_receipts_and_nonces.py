@@ -190,3 +190,47 @@ def test_two_nodes_never_both_sign_payouts_the_balance_covers_only_one_of(settin
     assert "unfunded" in (first.reason or "")
     with database.connection_context():
         assert Broadcast.select().count() == 1
+
+
+def test_a_gas_top_up_whose_nonce_a_foreign_transaction_took_ends_and_fences_the_fee_wallet(
+    settings: Settings,
+) -> None:
+    """Issue 29 item 6: a top-up meeting "nonce too low" was retried for ever and every payout
+    needing gas waited behind it; now the transaction at its nonce is looked up, and a foreign
+    one ends the top-up and fences the fee wallet (with the reason on the waiting payout)."""
+    from appliance.engine.custody import FEE_WALLET as FEE_PATH
+    from tests.engine.pipeline_harness import FEE_WALLET
+
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    chain.faucet("USDC", PAYOUT_WALLET, 5_000_000)
+    chain.faucet("ETH", FEE_WALLET, ETHER)
+    harness.submit("pyo_topupnon01", 1_000_000, asset="USDC", destination=dest(21))
+    harness.run_pass()  # signs the fee wallet's top-up (not sent yet)
+    with database.connection_context():
+        topup = Broadcast.get(Broadcast.purpose == "gas_topup")
+    raw, foreign = harness.app.extensions["engine"].custody.sign_transaction(
+        *FEE_PATH,
+        {
+            "type": 2,
+            "chainId": 1337,
+            "nonce": int(topup.nonce),
+            "to": to_checksum_address(dest(22)),
+            "value": 1,
+            "data": b"",
+            "gas": 21000,
+            "maxFeePerGas": 4 * int(topup.max_fee_per_gas),
+            "maxPriorityFeePerGas": 4 * int(topup.max_priority_fee_per_gas),
+        },
+    )
+    chain.send_raw_transaction(raw)
+    chain.mine()
+    for _ in range(3):
+        harness.skip_waits()
+        harness.run_pass()
+    with database.connection_context():
+        assert Broadcast.get(Broadcast.id == topup.id).status == "final"
+        fenced = Wallet.get(Wallet.address == FEE_WALLET).fence_reason
+    assert fenced and foreign in fenced
+    reason = harness.payout("pyo_topupnon01").reason or ""
+    assert "signing for the fee wallet on eth_local is stopped" in reason
