@@ -127,10 +127,10 @@ def test_a_copied_data_directory_stops_signing_for_a_wallet_it_cannot_account_fo
     assert ready.status_code == 503
     assert ready.json["checks"]["payouts:fencing"] == "fail"
     metrics = copy.app.test_client().get("/metrics")
-    if metrics.status_code == 200:
-        assert f'appliance_payout_wallet_fenced{{chain="eth_local",wallet="{PAYOUT_WALLET}"}} 1.0' in (
-            metrics.get_data(as_text=True)
-        )
+    assert metrics.status_code == 200
+    assert f'appliance_payout_wallet_fenced{{chain="eth_local",wallet="{PAYOUT_WALLET}"}} 1.0' in (
+        metrics.get_data(as_text=True)
+    )
 
 
 @sqlite_only
