@@ -47,6 +47,8 @@ class ChainConfig:
     network_id: int
     environment: str
     assets: tuple[AssetConfig, ...]
+    # The most a payout or gas top-up may offer per unit of gas, in wei (None: no ceiling).
+    max_fee_per_gas: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,7 +191,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 # The deepest confirmations a chain's asset may ask: the deposit watcher keeps the hashes of that many
 # blocks and walks them for reorgs, so a larger number is refused rather than silently not honoured.
 MAX_CONFIRMATIONS = 10_000
-_CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets"}
+_CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets", "max_fee_per_gas"}
 _ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract"}
 
 
@@ -213,6 +215,10 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
             rpc_url = str(table["rpc_url"])
             network_id = int(table["network_id"])
             environment = str(table.get("environment", "mainnet"))
+            ceiling = table.get("max_fee_per_gas")
+            max_fee_per_gas = None if ceiling is None else int(str(ceiling))
+            if max_fee_per_gas is not None and max_fee_per_gas < 1:
+                raise SettingsError(f"{where}: max_fee_per_gas must be a positive number of wei")
             assets = []
             for asset in table.get("assets", []):
                 if not isinstance(asset, dict) or set(asset) - _ASSET_KEYS:
@@ -247,7 +253,7 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
                     f"{a.confirmations} is more than the {MAX_CONFIRMATIONS} blocks the deposit watcher "
                     "checks for reorgs (docs/engine-deposits.md)"
                 )
-        chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets)))
+        chains.append(ChainConfig(chain_id, rpc_url, network_id, environment, tuple(assets), max_fee_per_gas))
     if len({c.id for c in chains}) != len(chains):
         raise SettingsError(f"setting chains from {source}: two chains share an id")
     return tuple(chains)

@@ -77,6 +77,7 @@ def backup_command(out: Path, settings: Settings, as_json: bool) -> None:
         "bytes": sum(entry["size"] for entry in manifest["files"]),
         "applianceVersion": manifest["applianceVersion"],
         "databases": manifest["databases"],
+        "chainHeights": manifest["chainHeights"],
         "files": manifest["files"],
     }
     emit(as_json, result, lambda: _describe_backup(result))

@@ -249,6 +249,9 @@ def create_backup(
     created_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     data_dir = settings.data_dir
     databases = databases_of(settings)
+    # Read before any snapshot: every transaction mined up to these heights was signed before the
+    # engine's snapshot, so a restored copy looks for what it does not know only above them.
+    heights = chain_heights(settings)
     staging = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True, mode=0o700)
@@ -285,6 +288,7 @@ def create_backup(
                 d.name: {"backend": d.backend, "path": d.target, "schemaVersion": d.schema_version}
                 for d in databases
             },
+            "chainHeights": heights,
             "objects": "s3 (not in this backup)" if settings.s3_endpoint else "local",
             "links": routing_link(data_dir),
             "files": sorted(entries, key=lambda e: e["path"]),
@@ -299,6 +303,28 @@ def create_backup(
         raise
     manifest["seconds"] = round(time.monotonic() - started, 3)
     return manifest
+
+
+def chain_heights(settings: Settings) -> dict[str, int | None]:
+    """Each configured chain's head block number (None for a chain that does not answer now).
+    A restored engine scans its wallets' transactions from these heights (payouts.fencing)."""
+    from appliance.engine.chain.base import ChainError
+    from appliance.engine.chain.registry import build_chains
+
+    try:
+        chains = build_chains(settings)
+    except (ChainError, OSError, ValueError):
+        return {}
+    heights: dict[str, int | None] = {}
+    try:
+        for chain_id, chain in chains.chains.items():
+            try:
+                heights[chain_id] = chain.head().number
+            except (ChainError, OSError):
+                heights[chain_id] = None
+    finally:
+        chains.close()
+    return heights
 
 
 def _entry(relative: str, path: Path) -> dict[str, Any]:
@@ -415,6 +441,7 @@ def restore_backup(
             os.symlink(name, target / link)
         settings = settings_for(target)
         restored = _restore_databases(manifest, target, settings)
+        _record_chain_heights(manifest, target)
         _fsync_tree(target)
     except BaseException:
         for child in target.iterdir():
@@ -428,6 +455,21 @@ def restore_backup(
         "createdAt": manifest["createdAt"],
         "seconds": round(time.monotonic() - started, 3),
     }
+
+
+def _record_chain_heights(manifest: dict[str, Any], target: Path) -> None:
+    """The restore reconciliation hook: the backup's chain heights, for the engine's nonce fencing
+    to match its unfinished payouts against the chain before it signs anything (a backup made
+    before heights were recorded leaves none: the fencing then stops signing instead)."""
+    from appliance.engine.payouts.fencing import CHECKPOINTS
+
+    heights = manifest.get("chainHeights")
+    if not heights:
+        return
+    document = {"backupCreatedAt": manifest.get("createdAt"), "chainHeights": heights}
+    fd = os.open(target / CHECKPOINTS, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(document, indent=2) + "\n")
 
 
 def _restore_databases(manifest: dict[str, Any], target: Path, settings: Settings) -> dict[str, Any]:

@@ -33,7 +33,8 @@ from appliance.engine.exports.service import ExportWorker
 from appliance.engine.health import routes as health
 from appliance.engine.openapi import describe_offer
 from appliance.engine.payouts import routes as payouts
-from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.payouts.fencing import fencing_probe
+from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
 from appliance.engine.treasury import routes as treasury
@@ -61,6 +62,7 @@ def build_health(settings: Settings, chains: Chains, master_key: bytes) -> Healt
     registry.register("keys", secrets_probe(master_key))
     for chain_id, chain in chains.chains.items():
         registry.register(f"chain:{chain_id}", chain_probe(chain))
+    registry.register("payouts:fencing", fencing_probe)
     return registry
 
 
@@ -70,7 +72,13 @@ def build_workers(
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
     several processes may run it), the deposit watcher (a lease per chain) and the embedded
     chain's miner (a single-holder lease)."""
-    pipeline = Pipeline(chains, custody, poll=timedelta(seconds=min(1.0, settings.local_block_seconds)))
+    pipeline = Pipeline(
+        chains,
+        custody,
+        poll=timedelta(seconds=min(1.0, settings.local_block_seconds)),
+        data_dir=settings.data_dir,
+        fee_ceilings=fee_ceilings(settings),
+    )
     workers: list[tuple[str, Worker]] = [
         (
             "payouts",

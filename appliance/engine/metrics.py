@@ -17,6 +17,7 @@ from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, local_chain_path
 from appliance.engine.db import database
 from appliance.engine.models import ChainCursor, ExportJob, Payout, Projection, WebhookDelivery
+from appliance.engine.payouts.fencing import fenced_gauge
 from appliance.engine.payouts.pipeline import OPEN
 
 
@@ -29,7 +30,7 @@ def collector(chains: Chains, data_dir: Path) -> DatabaseCollector:
             Queue("exports", ExportJob, lambda: ExportJob.status == "PENDING"),
         ],
         leases=[Lease("projection", Projection, "name"), Lease("deposits", ChainCursor, "chain_id")],
-        extra=[lambda: chain_gauges(chains, data_dir)],
+        extra=[lambda: chain_gauges(chains, data_dir), fenced_gauge],
     )
 
 

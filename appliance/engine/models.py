@@ -88,11 +88,15 @@ class SeenSignature(BaseModel):
 
 
 class Wallet(BaseModel):
-    """A custody wallet on one chain with the next nonce the engine will reserve."""
+    """A custody wallet on one chain with the next nonce the engine will reserve. A wallet with a
+    ``fence_reason`` signs nothing (the chain used a nonce the engine cannot account for);
+    ``verified_block`` is a head at which the chain's nonce was known to match the engine's."""
 
     chain_id = peewee.CharField(max_length=32)
     address = peewee.CharField(max_length=42)
     next_nonce = peewee.BigIntegerField(default=0)
+    fence_reason = peewee.TextField(null=True)
+    verified_block = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "wallet"
@@ -121,6 +125,7 @@ class Broadcast(BaseModel):
     mined_block = peewee.BigIntegerField(null=True)
     mined_block_hash = peewee.CharField(max_length=66, null=True)
     fee_minor = peewee.CharField(max_length=78, null=True)
+    signed_block = peewee.BigIntegerField(null=True)  # the head when it was signed (or found)
     created_at = UTCDateTimeField(default=now)
     updated_at = UTCDateTimeField(default=now)
 

@@ -12,7 +12,7 @@ import pytest
 
 from appliance.engine.db import database
 from appliance.engine.models import Payout
-from appliance.engine.payouts.pipeline import Pipeline
+from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.settings import Settings, load_settings
 from tests.engine.helpers import Signer, make_operator
 
@@ -89,7 +89,14 @@ def make_harness(settings: Settings, mine: Callable[[Any], None], *, operator: b
     app.testing = True
     op = make_operator(app) if operator else {"operatorId": "op_alpha0001", "secret": ""}
     runtime = app.extensions["engine"]
-    pipeline = Pipeline(runtime.chains, runtime.custody, lease=timedelta(seconds=1), poll=timedelta(0))
+    pipeline = Pipeline(
+        runtime.chains,
+        runtime.custody,
+        lease=timedelta(seconds=1),
+        poll=timedelta(0),
+        data_dir=settings.data_dir,
+        fee_ceilings=fee_ceilings(settings),
+    )
     return Harness(
         app, Signer(app.test_client(), op["operatorId"], op["secret"]), pipeline, lambda: mine(app)
     )

@@ -175,14 +175,25 @@ def test_two_workers_racing_pay_each_payout_once_with_consecutive_nonces(harness
     assert int(node_of(harness).rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 6
 
 
-def test_a_wallet_used_outside_the_engine_makes_the_nonce_counter_skip_ahead(harness: Harness) -> None:
+def test_a_wallet_used_outside_the_engine_stops_signing_with_a_reason_instead_of_skipping_ahead(
+    harness: Harness,
+) -> None:
+    """Issue 29: skipping ahead over a nonce the engine cannot account for is how a restored copy
+    paid twice; the wallet is fenced instead, and readiness says so."""
     node = node_of(harness)
     node.rpc("anvil_impersonateAccount", PAYOUT_WALLET)
     node.rpc("eth_sendTransaction", {"from": PAYOUT_WALLET, "to": FEE_WALLET, "value": hex(1)})
     node.mine()
     harness.submit("pyo_skipahead1", 9)
-    harness.until_status("pyo_skipahead1", "COMPLETED")
-    assert harness.detail("pyo_skipahead1")["broadcast"]["nonce"] == "1"
+    for _ in range(3):
+        harness.skip_waits()
+        harness.run_pass()
+        node.mine()
+    payout = harness.payout("pyo_skipahead1")
+    assert payout.status == "REQUESTED"
+    assert "signing for the payout wallet on eth_anvil is stopped" in (payout.reason or "")
+    assert node.balance(DEST) == 0
+    assert harness.app.test_client().get("/health/ready").status_code == 503
 
 
 def test_a_destination_that_is_not_an_address_of_the_chain_is_400(harness: Harness) -> None:

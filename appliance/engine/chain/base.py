@@ -25,6 +25,15 @@ class TransactionRejected(ChainError):
         self.reason = reason
 
 
+class EstimateReverted(ChainError):
+    """A gas estimate whose call reverts: the transaction cannot succeed as it stands (a token
+    refusing the transfer, a blacklisted destination). ``reason`` is the chain's words."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclasses.dataclass(frozen=True)
 class BlockRef:
     number: int
@@ -40,6 +49,9 @@ class Receipt:
     success: bool  # status 1
     gas_used: int
     effective_gas_price: int  # wei per gas actually paid
+    # (contract, sender, to, value) of every ERC20 Transfer log of the transaction: a token that
+    # returns false instead of reverting, or takes a fee, shows here what really moved.
+    transfers: tuple[tuple[str, str, str, int], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +79,20 @@ class TokenTransfer:
     sender: str
     to: str
     value: int
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainTransaction:
+    """A transaction of the canonical chain sent by one account, with its signed bytes: what the
+    nonce fencing matches against the engine's own records."""
+
+    tx_hash: str
+    block_number: int
+    nonce: int
+    to: str | None
+    value: int
+    data: bytes
+    raw: bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,4 +145,8 @@ class Chain(Protocol):
 
     def token_transfers(self, from_block: int, to_block: int, contracts: list[str]) -> list[TokenTransfer]:
         """ERC20 Transfer logs of ``contracts`` in canonical blocks from..to (inclusive)."""
+        ...
+
+    def account_transactions(self, sender: str, from_block: int, to_block: int) -> list[ChainTransaction]:
+        """Transactions sent by ``sender`` in canonical blocks from..to (inclusive), in chain order."""
         ...

@@ -16,7 +16,15 @@ import threading
 import time
 from typing import Any
 
-from appliance.engine.chain.base import BlockRef, ChainError, FeeQuote, NativeTransfer, Receipt, TokenTransfer
+from appliance.engine.chain.base import (
+    BlockRef,
+    ChainError,
+    ChainTransaction,
+    FeeQuote,
+    NativeTransfer,
+    Receipt,
+    TokenTransfer,
+)
 
 log = logging.getLogger("appliance.engine.chain")
 
@@ -112,6 +120,10 @@ class GuardedChain:
 
     def token_transfers(self, from_block: int, to_block: int, contracts: list[str]) -> list[TokenTransfer]:
         return self._call("token_transfers", from_block, to_block, contracts)  # type: ignore[no-any-return]
+
+    def account_transactions(self, sender: str, from_block: int, to_block: int) -> list[ChainTransaction]:
+        # the nonce fencing's scan: a wrong network's history must never be matched to payouts
+        return self._call("account_transactions", sender, from_block, to_block)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

@@ -47,6 +47,8 @@ from appliance.common.holders import holder_gone, instance_holder
 from appliance.engine.chain.base import (
     BlockRef,
     ChainError,
+    ChainTransaction,
+    EstimateReverted,
     FeeQuote,
     NativeTransfer,
     Receipt,
@@ -321,7 +323,7 @@ class LocalChain:
                 chain.estimate_gas(SpoofTransaction(tx, from_=canonical_sender), chain.get_canonical_head())
             )
         except Exception as exc:  # a revert or an out-of-gas at any limit: the call cannot succeed
-            raise ChainError(f"eth_local: gas estimate failed: {exc}") from exc
+            raise EstimateReverted(f"eth_local: the call reverts: {exc}") from exc
 
     def receipt(self, tx_hash: str) -> Receipt | None:
         chain, _ = self._view()
@@ -344,6 +346,16 @@ class LocalChain:
             success=_status_ok(receipt),
             gas_used=receipt.gas_used - previous,
             effective_gas_price=price,
+            transfers=tuple(
+                (
+                    to_checksum_address(entry.address),
+                    to_checksum_address(entry.topics[1].to_bytes(32, "big")[-20:]),
+                    to_checksum_address(entry.topics[2].to_bytes(32, "big")[-20:]),
+                    int.from_bytes(entry.data, "big"),
+                )
+                for entry in receipt.logs
+                if len(entry.topics) == 3 and entry.topics[0] == TRANSFER_TOPIC
+            ),
         )
 
     def native_transfers(self, number: int) -> list[NativeTransfer]:
@@ -394,6 +406,27 @@ class LocalChain:
                             )
                         )
                     log_index += 1
+        return out
+
+    def account_transactions(self, sender: str, from_block: int, to_block: int) -> list[ChainTransaction]:
+        wanted = to_canonical_address(sender)
+        chain, _ = self._view()
+        out = []
+        for number in range(max(from_block, 0), min(to_block, chain.get_canonical_head().block_number) + 1):
+            for tx in chain.get_canonical_block_by_number(number).transactions:
+                if tx.sender != wanted:
+                    continue
+                out.append(
+                    ChainTransaction(
+                        tx_hash=_hex(tx.hash),
+                        block_number=number,
+                        nonce=int(tx.nonce),
+                        to=to_checksum_address(tx.to) if tx.to else None,
+                        value=int(tx.value),
+                        data=bytes(tx.data),
+                        raw=bytes(tx.encode()),
+                    )
+                )
         return out
 
     # -- the pool ----------------------------------------------------------------------------

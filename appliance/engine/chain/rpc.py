@@ -6,11 +6,13 @@ import requests
 from eth_typing import HexStr
 from eth_utils import to_checksum_address
 from web3 import HTTPProvider, Web3
-from web3.exceptions import TransactionNotFound, Web3RPCError
+from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
 
 from appliance.engine.chain.base import (
     BlockRef,
     ChainError,
+    ChainTransaction,
+    EstimateReverted,
     FeeQuote,
     NativeTransfer,
     Receipt,
@@ -93,7 +95,12 @@ class RpcChain:
             "value": value,
             "data": data,
         }
-        return int(self._call(self.w3.eth.estimate_gas, tx))
+        try:
+            return int(self._call(self.w3.eth.estimate_gas, tx))
+        except ContractLogicError as exc:
+            # web3 raises this (not an RPC error) when the node says the call reverts: not a
+            # transient failure to retry for ever, the transaction cannot succeed.
+            raise EstimateReverted(f"{self.chain_id}: the call reverts: {exc.message or exc}") from exc
 
     def send_raw_transaction(self, raw: bytes) -> str:
         tx_hash = _hex(Web3.keccak(raw))
@@ -126,6 +133,16 @@ class RpcChain:
             success=int(r["status"]) == 1,
             gas_used=int(r["gasUsed"]),
             effective_gas_price=int(r.get("effectiveGasPrice", 0)),
+            transfers=tuple(
+                (
+                    to_checksum_address(log["address"]),
+                    to_checksum_address(bytes(log["topics"][1])[-20:]),
+                    to_checksum_address(bytes(log["topics"][2])[-20:]),
+                    int.from_bytes(bytes(log["data"]), "big"),
+                )
+                for log in r.get("logs", [])
+                if len(log["topics"]) == 3 and _hex(log["topics"][0]) == TRANSFER_TOPIC
+            ),
         )
 
     def native_transfers(self, number: int) -> list[NativeTransfer]:
@@ -176,4 +193,31 @@ class RpcChain:
                     value=int.from_bytes(bytes(log["data"]), "big"),
                 )
             )
+        return out
+
+    def account_transactions(self, sender: str, from_block: int, to_block: int) -> list[ChainTransaction]:
+        # eth_getBlockByNumber with full transactions, block by block: a node has no index of an
+        # account's transactions, and the fencing scans only the blocks since a known point.
+        wanted = to_checksum_address(sender)
+        out = []
+        for number in range(max(from_block, 0), to_block + 1):
+            block = self._call(self.w3.eth.get_block, number, True)
+            for tx in block["transactions"]:
+                if to_checksum_address(tx["from"]) != wanted:
+                    continue
+                tx_hash = _hex(tx["hash"])
+                raw = self._call(self.w3.provider.make_request, "eth_getRawTransactionByHash", [tx_hash])
+                if not raw.get("result"):
+                    raise ChainError(f"{self.chain_id}: the node holds no signed bytes of {tx_hash}")
+                out.append(
+                    ChainTransaction(
+                        tx_hash=tx_hash,
+                        block_number=int(block["number"]),
+                        nonce=int(tx["nonce"]),
+                        to=to_checksum_address(tx["to"]) if tx.get("to") else None,
+                        value=int(tx["value"]),
+                        data=bytes(tx["input"]),
+                        raw=bytes.fromhex(str(raw["result"]).removeprefix("0x")),
+                    )
+                )
         return out

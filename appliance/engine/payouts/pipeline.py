@@ -25,17 +25,26 @@ from __future__ import annotations
 import dataclasses
 import logging
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.jobs import LeasedQueue
-from appliance.engine.chain.base import Chain, ChainError, FeeQuote, Receipt, TransactionRejected
+from appliance.engine.chain.base import (
+    Chain,
+    ChainError,
+    EstimateReverted,
+    FeeQuote,
+    Receipt,
+    TransactionRejected,
+)
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.payouts import transactions
+from appliance.engine.payouts.fencing import VERIFIED_MARGIN, Fenced, Fencing, fence, restored_heights
 from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import StaleMove, transition
 from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
@@ -49,6 +58,11 @@ TOPUP_PAYOUTS = 50  # a gas top-up covers this many payouts like the one that as
 RESEND_AFTER = timedelta(seconds=15)  # a pending transaction is handed to the node again this often
 UNFINISHED_BROADCASTS = ("signed", "sent", "mined")
 NO_CUSTODY = "waiting for the custody key: run `appliance custody init` and restart"
+REASON_LENGTH = 500  # payout.reason's column
+
+
+class _FundsMoved(Exception):
+    """Under the wallet's lock the funds no longer cover the payout (rolls the reservation back)."""
 
 
 @dataclasses.dataclass
@@ -66,9 +80,15 @@ class Pipeline:
         *,
         lease: timedelta = timedelta(seconds=10),
         poll: timedelta = timedelta(seconds=1),
+        data_dir: Path | None = None,
+        fee_ceilings: dict[str, int] | None = None,
     ) -> None:
         self.chains = chains
         self.custody = custody
+        # max_fee_per_gas of each chain's settings (wei): nothing is signed above it.
+        self.ceilings = dict(fee_ceilings or {})
+        # Chain heights a restored backup recorded: where the fencing scans from (see fencing).
+        self.fencing = Fencing(chains, restored_heights(data_dir))
         self._noted_once = False
         self.poll = poll
         self.queue = LeasedQueue(
@@ -144,6 +164,7 @@ class Pipeline:
 
     def _wait(self, payout: Payout, reason: str, after: timedelta | None = None) -> Outcome:
         """Keep waiting in the same status with a reason on the detail (no status move)."""
+        reason = reason[:REASON_LENGTH]
         if payout.reason != reason:
             Payout.update(reason=reason, updated_at=clock.now()).where(
                 (Payout.id == payout.id) & (Payout.status == payout.status)
@@ -181,52 +202,132 @@ class Pipeline:
             )
         custody = self.custody
         wallet = custody.payout_address
+        # Fencing first, before funds: a restored copy finds what another copy already paid (and
+        # marks it) even when the wallet is empty now.
+        head = chain.head().number
+        try:
+            chain_nonce = self.fencing.check(chain, asset.chain_id, wallet, "payout")
+        except Fenced as exc:
+            return self._wait(payout, _stopped("payout", asset.chain_id, exc.reason), timedelta(seconds=30))
+        payout = Payout.get_by_id(payout.id)
+        if payout.status != "REQUESTED":  # found on chain and adopted by the fencing
+            return Outcome()
         amount = int(payout.amount_minor)
-        fees = chain.fee_quote()
+        fees = self._capped(asset.chain_id, chain.fee_quote())
+        if fees is None:
+            return self._wait(payout, self._above_ceiling(asset.chain_id, chain), timedelta(seconds=15))
         if asset.kind == "native":
-            to, value, data, gas = payout.destination, amount, b"", NATIVE_GAS
+            to, value, data = payout.destination, amount, b""
         else:
             to, value, data = (
                 asset.contract or "",
                 0,
                 transactions.erc20_transfer_data(payout.destination, amount),
             )
-            gas = 0  # estimated once the tokens are known to be there (an estimate of a transfer
-            # the wallet cannot make reverts)
+        # Gas is estimated once the funds are known to be there (an estimate of a transfer the
+        # wallet cannot make reverts).
         in_flight, gas_in_flight = self._in_flight(asset.chain_id, wallet)
         if asset.kind != "native":
             held = chain.balance(wallet, asset.contract) - in_flight.get(asset.contract, 0)
             if held < amount:
                 return self._wait(payout, _unfunded("payout wallet", wallet, asset, amount, held))
-            estimate = chain.estimate_gas(wallet, to, 0, data)
-            gas = estimate * GAS_MARGIN_NUMERATOR // GAS_MARGIN_DENOMINATOR
         native = self.chains.native(asset.chain_id)
         native_held = chain.balance(wallet) - in_flight.get(None, 0) - gas_in_flight
-        gas_cost = gas * fees.max_fee_per_gas
         if native_held < value:
             return self._wait(
-                payout, _unfunded("payout wallet", wallet, native, value + gas_cost, native_held)
+                payout,
+                _unfunded(
+                    "payout wallet", wallet, native, value + NATIVE_GAS * fees.max_fee_per_gas, native_held
+                ),
             )
+        try:
+            gas = _with_margin(chain.estimate_gas(wallet, to, value, data))
+        except EstimateReverted as exc:
+            return self._cannot_succeed(payout, exc.reason)
+        gas_cost = gas * fees.max_fee_per_gas
         if native_held < value + gas_cost:
-            return self._top_up(payout, chain, native, gas_cost * TOPUP_PAYOUTS, fees)
-        chain_nonce = chain.nonce(wallet)
-        with write_transaction(database):
-            nonce = transactions.reserve_nonce(asset.chain_id, wallet, chain_nonce)
-            broadcast = transactions.sign_and_store(
-                custody,
-                PAYOUT_WALLET,
-                chain_id=asset.chain_id,
-                network_id=asset.network_id,
-                nonce=nonce,
-                to=to,
-                value=value,
-                data=data,
-                gas=gas,
-                fees=fees,
-                purpose="payout",
-                payout_id=payout.id,
+            return self._top_up(
+                payout, chain, native, _topup_amount(gas, fees, value + gas_cost - native_held), fees
             )
-            transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
+        try:
+            with write_transaction(database):
+                nonce = transactions.reserve_nonce(
+                    asset.chain_id, wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
+                )
+                # Checked again under the wallet's lock (FOR UPDATE on PostgreSQL): another node
+                # may have signed from the same balance since the look above (issue 29, item 2).
+                short = self._short_of_funds(chain, asset, wallet, amount, value, gas_cost)
+                if short is not None:
+                    raise _FundsMoved(short)
+                broadcast = transactions.sign_and_store(
+                    custody,
+                    PAYOUT_WALLET,
+                    chain_id=asset.chain_id,
+                    network_id=asset.network_id,
+                    nonce=nonce,
+                    to=to,
+                    value=value,
+                    data=data,
+                    gas=gas,
+                    fees=fees,
+                    purpose="payout",
+                    payout_id=payout.id,
+                    signed_block=head,
+                )
+                transition(
+                    payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash
+                )
+        except transactions.NonceAhead as exc:  # the chain moved since the fencing looked: look again
+            return self._wait(payout, _stopped("payout", asset.chain_id, str(exc)))
+        except _FundsMoved as exc:  # rolled back: no nonce taken
+            return self._wait(payout, str(exc))
+        return Outcome()
+
+    def _short_of_funds(
+        self, chain: Chain, asset: Asset, wallet: str, amount: int, value: int, gas_cost: int
+    ) -> str | None:
+        """Why the wallet cannot pay this now, counting every payload signed and unfinished; None
+        when it can. The in-flight sum is read before the chain's balance: a payload mined in
+        between is then counted twice (a wait), never not at all (an overspend)."""
+        in_flight, gas_in_flight = self._in_flight(asset.chain_id, wallet)
+        if asset.kind != "native":
+            held = chain.balance(wallet, asset.contract) - in_flight.get(asset.contract, 0)
+            if held < amount:
+                return _unfunded("payout wallet", wallet, asset, amount, held)
+        native = self.chains.native(asset.chain_id)
+        native_held = chain.balance(wallet) - in_flight.get(None, 0) - gas_in_flight
+        if native_held < value + gas_cost:
+            return _unfunded("payout wallet", wallet, native, value + gas_cost, native_held)
+        return None
+
+    def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
+        """The market's fees under the chain's ceiling: None when even the base fee and the tip
+        are above it (nothing offered under it could be included now)."""
+        ceiling = self.ceilings.get(chain_id)
+        if ceiling is None or quote.max_fee_per_gas <= ceiling:
+            return quote
+        base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
+        if base + quote.max_priority_fee_per_gas > ceiling:
+            return None
+        return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+
+    def _above_ceiling(self, chain_id: str, chain: Chain) -> str:
+        return (
+            f"the network fee on {chain_id} is above its max_fee_per_gas ({self.ceilings.get(chain_id)} "
+            "wei per gas); the payout waits, holding no nonce, until the fee falls under it"
+        )
+
+    def _cannot_succeed(self, payout: Payout, reason: str) -> Outcome:
+        """The transfer reverts as it stands (a token refusing it, a blacklisted destination):
+        FAILED with the chain's words, nothing signed and nothing paid, instead of retried for ever."""
+        with write_transaction(database):
+            transition(
+                payout,
+                "FAILED",
+                reason=f"the transfer would revert on chain ({reason[:300]}); nothing was signed or paid",
+            )
+            announce(payout, self.chains.native(payout.chain_id).code)
+        log.warning("payout %s cannot succeed: %s", payout.payout_id, reason)
         return Outcome()
 
     def _top_up(self, payout: Payout, chain: Chain, native: Asset, amount: int, fees: FeeQuote) -> Outcome:
@@ -244,9 +345,15 @@ class Pipeline:
         held = chain.balance(fee_wallet)
         if held < needed:
             return self._wait(payout, _unfunded("fee wallet", fee_wallet, native, needed, held))
-        chain_nonce = chain.nonce(fee_wallet)
+        head = chain.head().number
+        try:
+            chain_nonce = self.fencing.check(chain, native.chain_id, fee_wallet, "fee")
+        except Fenced as exc:
+            return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), timedelta(seconds=30))
         with write_transaction(database):
-            nonce = transactions.reserve_nonce(native.chain_id, fee_wallet, chain_nonce)
+            nonce = transactions.reserve_nonce(
+                native.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
+            )
             transactions.sign_and_store(
                 custody,
                 FEE_WALLET,
@@ -260,6 +367,7 @@ class Pipeline:
                 fees=fees,
                 purpose="gas_topup",
                 payout_id=None,
+                signed_block=head,
             )
         log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
         return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
@@ -298,19 +406,12 @@ class Pipeline:
                 return Outcome()
             with write_transaction(database):
                 self._record_attempt(payout, "REJECTED_NONCE_USED", broadcast.tx_hash)
-                Broadcast.update(status="final").where(Broadcast.id == broadcast.id).execute()
-                transition(
-                    payout,
-                    "FAILED",
-                    reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was used by a transaction "
-                    "the engine did not send; nothing of this payout can land",
-                )
-                announce(payout, self.chains.native(payout.chain_id).code)
-            return Outcome()
+            return self._nonce_used(payout, broadcast, chain)
         if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
             with write_transaction(database):
                 self._record_attempt(payout, "REJECTED_UNDERPRICED", broadcast.tx_hash)
-            self._bump(payout, broadcast, chain)
+            if self._bump(payout, broadcast, chain) is None:
+                return Outcome(timedelta(seconds=15))
             return Outcome()
         outcome = "REJECTED_FUNDS" if "insufficient funds" in lowered else "REJECTED"
         with write_transaction(database):
@@ -321,11 +422,19 @@ class Pipeline:
             timedelta(seconds=10),
         )
 
-    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast:
+    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast | None:
         """Replace the payload in force at the same nonce with higher fees, stored before sending."""
         assert self.custody is not None
         asset = self.chains.native(broadcast.chain_id)
-        fees = transactions.bumped_fees(broadcast, chain.fee_quote())
+        fees = transactions.bumped_fees(broadcast, chain.fee_quote(), self.ceilings.get(broadcast.chain_id))
+        if fees is None:  # the replacement would have to offer more than the ceiling
+            self._wait(
+                payout,
+                f"stuck below the market at nonce {broadcast.nonce}; a replacement would exceed "
+                f"{broadcast.chain_id}'s max_fee_per_gas ({self.ceilings.get(broadcast.chain_id)} wei per "
+                "gas): it waits for the fee to fall (or `appliance payout cancel`)",
+            )
+            return None
         to, value, data = transactions.decode_call(broadcast)
         with write_transaction(database):
             transactions.replace(
@@ -377,6 +486,10 @@ class Pipeline:
         receipt = self._mined_payload(chain, broadcast)
         if receipt is None:
             if broadcast.mined_block is not None:
+                if self._block_still_there(chain, broadcast):
+                    # A provider one block behind (or load-balanced over nodes) answers no receipt
+                    # for a moment: not a reorg while the block that held it is still canonical.
+                    return Outcome(self.poll or timedelta(seconds=1))
                 return self._reorged(payout, broadcast)
             return self._pending(payout, broadcast, chain)
         if broadcast.mined_block_hash != receipt.block_hash or broadcast.mined_tx_hash != receipt.tx_hash:
@@ -391,11 +504,20 @@ class Pipeline:
         if depth < confirmations:
             return Outcome(self.poll)
         fee = str(receipt.gas_used * receipt.effective_gas_price)
+        shortfall = _shortfall(payout, asset, broadcast.wallet, receipt) if receipt.success else None
+        mined = SignedPayload.get_or_none(
+            (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
+        )
+        if mined is not None and transactions.is_cancel(mined.raw, broadcast.wallet):
+            shortfall = (
+                f"cancelled by the operator: nonce {broadcast.nonce} was taken by the zero-value "
+                f"self-transfer {receipt.tx_hash}; nothing was paid (its network fee was)"
+            )
         with write_transaction(database):
             Broadcast.update(status="final", fee_minor=fee, updated_at=clock.now()).where(
                 Broadcast.id == broadcast.id
             ).execute()
-            if receipt.success:
+            if receipt.success and shortfall is None:
                 transition(payout, "COMPLETED", tx_hash=receipt.tx_hash, fee_minor=fee)
             else:
                 transition(
@@ -403,8 +525,88 @@ class Pipeline:
                     "FAILED",
                     tx_hash=receipt.tx_hash,
                     fee_minor=fee,
-                    reason="the transaction reverted on chain; nothing was paid (the network fee was)",
+                    reason=shortfall
+                    or "the transaction reverted on chain; nothing was paid (the network fee was)",
                 )
+            announce(payout, self.chains.native(payout.chain_id).code)
+        return Outcome()
+
+    @staticmethod
+    def _block_still_there(chain: Chain, broadcast: Broadcast) -> bool:
+        """Whether the block that held the broadcast may still be canonical: the same hash at its
+        height, or no block at that height yet (a node behind the one that gave the receipt)."""
+        ref = chain.block(int(broadcast.mined_block))
+        return ref is None or ref.hash == broadcast.mined_block_hash
+
+    def _nonce_used(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
+        """The chain says the broadcast's nonce is used and no stored payload's receipt is found.
+        Never FAILED while it may have been paid: the transaction at that nonce is looked up on
+        chain. Ours (a payload of this reservation, or the same call signed by another copy of the
+        data directory) is adopted and confirmed; a foreign one fences the wallet and, once it has
+        the asset's confirmations, fails the payout (nothing of it can land); not visible yet (a
+        provider behind): look again later."""
+        nonce, wallet = int(broadcast.nonce), broadcast.wallet
+        start = broadcast.signed_block
+        if start is None:
+            start = self.fencing.start_of(broadcast.chain_id, wallet)
+        if start is None:
+            return self._wait(
+                payout,
+                f"nonce {nonce} of {wallet} is used on chain and no receipt of this payout's payloads is "
+                "found; no block is known to look the transaction up from: an operator must check",
+                timedelta(seconds=30),
+            )
+        head = chain.head().number
+        found = [
+            tx
+            for tx in chain.account_transactions(wallet, max(0, int(start) - VERIFIED_MARGIN), head)
+            if tx.nonce == nonce
+        ]
+        if not found:
+            return self._wait(
+                payout,
+                f"nonce {nonce} of {wallet} is used on chain but its transaction is not visible yet "
+                "(a node behind?); looking again, nothing signed meanwhile",
+                timedelta(seconds=5),
+            )
+        tx = found[0]
+        ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)}
+        if tx.tx_hash in ours:
+            if payout.status == "SIGNED":  # it was sent (the answer lost) and is mined
+                with write_transaction(database):
+                    transition(payout, "BROADCAST", tx_hash=tx.tx_hash)
+            return self._wait(payout, f"mined as {tx.tx_hash}; waiting for its receipt", timedelta(seconds=2))
+        if (tx.to, tx.value, tx.data) == transactions.decode_call(broadcast):
+            with write_transaction(database):
+                transactions.adopt(broadcast, tx.raw, tx.tx_hash)
+                Payout.update(
+                    signed_payload_digest=broadcast.digest, tx_hash=tx.tx_hash, updated_at=clock.now()
+                ).where(Payout.id == payout.id).execute()
+                if payout.status == "SIGNED":
+                    transition(payout, "BROADCAST", tx_hash=tx.tx_hash)
+            log.warning(
+                "payout %s: found paid on chain by %s (signed elsewhere)", payout.payout_id, tx.tx_hash
+            )
+            return Outcome()
+        reason = (
+            f"nonce {nonce} of {wallet} was used on chain by {tx.tx_hash} (block {tx.block_number}), "
+            "a transaction this engine did not sign; nothing more is signed for this wallet until an "
+            "operator checks"
+        )
+        fence(broadcast.chain_id, wallet, reason)
+        asset = self.chains.find(payout.chain_id, payout.asset)
+        if head - tx.block_number + 1 < (asset.confirmations if asset else 1):
+            return self._wait(payout, reason, timedelta(seconds=2))
+        with write_transaction(database):
+            Broadcast.update(status="final", updated_at=clock.now()).where(
+                Broadcast.id == broadcast.id
+            ).execute()
+            transition(
+                payout,
+                "FAILED",
+                reason=f"nonce {nonce} of {wallet} was used by {tx.tx_hash}, a transaction the engine did "
+                "not sign; nothing of this payout was paid or can land",
+            )
             announce(payout, self.chains.native(payout.chain_id).code)
         return Outcome()
 
@@ -435,16 +637,19 @@ class Pipeline:
         base_fee = market.max_fee_per_gas - market.max_priority_fee_per_gas
         if base_fee // 2 > int(broadcast.max_fee_per_gas) - int(broadcast.max_priority_fee_per_gas):
             # The base fee has outgrown what the payload may pay: it cannot be included at all.
-            self._bump(payout, broadcast, chain)
+            if self._bump(payout, broadcast, chain) is None:
+                return Outcome(timedelta(seconds=15))  # above the ceiling: look again later
             return Outcome()
         if clock.now() - broadcast.updated_at >= RESEND_AFTER:
             # Nodes drop transactions (restarts, pool limits): hand over the same bytes again.
+            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == broadcast.id).execute()
             try:
                 chain.send_raw_transaction(bytes.fromhex(broadcast.raw))
             except TransactionRejected as exc:
-                if "nonce too low" not in exc.reason.lower():
-                    log.info("payout %s re-send refused: %s", payout.payout_id, exc.reason)
-            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == broadcast.id).execute()
+                if "nonce too low" in exc.reason.lower() or "already been used" in exc.reason.lower():
+                    # Used at its nonce and no receipt of ours: never left BROADCAST for ever.
+                    return self._nonce_used(payout, broadcast, chain)
+                log.info("payout %s re-send refused: %s", payout.payout_id, exc.reason)
         return Outcome(self.poll)
 
     # -- gas top-ups of the payout wallet --------------------------------------------------------------
@@ -478,13 +683,77 @@ class Pipeline:
                     fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
                 ).where((Broadcast.id == row.id) & (Broadcast.status == row.status)).execute()
             return
+        market = chain.fee_quote()
+        base_fee = (market.max_fee_per_gas - market.max_priority_fee_per_gas) // 2
+        if base_fee > int(row.max_fee_per_gas) - int(row.max_priority_fee_per_gas):
+            # The base fee outgrew what the top-up may pay: replace it at its nonce (under the
+            # ceiling), or every payout needing gas waits behind it for ever.
+            self._bump_topup(chain, row, market)
+            return
         if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
             try:
                 chain.send_raw_transaction(bytes.fromhex(row.raw))
             except TransactionRejected as exc:
-                log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
+                lowered = exc.reason.lower()
+                if "nonce too low" in lowered or "already been used" in lowered:
+                    self._topup_nonce_used(chain, row)
+                elif "underpriced" in lowered or "fee too low" in lowered or "base fee" in lowered:
+                    self._bump_topup(chain, row, market)
+                else:
+                    log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
                 return
             Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
+
+    def _bump_topup(self, chain: Chain, row: Broadcast, market: FeeQuote) -> None:
+        assert self.custody is not None
+        fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
+        if fees is None:
+            log.warning(
+                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
+                row.tx_hash,
+            )
+            return
+        to, value, data = transactions.decode_call(row)
+        with write_transaction(database):
+            transactions.replace(
+                self.custody,
+                FEE_WALLET,
+                row,
+                self.chains.native(row.chain_id).network_id,
+                to,
+                value,
+                data,
+                fees,
+            )
+        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
+
+    def _topup_nonce_used(self, chain: Chain, row: Broadcast) -> None:
+        """The fee wallet's nonce of the top-up is used and no payload of it is mined: look the
+        transaction up; a foreign one fences the fee wallet and ends the top-up (nothing of it can
+        land), so that payouts stop waiting for it."""
+        start = (
+            row.signed_block
+            if row.signed_block is not None
+            else self.fencing.start_of(row.chain_id, row.wallet)
+        )
+        if start is None:
+            return
+        head = chain.head().number
+        found = [
+            tx
+            for tx in chain.account_transactions(row.wallet, max(0, int(start) - VERIFIED_MARGIN), head)
+            if tx.nonce == int(row.nonce)
+        ]
+        ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)}
+        if not found or found[0].tx_hash in ours:
+            return  # not visible yet, or ours and its receipt comes next
+        fence(
+            row.chain_id,
+            row.wallet,
+            f"nonce {row.nonce} of {row.wallet} was used on chain by {found[0].tx_hash}, a transaction "
+            "this engine did not sign; nothing more is signed for this wallet until an operator checks",
+        )
+        Broadcast.update(status="final", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
 
 
 def announce(payout: Payout, fee_asset: str) -> None:
@@ -494,6 +763,53 @@ def announce(payout: Payout, fee_asset: str) -> None:
         PAYOUT_COMPLETED if payout.status == "COMPLETED" else PAYOUT_FAILED,
         {**entry(payout), "networkFeeMinor": payout.fee_minor, "feeAssetCode": fee_asset},
     )
+
+
+def _shortfall(payout: Payout, asset: Asset | None, wallet: str, receipt: Receipt) -> str | None:
+    """For a token payout, None when the receipt's Transfer logs move the full amount from the
+    wallet to the destination; otherwise the reason it is not paid in full (a token that returns
+    false instead of reverting moves nothing; a fee-on-transfer token moves less)."""
+    if asset is None or asset.kind == "native" or not asset.contract:
+        return None
+    moved = sum(
+        value
+        for contract, sender, to, value in receipt.transfers
+        if contract.lower() == asset.contract.lower()
+        and sender.lower() == wallet.lower()
+        and to.lower() == str(payout.destination).lower()
+    )
+    if moved == int(payout.amount_minor):
+        return None
+    return (
+        f"the transaction succeeded but its {asset.code} Transfer logs move {moved} of "
+        f"{payout.amount_minor} minor units to the destination (a token that returns false, or takes "
+        "a fee on transfer): not paid in full; the network fee was paid"
+    )
+
+
+def _topup_amount(gas: int, fees: FeeQuote, shortfall: int) -> int:
+    """A gas top-up: what this payout lacks, and at most TOPUP_PAYOUTS such payouts at the CURRENT
+    base fee and tip, not at the doubled (and possibly spiked) maximum a payload may offer."""
+    base = (fees.max_fee_per_gas - fees.max_priority_fee_per_gas) // 2
+    return max(shortfall, gas * (base + fees.max_priority_fee_per_gas) * TOPUP_PAYOUTS)
+
+
+def fee_ceilings(settings: Any) -> dict[str, int]:
+    """Each configured chain's max_fee_per_gas (wei), for Pipeline(fee_ceilings=...)."""
+    return {c.id: int(c.max_fee_per_gas) for c in settings.chains if c.max_fee_per_gas}
+
+
+def _with_margin(estimate: int) -> int:
+    """A plain transfer to an account without code costs exactly 21,000 gas; anything else (a
+    token, a smart-contract wallet such as a Safe or an ERC-4337 account receiving ETH) gets +30 %
+    over the node's estimate, unused gas being refunded."""
+    if estimate == NATIVE_GAS:
+        return NATIVE_GAS
+    return estimate * GAS_MARGIN_NUMERATOR // GAS_MARGIN_DENOMINATOR
+
+
+def _stopped(role: str, chain_id: str, reason: str) -> str:
+    return f"signing for the {role} wallet on {chain_id} is stopped: {reason}"
 
 
 def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> str:

@@ -9,10 +9,12 @@ nonce is kept (SignedPayload), because any of them may be the one that lands.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from typing import Any
 
+import rlp
 from eth_account.typed_transactions import TypedTransaction
 from eth_utils import keccak, to_checksum_address
 from hexbytes import HexBytes
@@ -41,17 +43,34 @@ def digest(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def reserve_nonce(chain_id: str, address: str, chain_nonce: int) -> int:
+class NonceAhead(Exception):
+    """The chain's nonce for the wallet is ahead of the engine's counter: the nonce fencing
+    (payouts.fencing) must account for the gap before anything is signed."""
+
+
+def reserve_nonce(chain_id: str, address: str, chain_nonce: int, *, head: int | None = None) -> int:
     """Take the wallet's next nonce (inside a write transaction). ``chain_nonce`` is the chain's
-    count of the wallet's mined transactions, read before the transaction: when the wallet was used
-    outside the engine the counter skips ahead instead of colliding."""
+    count of the wallet's mined transactions, read (and checked by the fencing) before the
+    transaction. The counter never skips ahead of its own: a chain ahead of it means transactions
+    this engine has no record of (a restored copy, the key used elsewhere), and signing over them
+    would pay again what was paid (issue 29); that raises NonceAhead instead. ``head`` is recorded
+    as the block at which the wallet's nonces were known to match."""
     wallet = locked(
         Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
     ).first()
     if wallet is None:
         wallet = Wallet.create(chain_id=chain_id, address=address, next_nonce=0)
-    nonce = max(int(wallet.next_nonce), chain_nonce)
-    Wallet.update(next_nonce=nonce + 1).where(Wallet.id == wallet.id).execute()
+    if wallet.fence_reason:
+        raise NonceAhead(wallet.fence_reason)
+    if chain_nonce > int(wallet.next_nonce):
+        raise NonceAhead(
+            f"the chain's nonce {chain_nonce} of {address} is ahead of the engine's {wallet.next_nonce}"
+        )
+    nonce = int(wallet.next_nonce)
+    changes: dict[str, Any] = {"next_nonce": nonce + 1}
+    if head is not None and chain_nonce == nonce:
+        changes["verified_block"] = head  # nothing of ours in flight: the chain agreed at this head
+    Wallet.update(**changes).where(Wallet.id == wallet.id).execute()
     return nonce
 
 
@@ -85,6 +104,7 @@ def sign_and_store(
     fees: FeeQuote,
     purpose: str,
     payout_id: int | None,
+    signed_block: int | None = None,
 ) -> Broadcast:
     """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
     raw, tx_hash = custody.sign_transaction(*key_path, _tx(network_id, nonce, to, value, data, gas, fees))
@@ -102,6 +122,7 @@ def sign_and_store(
         max_priority_fee_per_gas=str(fees.max_priority_fee_per_gas),
         gas_limit=gas,
         status="signed",
+        signed_block=signed_block,
         created_at=moment,
         updated_at=moment,
     )
@@ -121,11 +142,34 @@ def _keep_payload(broadcast: Broadcast, moment: Any) -> Broadcast:
     return broadcast
 
 
-def bumped_fees(broadcast: Broadcast, market: FeeQuote) -> FeeQuote:
-    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market."""
+def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
+    """Make bytes found mined at the reservation's nonce (the same call, signed by another copy of
+    the data directory) its payload in force (inside the caller's write transaction)."""
+    fees = fees_of(raw)
+    moment = clock.now()
+    broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
+    broadcast.max_fee_per_gas = str(fees.max_fee_per_gas)
+    broadcast.max_priority_fee_per_gas = str(fees.max_priority_fee_per_gas)
+    broadcast.status = "mined"
+    broadcast.updated_at = moment  # type: ignore[assignment]
+    broadcast.save()
+    return _keep_payload(broadcast, moment)
+
+
+def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = None) -> FeeQuote | None:
+    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market, but
+    not above ``ceiling`` (the chain's max_fee_per_gas): None when the least replacement a node
+    accepts would be above it."""
     old_max, old_tip = int(broadcast.max_fee_per_gas), int(broadcast.max_priority_fee_per_gas)
-    tip = max(old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_priority_fee_per_gas)
-    fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, market.max_fee_per_gas, tip)
+    least_tip = old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1
+    least_fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, least_tip)
+    tip = max(least_tip, market.max_priority_fee_per_gas)
+    fee = max(least_fee, market.max_fee_per_gas, tip)
+    if ceiling is not None:
+        if least_fee > ceiling:
+            return None
+        fee = min(fee, ceiling)
+        tip = min(tip, fee)
     return FeeQuote(max_fee_per_gas=fee, max_priority_fee_per_gas=tip)
 
 
@@ -152,6 +196,31 @@ def replace(
     broadcast.updated_at = moment  # type: ignore[assignment]
     broadcast.save()
     return _keep_payload(broadcast, moment)
+
+
+@dataclasses.dataclass(frozen=True)
+class PayloadFees:
+    max_fee_per_gas: int
+    max_priority_fee_per_gas: int
+    gas: int
+
+
+def fees_of(raw: bytes) -> PayloadFees:
+    """Fee fields and gas limit of signed bytes found on chain (EIP-1559, or a legacy gas price)."""
+    tx = TypedTransaction.from_bytes(HexBytes(raw)).as_dict() if raw[:1] in (b"\x01", b"\x02") else None
+    if tx is None:
+        fields = rlp.decode(raw)  # legacy: nonce, gasPrice, gas, to, value, data, v, r, s
+        price, gas = int.from_bytes(fields[1], "big"), int.from_bytes(fields[2], "big")
+        return PayloadFees(price, price, gas)
+    price = int(tx.get("maxFeePerGas", tx.get("gasPrice", 0)))
+    return PayloadFees(price, int(tx.get("maxPriorityFeePerGas", price)), int(tx["gas"]))
+
+
+def is_cancel(raw_hex: str, wallet: str) -> bool:
+    """Whether signed bytes are a cancellation: a zero-value, data-less transfer from the payout
+    wallet to itself (no payout is one: amounts are positive, token calls carry data)."""
+    to, value, data = _decode_raw(raw_hex)
+    return to.lower() == wallet.lower() and value == 0 and not data
 
 
 def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:

@@ -1,0 +1,119 @@
+"""`appliance payout status|cancel|unfence`: one payout's attempts and payloads, cancelling a
+stuck payout, and letting a fenced wallet sign again once an operator has checked it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from appliance.cli._options import command_options, emit
+from appliance.settings import Settings
+
+
+def _with_engine(settings: Settings, action: Callable[..., Any], *, chains: bool = False) -> Any:
+    from appliance.cli.admin import migrate_all
+    from appliance.common.db import bind_database, connection
+    from appliance.engine.chain.base import ChainError
+    from appliance.engine.chain.registry import build_chains
+    from appliance.engine.custody import load_custody
+    from appliance.engine.db import database
+    from appliance.engine.payouts.cancel import CancelError
+
+    migrate_all(settings, ["engine"])
+    bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    opened = build_chains(settings) if chains else None
+    try:
+        with connection(database):
+            if chains:
+                return action(opened, load_custody(settings.data_dir, settings.custody_key))
+            return action()
+    except CancelError as exc:
+        raise click.ClickException(str(exc)) from None
+    except ChainError as exc:
+        raise click.ClickException(f"the chain could not be reached: {exc}") from None
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+@click.group("payout")
+def payout_group() -> None:
+    """One payout's attempts, cancelling a stuck payout, fenced wallets."""
+
+
+@payout_group.command("status")
+@click.argument("payout_id")
+@click.option("--operator", "operator_id", default=None, help="The operator (when several use PAYOUT_ID).")
+@command_options
+def status_command(payout_id: str, operator_id: str | None, settings: Settings, as_json: bool) -> None:
+    """A payout's status, reason, transitions, every send attempt and every payload signed at its nonce."""
+    from appliance.engine.payouts.cancel import find, status
+
+    result = _with_engine(settings, lambda: status(find(payout_id, operator_id)))
+    emit(as_json, result, lambda: _describe(result))
+
+
+def _describe(result: dict[str, Any]) -> str:
+    lines = [
+        f"payout {result['payoutId']} of {result['operatorId']}: {result['status']}"
+        + (f" ({result['reason']})" if result.get("reason") else ""),
+        f"  {result['amountMinor']} {result['asset']} to {result['destination']} on {result['chainId']}",
+    ]
+    if result.get("broadcast"):
+        lines.append(f"  nonce {result['broadcast']['nonce']} of {result['broadcast']['wallet']}")
+    lines += [f"  attempt {a['occurredAt']} {a['outcome']} {a['txHash']}" for a in result["attempts"]]
+    lines += [
+        f"  payload {p['txHash']} maxFeePerGas {p['maxFeePerGas']}" + (" (cancel)" if p["cancels"] else "")
+        for p in result["payloads"]
+    ]
+    return "\n".join(lines)
+
+
+@payout_group.command("cancel")
+@click.argument("payout_id")
+@click.option("--operator", "operator_id", default=None, help="The operator (when several use PAYOUT_ID).")
+@command_options
+def cancel_command(payout_id: str, operator_id: str | None, settings: Settings, as_json: bool) -> None:
+    """Cancel a payout: FAILED at once when it holds no nonce; otherwise a zero-value self-transfer
+    at its nonce replaces it, and it is FAILED only once that lands (run `appliance serve`)."""
+    from appliance.engine.payouts.cancel import cancel, find
+
+    result = _with_engine(
+        settings, lambda chains, custody: cancel(find(payout_id, operator_id), chains, custody), chains=True
+    )
+    emit(
+        as_json,
+        result,
+        lambda: (
+            f"payout {payout_id} FAILED (cancelled before it was signed)"
+            if result["cancel"] is None
+            else f"payout {payout_id}: cancellation {result['cancel']['txHash']} signed at nonce "
+            f"{result['cancel']['nonce']}; the payout is FAILED once it lands"
+        ),
+    )
+
+
+@payout_group.command("unfence")
+@click.option("--chain-id", "chain_id", required=True)
+@click.option("--wallet", "wallet", required=True, help="The fenced wallet's address.")
+@command_options
+def unfence_command(chain_id: str, wallet: str, settings: Settings, as_json: bool) -> None:
+    """Let a fenced wallet sign again, after checking the transactions that used its nonces (see
+    /health/ready): the engine's counter continues at the chain's nonce."""
+    from appliance.engine.chain.registry import eip55
+    from appliance.engine.payouts.cancel import unfence
+
+    if not re.fullmatch(r"0x[0-9a-fA-F]{40}", wallet):
+        raise click.ClickException("--wallet must be 0x and 40 hex digits")
+    result = _with_engine(
+        settings, lambda chains, _custody: unfence(chains, chain_id, eip55(wallet)), chains=True
+    )
+    emit(as_json, result, lambda: json.dumps(result))
+
+
+def register(group: click.Group) -> None:
+    group.add_command(payout_group)
