@@ -305,3 +305,26 @@ def test_mail_to_one_address_is_limited_whatever_the_client_address(
         assert _from(dispatch_client, f"10.0.0.{n}", path, body("ani@example.am")).status_code == 202
     assert _from(dispatch_client, "10.0.1.1", path, body(" Ani@Example.am ")).status_code == 429
     assert _from(dispatch_client, "10.0.1.2", path, body("someone@example.am")).status_code == 202
+
+
+def test_the_per_account_limit_is_shared_by_every_process_through_redis(settings, tmp_path) -> None:
+    from appliance.dispatch.app import create_app
+    from tests.nodes.harness import running_redis
+
+    with running_redis(tmp_path / "redis") as redis_url:
+        shared = settings.replace(rate_limit_storage=redis_url)
+        first, second = create_app(shared), create_app(shared)
+        make_member(
+            first,
+            make_company("Arev"),
+            "owner",
+            email="ani@example.am",
+            password_hash=hash_password("old-password"),
+        )
+        guess = {"email": "ani@example.am", "password": "not-the-password"}
+        for n in range(10):
+            app = first if n % 2 else second
+            assert _from(app.test_client(), f"10.0.0.{n}", "/auth/login", guess).status_code == 401
+        right = {"email": "ani@example.am", "password": "old-password"}
+        assert _from(first.test_client(), "10.0.1.1", "/auth/login", right).status_code == 429
+        assert _from(second.test_client(), "10.0.1.2", "/auth/login", right).status_code == 429
