@@ -25,13 +25,18 @@ document.body.dataset.stage = state.stage;
 
 function set(next) { state = next; document.body.dataset.stage = next.stage; page.redraw(); }
 
-$("again").addEventListener("submit", async (event) => {
-  event.preventDefault();
+async function sendLink(path) {
   try {
-    const {response} = await postJson("/auth/magic-link", {email: $("email").value.trim()});
+    const {response} = await postJson(path, {email: $("email").value.trim()});
     status = response.ok ? ["ok", "linkSent"] : ["error", "tryLater"];
   } catch (error) { status = ["error", "offline"]; }
   page.redraw();
+}
+
+$("again").addEventListener("submit", (event) => { event.preventDefault(); sendLink("/auth/magic-link"); });
+// Forgot password: a link that sets a new one (/login?password=…).
+$("send-password-link").addEventListener("click", () => {
+  if ($("email").reportValidity()) { sendLink("/auth/password/forgot"); }
 });
 
 function clearAddressBar() {
