@@ -30,10 +30,11 @@ def public_limit[F: Callable[..., Any]](view: F) -> F:
     return view
 
 
-def keyed_limit[F: Callable[..., Any]](limit: str, field: str) -> Callable[[F], F]:
+def keyed_limit[F: Callable[..., Any]](limit: str, field: str | Callable[[], str]) -> Callable[[F], F]:
     """Also limit a view per value of the JSON body's ``field`` (dotted for nested objects, e.g.
     ``owner.email``), compared without case or surrounding spaces: per account on sign-in, per
-    target address on the endpoints that send mail. A body without it counts per client address."""
+    target address on the endpoints that send mail. A body without it counts per client address.
+    ``field`` may instead be a function of the request giving the key itself."""
 
     def mark(view: F) -> F:
         view._keyed_limits = [*getattr(view, "_keyed_limits", ()), (limit, field)]  # type: ignore[attr-defined]
@@ -75,8 +76,11 @@ def install(
     for endpoint, view in list(app.view_functions.items()) if enabled else ():
         wrapped: Any = view
         for keyed, field in _marks(view, "_keyed_limits") or ():
-            key = functools.partial(_body_value, field)
-            wrapped = limiter.limit(keyed, key_func=key, scope=f"by-{field}")(wrapped)
+            if callable(field):
+                key, scope = field, f"by-{field.__name__}"
+            else:
+                key, scope = functools.partial(_body_value, field), f"by-{field}"
+            wrapped = limiter.limit(keyed, key_func=key, scope=scope)(wrapped)
         if _marks(view, "_public_limit"):
             wrapped = limiter.limit(limit)(wrapped)
         app.view_functions[endpoint] = wrapped

@@ -328,3 +328,11 @@ def test_the_per_account_limit_is_shared_by_every_process_through_redis(settings
         right = {"email": "ani@example.am", "password": "old-password"}
         assert _from(first.test_client(), "10.0.1.1", "/auth/login", right).status_code == 429
         assert _from(second.test_client(), "10.0.1.2", "/auth/login", right).status_code == 429
+
+
+def test_tries_of_the_current_password_are_limited_per_account(dispatch_client, owner) -> None:
+    for n in range(10):
+        body = {"password": "new-password", "currentPassword": f"guess-{n}"}
+        assert dispatch_client.patch("/me/password", json=body, headers=owner.headers).status_code == 403
+    right = {"password": "new-password", "currentPassword": "old-password"}
+    assert dispatch_client.patch("/me/password", json=right, headers=owner.headers).status_code == 429

@@ -10,6 +10,7 @@ from appliance.common.ratelimit import keyed_limit, public_limit
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
 from appliance.dispatch.auth.serializers import session_body
+from appliance.dispatch.auth.tokens import decode_access_token
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("auth", __name__)
@@ -211,9 +212,25 @@ def reset_password(body: schemas.PasswordResetRequest):
     return service.reset_password(runtime(), body.token, body.password)
 
 
+def _account_of_bearer() -> str:
+    """The account a bearer token names (its signature checked), else the client address: the key
+    of the limit on tries of a current password, so a stolen access token cannot guess on."""
+    header = request.headers.get("Authorization", "")
+    claims = decode_access_token(runtime().master_key, header.removeprefix("Bearer ").strip())
+    return f"user:{claims.user_id}" if claims is not None else f"address:{request.remote_addr}"
+
+
 @endpoint(
-    bp, "PATCH", "/me/password", guard=B, body=schemas.PasswordChange, status=204, errors=(403,), tags=TAGS
+    bp,
+    "PATCH",
+    "/me/password",
+    guard=B,
+    body=schemas.PasswordChange,
+    status=204,
+    errors=(403, 429),
+    tags=TAGS,
 )
+@keyed_limit(PER_ACCOUNT, _account_of_bearer)
 def change_password(body: schemas.PasswordChange):
     """Change the caller's password, proven by the current password or by a fresh emailed password
     link (403 with code wrong_password or invalid_link); every other session of the account ends."""
