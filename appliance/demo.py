@@ -55,6 +55,7 @@ def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
                         email=email,
                         display_name=name,
                         password_hash=hash_password(password),
+                        email_confirmed=True,  # the operator's own demo accounts
                         created_at=clock.now(),
                         last_company=company_id,
                     )

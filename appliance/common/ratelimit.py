@@ -1,4 +1,6 @@
-"""Rate limits of public endpoints, per client address, with flask-limiter.
+"""Rate limits of public endpoints, per client address, with flask-limiter; and, on the sign-in
+endpoints, per account or target e-mail address as well (``@keyed_limit``), counted in the same
+store, so a guesser spreading over many addresses or a mailbox flooded from many is still held.
 
 A view marked with ``@public_limit`` (beneath ``endpoint``) is wrapped by the app's limiter when
 the app is built, so each app has its own counters (memory:// for one process, redis://… shared by
@@ -11,10 +13,11 @@ process, it never turns a sign-in into a 500 or makes it wait for long.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask
+from flask import Flask, request
 from flask_limiter import Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
@@ -25,6 +28,32 @@ from appliance.common.webapp import ProblemRenderer, problem_response
 def public_limit[F: Callable[..., Any]](view: F) -> F:
     view._public_limit = True  # type: ignore[attr-defined]
     return view
+
+
+def keyed_limit[F: Callable[..., Any]](limit: str, field: str | Callable[[], str]) -> Callable[[F], F]:
+    """Also limit a view per value of the JSON body's ``field`` (dotted for nested objects, e.g.
+    ``owner.email``), compared without case or surrounding spaces: per account on sign-in, per
+    target address on the endpoints that send mail. A body without it counts per client address.
+    ``field`` may instead be a function of the request giving the key itself."""
+
+    def mark(view: F) -> F:
+        view._keyed_limits = [*getattr(view, "_keyed_limits", ()), (limit, field)]  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def _body_value(field: str) -> str:
+    value: Any = request.get_json(silent=True)
+    for part in field.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, str) and value.strip():
+        return f"{field}:{value.strip().lower()}"
+    return f"address:{get_remote_address()}"
+
+
+def _marks(view: Any, name: str) -> Any:
+    return getattr(view, name, None) or getattr(getattr(view, "__wrapped__", None), name, None)
 
 
 def install(
@@ -45,17 +74,23 @@ def install(
     # A disabled limiter would still look its limits up on every request of a wrapped view (a
     # tenth of GET /track's time): with limits off, the views are left as they are.
     for endpoint, view in list(app.view_functions.items()) if enabled else ():
-        if getattr(view, "_public_limit", False) or getattr(
-            getattr(view, "__wrapped__", None), "_public_limit", False
-        ):
-            app.view_functions[endpoint] = limiter.limit(limit)(view)  # type: ignore[assignment]
+        wrapped: Any = view
+        for keyed, field in _marks(view, "_keyed_limits") or ():
+            if callable(field):
+                key, scope = field, f"by-{field.__name__}"
+            else:
+                key, scope = functools.partial(_body_value, field), f"by-{field}"
+            wrapped = limiter.limit(keyed, key_func=key, scope=scope)(wrapped)
+        if _marks(view, "_public_limit"):
+            wrapped = limiter.limit(limit)(wrapped)
+        app.view_functions[endpoint] = wrapped
 
     # flask-limiter keeps only a weak reference to its limiter: the app must hold it.
     app.extensions["appliance_limiter"] = limiter
 
     @app.errorhandler(RateLimitExceeded)
     def _limited(error: RateLimitExceeded) -> Any:
-        problem = TooManyRequests("Too many requests from this address; try again in a minute.")
+        problem = TooManyRequests("Too many requests; try again later.")
         return problem_response(problem, render_problem)
 
     return limiter

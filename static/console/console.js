@@ -204,14 +204,32 @@ $("company-switch").addEventListener("change", async (event) => {
 $("sign-out").addEventListener("click", () => { api.signOut(); });
 
 // An invite for an existing account: /invite/… sends the person here with #invite=TOKEN (a
-// fragment never reaches the server or a referrer); once signed in, the invite is accepted with the
-// bearer token and the new company's session replaces this one.
+// fragment never reaches the server or a referrer). Once signed in, the console shows which company
+// the invite is for and asks; only "Join" accepts it with the bearer token (the new company's
+// session then replaces this one). A link opened in a signed-in tab joins nothing by itself.
 const INVITE_KEY = "appliance.invite";
+
+function askToJoin(preview) {
+  const T = ctx.T;
+  const values = {company: preview.company.name, role: T["role_" + preview.role] || preview.role,
+                  inviter: preview.invitedBy && preview.invitedBy.name};
+  const text = values.inviter ? T.inviteAsk : T.inviteAskNoInviter;
+  $("invite-ask").textContent = text.replace(/\{(\w+)\}/g, (_, key) => values[key]);
+  const dialog = $("invite-dialog");
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "join"), {once: true});
+  });
+}
+
 async function acceptInvite() {
   const token = sessionStorage.getItem(INVITE_KEY);
   if (!token || !ctx.session) { return; }
   sessionStorage.removeItem(INVITE_KEY);
   try {
+    const preview = await api.get("/auth/invite/" + encodeURIComponent(token));
+    if (!(await askToJoin(preview))) { return; }
     const session = await api.post("/auth/invite/accept", {token: token});
     api.adopt(session);
     ctx.toast(ctx.T.joined + session.company.name);

@@ -2,6 +2,7 @@
 // {company}, {name}, {role} and {by} are filled in by the page.
 export const TEXTS = {
   hy: {
+    sendPasswordLink: "Մոռացել եմ գաղտնաբառը․ ուղարկել հղում", newPasswordTitle: "Նոր գաղտնաբառ", newPasswordAsk: "Ընտրեք նոր գաղտնաբառ (առնվազն 8 նիշ)։", newPassword: "Նոր գաղտնաբառ", setPassword: "Պահպանել և մուտք գործել",
     loginTitle: "Մուտք", signingIn: "Մուտք ենք գործում…", oneMoment: "Մի պահ։",
     askEmail: "Գրեք ձեր էլ. փոստը, և մենք կուղարկենք մուտքի հղում։", email: "Էլ. փոստ",
     sendLink: "Ուղարկել նոր մուտքի հղում", linkSent: "Եթե այդ հասցեով հաշիվ կա, հղումն ուղարկված է։",
@@ -18,6 +19,7 @@ export const TEXTS = {
     role_owner: "սեփականատեր", role_dispatcher: "դիսպետչեր", role_courier: "առաքիչ",
   },
   ru: {
+    sendPasswordLink: "Забыли пароль? Прислать ссылку", newPasswordTitle: "Новый пароль", newPasswordAsk: "Выберите новый пароль (не короче 8 символов).", newPassword: "Новый пароль", setPassword: "Сохранить и войти",
     loginTitle: "Вход", signingIn: "Выполняем вход…", oneMoment: "Минуту.",
     askEmail: "Введите почту, и мы пришлём ссылку для входа.", email: "Эл. почта",
     sendLink: "Прислать новую ссылку для входа", linkSent: "Если такой аккаунт есть, ссылка отправлена.",
@@ -34,6 +36,7 @@ export const TEXTS = {
     role_owner: "владелец", role_dispatcher: "диспетчер", role_courier: "курьер",
   },
   en: {
+    sendPasswordLink: "Forgot the password? Email me a link", newPasswordTitle: "New password", newPasswordAsk: "Choose a new password (at least 8 characters).", newPassword: "New password", setPassword: "Save and sign in",
     loginTitle: "Sign in", signingIn: "Signing you in…", oneMoment: "One moment.",
     askEmail: "Enter your email and we will send you a sign-in link.", email: "Email",
     sendLink: "Email me a new sign-in link", linkSent: "If an account exists, a link is on its way.",

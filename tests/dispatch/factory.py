@@ -61,6 +61,9 @@ def make_member(
             email=email or f"{role}{n}@example.am",
             display_name=name or f"{role.title()} {n}",
             password_hash=password_hash,
+            # A test account with a password stands for an address owner who set it (a password
+            # on an unproven address signs nobody in: docs/identity.md).
+            email_confirmed=password_hash is not None,
             created_at=clock.now(),
             last_company=company,
         )

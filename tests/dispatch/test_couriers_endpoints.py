@@ -12,6 +12,7 @@ from appliance.common.passwords import verify_password
 from appliance.dispatch.couriers.schemas import CourierEnvelope, CourierList, EarningsOut
 from appliance.dispatch.models import Membership, User
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import mail_text
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 
 
@@ -66,8 +67,8 @@ def test_another_companys_couriers_are_not_listed_and_behave_as_missing(
         assert response.status_code == 404, path
 
 
-def test_a_created_courier_has_an_account_a_membership_and_a_profile(
-    dispatch_client, company, dispatcher
+def test_a_created_courier_is_a_profile_whose_account_joins_through_the_mailed_invite(
+    dispatch_client, company, dispatcher, data_dir
 ) -> None:
     response = dispatch_client.post(
         "/couriers",
@@ -83,12 +84,28 @@ def test_a_created_courier_has_an_account_a_membership_and_a_profile(
     assert response.status_code == 201
     created = CourierEnvelope.model_validate(response.json).courier
     assert (created.email, created.vehicleLabel, created.active) == ("aram@example.am", "Scooter 12", True)
+    # No account is made by the dispatcher, and the dispatcher's password is kept nowhere.
+    assert created.userId is None and User.get_or_none(User.email == "aram@example.am") is None
+    (mail,) = (data_dir / "outbox").glob("*.eml")
+    text = mail_text(mail)
+    assert "To: aram@example.am" in text
+    token = text.split("/invite/")[1].split()[0]
+    accepted = dispatch_client.post(
+        "/auth/invite/accept", json={"token": token, "password": "aram-chose-this"}
+    )
+    assert accepted.status_code == 200 and accepted.json["user"]["courierId"] == created.id
     user = User.get(User.email == "aram@example.am")
-    assert user.password_hash.startswith("$argon2") and verify_password(user.password_hash, "long-enough")
+    assert user.email_confirmed and not verify_password(user.password_hash, "long-enough")
     membership = Membership.get(Membership.user == user)
     assert (membership.company_id, membership.role) == (company.id, "courier")
     detail = dispatch_client.get(f"/couriers/{created.id}", headers=dispatcher.headers)
     assert CourierEnvelope.model_validate(detail.json).courier.openOrders == 0
+    assert CourierEnvelope.model_validate(detail.json).courier.userId == str(user.id)
+    # The mailed invite proved the address: the courier's own password signs in.
+    signed_in = dispatch_client.post(
+        "/auth/login", json={"email": "aram@example.am", "password": "aram-chose-this"}
+    )
+    assert signed_in.status_code == 200 and signed_in.json["role"] == "courier"
 
 
 @pytest.mark.parametrize(
@@ -106,9 +123,22 @@ def test_bad_courier_accounts_are_400(dispatch_client, dispatcher, body) -> None
     assert response.status_code == 400 and response.json["errors"]
 
 
-def test_an_email_that_has_an_account_is_409(dispatch_client, dispatcher) -> None:
-    body = {"email": dispatcher.user.email, "password": "long-enough", "displayName": "Again"}
-    assert dispatch_client.post("/couriers", json=body, headers=dispatcher.headers).status_code == 409
+def test_an_email_with_an_account_in_another_company_answers_like_any_other(
+    dispatch_app, dispatch_client, dispatcher
+) -> None:
+    elsewhere = make_member(dispatch_app, make_company("Other"), "dispatcher", email="known@example.am")
+
+    def create(email: str) -> dict:
+        body = {"email": email, "password": "long-enough", "displayName": "Again"}
+        response = dispatch_client.post("/couriers", json=body, headers=dispatcher.headers)
+        assert response.status_code == 201
+        return {k: v for k, v in response.json["courier"].items() if k not in {"id", "email", "createdAt"}}
+
+    assert create("known@example.am") == create("nobody@example.am")
+    # Nothing joins the existing account to this company until its holder accepts.
+    assert [m.company_id for m in Membership.select().where(Membership.user == elsewhere.user.id)] == [
+        elsewhere.membership.company_id
+    ]
 
 
 @pytest.mark.parametrize(

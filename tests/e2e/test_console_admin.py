@@ -186,7 +186,7 @@ def test_the_office_views_of_the_console(office) -> None:
         wait_until(page, "document.querySelector(\"[data-plan='city']\").disabled")
         screenshot(page, "console-company")
 
-        # An invite for this existing account: sign in first, then it is accepted.
+        # An invite for this existing account: sign in first, then say yes to the company shown.
         page.click("#sign-out")
         page.wait_for_selector("body[data-view='signin']")
         page.goto(invite_link)
@@ -197,6 +197,9 @@ def test_the_office_views_of_the_console(office) -> None:
         page.fill("#signin-email", "ani@arev.am")
         page.fill("#signin-password", PASSWORD)
         page.click("#signin-submit")
+        page.wait_for_selector("#invite-dialog[open]")
+        assert "Garun Delivery" in page.inner_text("#invite-ask")
+        page.click("#invite-join")
         wait_until(page, "document.querySelector('#company-name').textContent === 'Garun Delivery'")
         assert Membership.select().where(Membership.company == garun.id).count() == 2
         assert page.locator("#company-switch option").count() == 2

@@ -13,6 +13,7 @@ from appliance.dispatch.models import LinkToken
 MAGIC_LIFETIME = timedelta(minutes=15)
 INVITE_LIFETIME = timedelta(days=7)
 LOGIN_LINK_LIFETIME = timedelta(hours=24)
+PASSWORD_LINK_LIFETIME = timedelta(hours=1)
 
 
 def issue(kind: str, lifetime: timedelta, **fields: Any) -> tuple[str, LinkToken]:

@@ -57,6 +57,46 @@ TEXTS: dict[str, dict[str, tuple[str, str]]] = {
             "Accept within 7 days:\n\n{link}\n",
         ),
     },
+    # A link that sets a password: asked for ("forgot password"), or offered after an invite
+    # was accepted with a password that cannot count until the address is proven.
+    "password_reset": {
+        "hy": (
+            "Գաղտնաբառի փոփոխում",
+            "Նոր գաղտնաբառ ընտրեք մեկ ժամվա ընթացքում այս հղումով՝\n\n{link}\n\n"
+            "Հղումը աշխատում է մեկ անգամ։ Եթե դուք այն չեք խնդրել, անտեսեք այս նամակը․ "
+            "ձեր գաղտնաբառը չի փոխվի։\n",
+        ),
+        "ru": (
+            "Смена пароля",
+            "Выберите новый пароль в течение часа по этой ссылке:\n\n{link}\n\n"
+            "Ссылка работает один раз. Если вы её не запрашивали, проигнорируйте это письмо: "
+            "ваш пароль не изменится.\n",
+        ),
+        "en": (
+            "Change your password",
+            "Choose a new password within an hour with this link:\n\n{link}\n\n"
+            "The link works once. If you did not ask for it, ignore this email: "
+            "your password stays as it is.\n",
+        ),
+    },
+    "password_set": {
+        "hy": (
+            "Ընտրեք ձեր գաղտնաբառը",
+            "Ձեր հաշիվը պատրաստ է։ Գաղտնաբառով մուտք գործելու համար ընտրեք այն "
+            "մեկ ժամվա ընթացքում այս հղումով՝\n\n{link}\n\n"
+            "Եթե դուք որևէ հրավեր չեք ընդունել, անտեսեք այս նամակը։\n",
+        ),
+        "ru": (
+            "Выберите пароль",
+            "Ваша учётная запись готова. Чтобы входить по паролю, выберите его в течение часа "
+            "по этой ссылке:\n\n{link}\n\nЕсли вы не принимали приглашение, проигнорируйте это письмо.\n",
+        ),
+        "en": (
+            "Choose your password",
+            "Your account is ready. To sign in with a password, choose it within an hour with "
+            "this link:\n\n{link}\n\nIf you did not accept an invitation, ignore this email.\n",
+        ),
+    },
 }
 
 ROLES = {

@@ -6,14 +6,20 @@ from flask import Blueprint, Response, request
 
 from appliance.common.api import endpoint
 from appliance.common.problems import NotFound
-from appliance.common.ratelimit import public_limit
+from appliance.common.ratelimit import keyed_limit, public_limit
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
 from appliance.dispatch.auth.serializers import session_body
+from appliance.dispatch.auth.tokens import decode_access_token
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("auth", __name__)
 TAGS = ["Sign-in"]
+
+# Beside the per-client-address limit: password guesses per account, and mail sent per target
+# address (so neither can be spread over many client addresses), counted in the shared store.
+PER_ACCOUNT = "10 per 15 minutes"
+PER_MAILBOX = "5 per hour"
 
 
 @endpoint(
@@ -26,6 +32,7 @@ TAGS = ["Sign-in"]
     tags=TAGS,
 )
 @public_limit
+@keyed_limit(PER_ACCOUNT, "email")
 def login(body: schemas.LoginRequest):
     """Sign in with email and password; lands in the company used last."""
     return service.login(runtime(), body.email, body.password)
@@ -101,6 +108,7 @@ def switch_company(body: schemas.SwitchCompanyRequest):
     tags=TAGS,
 )
 @public_limit
+@keyed_limit(PER_MAILBOX, "owner.email")
 def signup(body: schemas.SignupRequest):
     """Create a company with its owner and default depot; the owner signs in through the emailed link."""
     return service.signup(
@@ -119,6 +127,7 @@ def signup(body: schemas.SignupRequest):
     tags=TAGS,
 )
 @public_limit
+@keyed_limit(PER_MAILBOX, "email")
 def magic_link(body: schemas.MagicLinkRequest):
     """Email a one-time sign-in link (always 202, whether or not an account exists)."""
     service.request_magic_link(runtime(), body.email)
@@ -166,3 +175,64 @@ def accept_invite(body: schemas.InviteAcceptRequest):
     """Accept an invite (new account, or the signed-in one) or use a member sign-in link."""
     caller = current_caller() if request.headers.get("Authorization") else None
     return service.accept_invite(runtime(), body.token, caller, body.password, body.displayName)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/password/forgot",
+    body=schemas.PasswordLinkRequest,
+    status=202,
+    response=schemas.Sent,
+    errors=(429,),
+    tags=TAGS,
+)
+@public_limit
+@keyed_limit(PER_MAILBOX, "email")
+def forgot_password(body: schemas.PasswordLinkRequest):
+    """Email a one-time link (1 hour) that sets a new password (always 202, whether or not an
+    account exists)."""
+    service.request_password_link(runtime(), body.email)
+    return {"sent": True}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/auth/password/reset",
+    body=schemas.PasswordResetRequest,
+    response=schemas.Session,
+    errors=(401, 403, 429),
+    tags=TAGS,
+)
+@public_limit
+def reset_password(body: schemas.PasswordResetRequest):
+    """Set a new password through an emailed link and sign in; it proves the address, and every
+    other session of the account ends."""
+    return service.reset_password(runtime(), body.token, body.password)
+
+
+def _account_of_bearer() -> str:
+    """The account a bearer token names (its signature checked), else the client address: the key
+    of the limit on tries of a current password, so a stolen access token cannot guess on."""
+    header = request.headers.get("Authorization", "")
+    claims = decode_access_token(runtime().master_key, header.removeprefix("Bearer ").strip())
+    return f"user:{claims.user_id}" if claims is not None else f"address:{request.remote_addr}"
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/me/password",
+    guard=B,
+    body=schemas.PasswordChange,
+    status=204,
+    errors=(403, 429),
+    tags=TAGS,
+)
+@keyed_limit(PER_ACCOUNT, _account_of_bearer)
+def change_password(body: schemas.PasswordChange):
+    """Change the caller's password, proven by the current password or by a fresh emailed password
+    link (403 with code wrong_password or invalid_link); every other session of the account ends."""
+    service.change_password(current_caller(), body.password, body.currentPassword, body.token)
+    return Response(status=204)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, EmailStr, Field, StringConstraints
+from pydantic import BaseModel, EmailStr, Field, StringConstraints, model_validator
 
 from appliance.common.api import Schema
 from appliance.dispatch.geo_types import LatLon
@@ -64,8 +64,40 @@ class TokenRequest(Schema):
 
 class InviteAcceptRequest(Schema):
     token: Token
-    password: Password | None = Field(default=None, description="password of a new account (optional)")
+    password: Password | None = Field(
+        default=None,
+        description=(
+            "password of a new account (optional). It signs in only once the address is proven: at "
+            "once for a courier's mailed invite (POST /couriers); otherwise a link to set it is "
+            "emailed to the invite's address (docs/identity.md)"
+        ),
+    )
     displayName: Text200 | None = None
+
+
+class PasswordLinkRequest(Schema):
+    email: EmailStr
+
+
+class PasswordResetRequest(Schema):
+    token: Token = Field(description="the token of an emailed password link (1 hour, once)")
+    password: Password
+
+
+class PasswordChange(Schema):
+    password: Password = Field(description="the new password")
+    currentPassword: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = Field(
+        default=None, description="the current password (an account whose address is proven)"
+    )
+    token: Token | None = Field(
+        default=None, description="or the token of a fresh emailed password link of this account"
+    )
+
+    @model_validator(mode="after")
+    def _one_proof(self) -> PasswordChange:
+        if (self.currentPassword is None) == (self.token is None):
+            raise ValueError("give either currentPassword or token")
+        return self
 
 
 class SessionUser(BaseModel):

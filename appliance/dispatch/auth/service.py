@@ -1,13 +1,16 @@
 """Sign-in rules: password, magic link, refresh rotation with reuse detection, logout,
-switch-company, signup and invite acceptance. Every function runs its change in one transaction
-and returns plain dicts for the routes."""
+switch-company, signup, invite acceptance and passwords. Every function runs its change in one
+transaction and returns plain dicts for the routes.
+
+A password signs in only an account whose e-mail address has been proven (a link sent to it was
+used), and only a person who proved the address sets it (docs/identity.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from appliance.common import clock
-from appliance.common.db import write_transaction
+from appliance.common.db import locked, write_transaction
 from appliance.common.passwords import hash_password, verify_password
 from appliance.common.problems import Conflict, Forbidden, Gone, NotFound, Unauthorized
 from appliance.dispatch.accounts import normalise_email
@@ -69,49 +72,65 @@ def _sign_in(rt: DispatchRuntime, user: User) -> dict[str, Any]:
 
 def login(rt: DispatchRuntime, email: str, password: str) -> dict[str, Any]:
     user = User.get_or_none(User.email == normalise_email(email))
-    if not verify_password(user.password_hash if user else None, password) or user is None:
+    # Only a proven address's password counts: a password set on an address nobody confirmed was
+    # set by someone who may not own it (a full verification still runs, so the answer takes as
+    # long either way).
+    usable = user.password_hash if user is not None and user.email_confirmed else None
+    if not verify_password(usable, password) or user is None:
         raise Unauthorized("The email or password is not correct.")
     with write_transaction(database):
         return _sign_in(rt, user)
 
 
-def _end_family_on_reuse(refresh_token: str) -> bool:
-    """A rotated-out token came back: someone holds a copy, so the whole family ends (committed
-    on its own, before the 401 is answered)."""
-    with write_transaction(database):
-        row = RefreshToken.get_or_none(RefreshToken.token_hash == token_hash(refresh_token))
-        if row is None or row.rotated_at is None:
-            return False
-        AuthSession.update(revoked_at=clock.now(), revoked_reason="refresh_token_reuse").where(
-            (AuthSession.id == row.session_id) & AuthSession.revoked_at.is_null()
-        ).execute()
-        return True
+def _end_family(session_id: str) -> None:
+    AuthSession.update(revoked_at=clock.now(), revoked_reason="refresh_token_reuse").where(
+        (AuthSession.id == session_id) & AuthSession.revoked_at.is_null()
+    ).execute()
 
 
 def refresh(rt: DispatchRuntime, refresh_token: str) -> dict[str, Any]:
-    if _end_family_on_reuse(refresh_token):
-        raise Unauthorized("The refresh token was already used; the session has been ended.")
+    """Rotate a refresh token once. The row is locked (PostgreSQL; SQLite's write transaction
+    serialises) and rotated by a compare-and-set, so of two uses of one token at the same moment
+    exactly one rotates; the other is a rotated-out token coming back, which ends the family."""
+    reused = False
     with write_transaction(database):
-        row = RefreshToken.get_or_none(RefreshToken.token_hash == token_hash(refresh_token))
-        if row is None or row.rotated_at is not None:
+        row = locked(
+            RefreshToken.select().where(RefreshToken.token_hash == token_hash(refresh_token))
+        ).first()
+        if row is None:
             raise Unauthorized("The refresh token is not valid.")
-        session = AuthSession.get_by_id(row.session_id)
-        if session.revoked_at is not None or row.expires_at <= clock.now():
-            raise Unauthorized("The refresh token has expired or was revoked.")
-        membership = Membership.get_or_none(
-            (Membership.user == session.user_id) & (Membership.company == session.company_id)
-        )
-        if membership is None or membership.status != "active":
-            raise Unauthorized("The membership of this session is no longer active.")
-        row.rotated_at = clock.now()
-        row.save()
-        tokens = IssuedTokens(
-            access_token=access_token_for(membership, session.id, rt.settings, rt.master_key),
-            refresh_token=new_refresh_token(session, rt.settings),
-            expires_in=rt.settings.access_token_seconds,
-            session_id=session.id,
-        )
-        return session_body(membership, tokens)
+        if row.rotated_at is not None:
+            # Committed with the transaction, before the 401 is answered.
+            _end_family(row.session_id)
+            reused = True
+        else:
+            session = AuthSession.get_by_id(row.session_id)
+            if session.revoked_at is not None or row.expires_at <= clock.now():
+                raise Unauthorized("The refresh token has expired or was revoked.")
+            membership = Membership.get_or_none(
+                (Membership.user == session.user_id) & (Membership.company == session.company_id)
+            )
+            if membership is None or membership.status != "active":
+                raise Unauthorized("The membership of this session is no longer active.")
+            rotated = (
+                RefreshToken.update(rotated_at=clock.now())
+                .where((RefreshToken.id == row.id) & RefreshToken.rotated_at.is_null())
+                .execute()
+            )
+            if rotated != 1:
+                _end_family(row.session_id)
+                reused = True
+            else:
+                tokens = IssuedTokens(
+                    access_token=access_token_for(membership, session.id, rt.settings, rt.master_key),
+                    refresh_token=new_refresh_token(session, rt.settings),
+                    expires_in=rt.settings.access_token_seconds,
+                    session_id=session.id,
+                )
+                body = session_body(membership, tokens)
+    if reused:
+        raise Unauthorized("The refresh token was already used; the session has been ended.")
+    return body
 
 
 def logout(caller: Caller) -> None:
@@ -141,6 +160,28 @@ def switch_company(
         tokens = start_session(membership, rt.settings, rt.master_key)
         User.update(last_company=company_id).where(User.id == caller.user.id).execute()
         return session_body(membership, tokens)
+
+
+def end_user_sessions(user_id: int, reason: str, *, keep: str | None = None) -> None:
+    """Revoke every session of the user in every company (but ``keep``), inside the caller's
+    transaction: their refresh tokens and access tokens stop at once."""
+    query = AuthSession.update(revoked_at=clock.now(), revoked_reason=reason).where(
+        (AuthSession.user == user_id) & AuthSession.revoked_at.is_null()
+    )
+    if keep is not None:
+        query = query.where(AuthSession.id != keep)
+    query.execute()
+
+
+def _prove_address(user: User, keep_session: str | None = None) -> None:
+    """The holder of the address has just used a link sent to it. The first time, whatever was
+    set up on the account before by someone else ends: a password nobody proven chose, and every
+    session opened without the proof (an invite accepted by its inviter, a member sign-in link)."""
+    if user.email_confirmed:
+        return
+    user.email_confirmed = True
+    user.password_hash = None
+    end_user_sessions(user.id, "email_confirmed", keep=keep_session)
 
 
 # -- signup and magic links ------------------------------------------------------------------------
@@ -206,7 +247,7 @@ def verify_magic_link(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         if row is None or links.state(row) != "usable" or not links.consume(row):
             raise Unauthorized("The sign-in link is invalid, used or expired.")
         user = User.get_by_id(row.user_id)
-        user.email_confirmed = True
+        _prove_address(user)
         if row.company_id is not None:
             user.last_company = row.company_id
             Membership.update(status="active").where(
@@ -251,10 +292,13 @@ def _join(row: LinkToken, user: User) -> Membership:
     membership = Membership.create(
         user=user, company=row.company_id, role=row.role, vehicle=row.vehicle, joined_at=moment
     )
-    if (
-        row.role == "courier"
-        and Courier.get_or_none((Courier.company == row.company_id) & (Courier.user == user.id)) is None
-    ):
+    if row.role != "courier":
+        return membership
+    profile = Courier.get_or_none(Courier.id == row.courier_id) if row.courier_id else None
+    if profile is not None and profile.user_id is None:
+        # The profile a dispatcher made (POST /couriers) gets the account that accepted its invite.
+        Courier.update(user=user).where(Courier.id == profile.id).execute()
+    elif Courier.get_or_none((Courier.company == row.company_id) & (Courier.user == user.id)) is None:
         Courier.create(
             company=row.company_id,
             user=user,
@@ -266,23 +310,49 @@ def _join(row: LinkToken, user: User) -> Membership:
     return membership
 
 
+def _use_member_sign_in_link(rt: DispatchRuntime, row: LinkToken) -> dict[str, Any]:
+    """A member sign-in link (handed over by a dispatcher) signs in once, and only a member it
+    may still be issued for: the conditions of issue are checked again at use, since the account
+    may have proven its address, set a password or joined another company meanwhile."""
+    membership = Membership.get_or_none(
+        (Membership.user == row.user_id) & (Membership.company == row.company_id)
+    )
+    user = User.get_by_id(row.user_id)
+    other_company = (
+        Membership.select()
+        .where((Membership.user == row.user_id) & (Membership.company != row.company_id))
+        .exists()
+    )
+    if (
+        membership is None
+        or membership.status != "active"
+        or user.password_hash
+        or user.email_confirmed
+        or other_company
+    ):
+        raise NotFound("The sign-in link is no longer valid.")
+    if not links.consume(row):
+        raise NotFound("The sign-in link is invalid, used or expired.")
+    tokens = start_session(membership, rt.settings, rt.master_key)
+    User.update(last_company=row.company_id).where(User.id == row.user_id).execute()
+    return session_body(membership, tokens)
+
+
 def accept_invite(
     rt: DispatchRuntime, token: str, caller: Caller | None, password: str | None, display_name: str | None
 ) -> dict[str, Any]:
+    mailer = rt.mailer
+    mail_id = None
     with write_transaction(database):
         row = links.find(token, ("invite", "sign_in"))
         if row is None or links.state(row) != "usable":
             raise NotFound("The invite is invalid, used or expired.")
         if row.kind == "sign_in":
-            membership = Membership.get_or_none(
-                (Membership.user == row.user_id) & (Membership.company == row.company_id)
-            )
-            if membership is None or membership.status != "active":
-                raise NotFound("The sign-in link is no longer valid.")
-            links.consume(row)
-            tokens = start_session(membership, rt.settings, rt.master_key)
-            User.update(last_company=row.company_id).where(User.id == row.user_id).execute()
-            return session_body(membership, tokens)
+            return _use_member_sign_in_link(rt, row)
+        if row.courier_id is not None:
+            profile = Courier.get_or_none(Courier.id == row.courier_id)
+            if profile is None or profile.user_id is not None or not profile.active:
+                raise NotFound("The invite is invalid, used or expired.")
         if caller is not None:
             user = caller.user
             if Membership.get_or_none((Membership.user == user.id) & (Membership.company == row.company_id)):
@@ -293,16 +363,103 @@ def accept_invite(
                 raise Conflict(
                     "An account with this email exists: sign in first, then accept.", code="sign_in_required"
                 )
+            # A courier's invite (POST /couriers) is only ever mailed: whoever holds it proved the
+            # mailbox, so the address is confirmed and the password chosen here is theirs. Any
+            # other invite link is shown to the inviter too, so accepting it proves nothing: the
+            # account gets no password, and a link to set one goes to the address.
+            proven = email is not None and row.courier_id is not None
             user = User.create(
                 email=email,
                 phone=row.phone,
                 display_name=display_name or row.name,
-                password_hash=hash_password(password) if password else None,
+                password_hash=hash_password(password) if password and proven else None,
+                email_confirmed=proven,
                 created_at=clock.now(),
             )
+            if password and email and not proven:
+                mail_id = _mail_password_link(rt, user, "password_set")
         if not links.consume(row):
             raise NotFound("The invite is invalid, used or expired.")
         membership = _join(row, user)
         tokens = start_session(membership, rt.settings, rt.master_key)
         User.update(last_company=row.company_id).where(User.id == user.id).execute()
-        return session_body(membership, tokens)
+        body = session_body(membership, tokens)
+    if mail_id is not None:
+        mailer.deliver(mail_id)
+    return body
+
+
+# -- passwords -------------------------------------------------------------------------------------
+
+
+def password_link_url(rt: DispatchRuntime, token: str) -> str:
+    return f"{rt.settings.dispatch_public_url}/login?password={token}"
+
+
+def _mail_password_link(rt: DispatchRuntime, user: User, kind: str) -> int:
+    """Queue a link that sets the account's password (inside the caller's transaction); the
+    message id to deliver once it commits."""
+    token, _ = links.issue("password", links.PASSWORD_LINK_LIFETIME, user=user, email=user.email)
+    subject, text = mail_texts.mail(kind, user.language, link=password_link_url(rt, token))
+    return rt.mailer.enqueue(user.email, subject, text)
+
+
+def request_password_link(rt: DispatchRuntime, email: str) -> None:
+    """Forgot password: email a link that sets a new one when the account exists (the caller
+    always answers the same)."""
+    user = User.get_or_none(User.email == normalise_email(email))
+    if user is None:
+        return
+    with write_transaction(database):
+        mail_id = _mail_password_link(rt, user, "password_reset")
+    rt.mailer.deliver(mail_id)
+
+
+def _use_password_link(token: str, user_id: int | None = None) -> LinkToken | None:
+    row = links.find(token, ("password",))
+    if row is None or links.state(row) != "usable" or (user_id is not None and row.user_id != user_id):
+        return None
+    return row if links.consume(row) else None
+
+
+def _set_password(user: User, password: str, *, proven: bool, keep_session: str | None) -> None:
+    """Store a new password (inside the caller's transaction); every other session of the account
+    ends, and the account's other unused password links stop working."""
+    if proven:
+        _prove_address(user, keep_session)
+    user.password_hash = hash_password(password)
+    user.save()
+    end_user_sessions(user.id, "password_changed", keep=keep_session)
+    LinkToken.update(revoked_at=clock.now()).where(
+        (LinkToken.kind == "password")
+        & (LinkToken.user == user.id)
+        & LinkToken.used_at.is_null()
+        & LinkToken.revoked_at.is_null()
+    ).execute()
+
+
+def reset_password(rt: DispatchRuntime, token: str, password: str) -> dict[str, Any]:
+    """Set a password through an emailed link (which proves the address) and sign in."""
+    with write_transaction(database):
+        row = _use_password_link(token)
+        if row is None:
+            raise Unauthorized("The password link is invalid, used or expired.")
+        user = User.get_by_id(row.user_id)
+        _set_password(user, password, proven=True, keep_session=None)
+        return _sign_in(rt, user)
+
+
+def change_password(caller: Caller, password: str, current: str | None, token: str | None) -> None:
+    """PATCH /me/password: the current password of a proven account, or a fresh password link of
+    the caller's own account. The caller's session stays; every other one ends."""
+    with write_transaction(database):
+        user = User.get_by_id(caller.user.id)
+        if token is not None:
+            if _use_password_link(token, user.id) is None:
+                raise Forbidden("The password link is invalid, used or expired.", code="invalid_link")
+            _set_password(user, password, proven=True, keep_session=caller.session_id)
+            return
+        usable = user.password_hash if user.email_confirmed else None
+        if not verify_password(usable, current or ""):
+            raise Forbidden("The current password is not correct.", code="wrong_password")
+        _set_password(user, password, proven=False, keep_session=caller.session_id)

@@ -70,6 +70,8 @@ def create_company(
             created_at=moment,
             last_company=company,
             password_hash=hash_password(owner_password) if owner_password else None,
+            # The operator at the CLI vouches for the address; a sign-up proves it through its link.
+            email_confirmed=owner_confirmed,
         )
     Membership.create(
         user=owner,

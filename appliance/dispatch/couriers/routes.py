@@ -9,6 +9,7 @@ from appliance.common.problems import BadRequest
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.couriers import schemas, service
 from appliance.dispatch.couriers.serializers import courier_body
+from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("couriers", __name__)
 TAGS = ["Couriers"]
@@ -28,12 +29,14 @@ def list_couriers():
     body=schemas.CourierCreate,
     status=201,
     response=schemas.CourierEnvelope,
-    errors=(409,),
     tags=TAGS,
 )
 def create_courier(body: schemas.CourierCreate):
-    """Create a courier account (409 when the email already has an account: invite it instead)."""
-    return {"courier": service.create_courier(current_caller().company_id, body.model_dump())}
+    """Create a courier profile and mail its invite to the email (7 days, never shown here): the
+    courier's account is attached when they accept it, with the password they choose then. The
+    answer is the same whether or not the email has an account; the given password is not kept
+    (docs/identity.md)."""
+    return {"courier": service.create_courier(runtime(), current_caller(), body.model_dump())}
 
 
 @endpoint(

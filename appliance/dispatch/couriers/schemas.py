@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, EmailStr, StringConstraints
+from pydantic import BaseModel, EmailStr, Field, StringConstraints
 
 from appliance.common.api import Schema
 
@@ -57,8 +57,13 @@ class CourierList(BaseModel):
 
 
 class CourierCreate(Schema):
-    email: EmailStr
-    password: Annotated[str, StringConstraints(min_length=8, max_length=200)]
+    email: EmailStr = Field(description="where the courier's invite is mailed; their account's address")
+    password: Annotated[str, StringConstraints(min_length=8, max_length=200)] = Field(
+        description=(
+            "required by the contract but not kept: a password chosen by someone other than the "
+            "address's owner never signs in; the courier chooses theirs on accepting the mailed invite"
+        )
+    )
     displayName: Text200
     phone: Phone | None = None
     vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None

@@ -10,6 +10,7 @@ from appliance.dispatch.couriers.lookups import last_shift, latest_location, ope
 from appliance.dispatch.models import (
     Courier,
     CourierLocation,
+    LinkToken,
     Order,
     Shift,
     User,
@@ -41,13 +42,25 @@ def shift_body(shift: Shift | None) -> dict[str, Any] | None:
     }
 
 
+def _invited_email(courier: Courier) -> str | None:
+    """A profile made by POST /couriers shows the address its invite went to until an account is
+    attached."""
+    row = (
+        LinkToken.select(LinkToken.email)
+        .where(LinkToken.courier == courier.id)
+        .order_by(LinkToken.id.desc())
+        .first()
+    )
+    return row.email if row is not None else None
+
+
 def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
     user = User.get_or_none(User.id == courier.user_id) if courier.user_id else None
     body: dict[str, Any] = {
         "id": str(courier.id),
         "userId": str(courier.user_id) if courier.user_id else None,
         "displayName": courier.display_name,
-        "email": user.email if user else None,
+        "email": user.email if user else _invited_email(courier),
         "phone": courier.phone,
         "vehicleLabel": courier.vehicle_label,
         "photoUrl": courier.photo_url,

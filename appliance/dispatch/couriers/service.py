@@ -9,8 +9,11 @@ import peewee
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.common.passwords import hash_password
 from appliance.common.problems import Conflict, NotFound
+from appliance.dispatch.accounts import normalise_email
+from appliance.dispatch.auth import links, mail_texts
+from appliance.dispatch.auth.guards import Caller
+from appliance.dispatch.auth.service import invite_link_url
 from appliance.dispatch.couriers.lookups import open_shift
 from appliance.dispatch.couriers.serializers import courier_body, shift_body
 from appliance.dispatch.db import database
@@ -25,6 +28,7 @@ from appliance.dispatch.models import (
 )
 from appliance.dispatch.orders import ids
 from appliance.dispatch.orders.state import transition
+from appliance.dispatch.runtime import DispatchRuntime
 
 
 def own_courier(company_id: int, courier_id: int) -> Courier:
@@ -133,36 +137,51 @@ def list_couriers(company_id: int) -> list[dict[str, Any]]:
     ]
 
 
-def create_courier(company_id: int, fields: dict[str, Any]) -> dict[str, Any]:
-    email = fields["email"].strip().lower()
+def create_courier(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+    """A courier profile waiting for its account, and an invite mailed (never shown) to its
+    address; accepting the invite attaches the account that proved the mailbox.
+
+    Whether the address has an account, here or in another company, changes nothing in the
+    answer (no enumeration across companies), and no account is made or joined by the dispatcher
+    alone. The dispatcher's ``password`` is not kept: a password chosen by someone other than the
+    address's owner never signs in (docs/identity.md)."""
+    email = normalise_email(fields["email"])
+    mailer = rt.mailer
     with write_transaction(database):
-        if User.get_or_none(User.email == email) is not None:
-            raise Conflict("An account with this email exists already; invite it instead.")
-        moment = clock.now()
-        user = User.create(
-            email=email,
-            display_name=fields["displayName"],
-            phone=fields.get("phone"),
-            password_hash=hash_password(fields["password"]),
-            created_at=moment,
-            last_company=company_id,
-        )
-        Membership.create(
-            user=user,
-            company=company_id,
-            role="courier",
-            vehicle=fields.get("vehicleLabel"),
-            joined_at=moment,
-        )
         courier = Courier.create(
-            company=company_id,
-            user=user,
+            company=caller.company_id,
+            user=None,
             display_name=fields["displayName"],
             phone=fields.get("phone"),
             vehicle_label=fields.get("vehicleLabel"),
-            created_at=moment,
+            created_at=clock.now(),
         )
-        return courier_body(courier)
+        token, _ = links.issue(
+            "invite",
+            links.INVITE_LIFETIME,
+            company=caller.company_id,
+            role="courier",
+            name=fields["displayName"],
+            email=email,
+            phone=fields.get("phone"),
+            vehicle=fields.get("vehicleLabel"),
+            invited_by=caller.user.id,
+            courier=courier,
+        )
+        invitee = User.get_or_none(User.email == email)
+        subject, text = mail_texts.mail(
+            "invite",
+            invitee.language if invitee else caller.user.language,
+            name=fields["displayName"],
+            inviter=caller.user.display_name,
+            company=caller.company.name,
+            role="courier",
+            link=invite_link_url(rt, token),
+        )
+        mail_id = mailer.enqueue(email, subject, text)
+        body = courier_body(courier)
+    mailer.deliver(mail_id)
+    return body
 
 
 def end_sessions(company_id: int, user_id: int, reason: str = "membership_changed") -> None:

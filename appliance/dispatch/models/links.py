@@ -7,13 +7,13 @@ import peewee
 from appliance.common.clock import now
 from appliance.common.db import UTCDateTimeField
 from appliance.dispatch.models.base import BaseModel
-from appliance.dispatch.models.identity import Company, User
+from appliance.dispatch.models.identity import Company, Courier, User
 
 
 class LinkToken(BaseModel):
     """A link's token is shown once (in the link) and stored only as its SHA-256 hash."""
 
-    kind = peewee.CharField(max_length=16)  # magic, invite, sign_in
+    kind = peewee.CharField(max_length=16)  # magic, invite, sign_in, password
     token_hash = peewee.CharField(max_length=64, unique=True)
     company = peewee.ForeignKeyField(Company, null=True, on_delete="CASCADE")
     user = peewee.ForeignKeyField(User, null=True, on_delete="CASCADE")
@@ -23,6 +23,9 @@ class LinkToken(BaseModel):
     phone = peewee.CharField(max_length=40, null=True)
     vehicle = peewee.CharField(max_length=120, null=True)
     invited_by = peewee.ForeignKeyField(User, null=True, on_delete="SET NULL", backref="+")
+    # The courier profile (POST /couriers) an invite attaches its account to. Such an invite is
+    # only ever mailed, never shown to the dispatcher, so accepting it proves the mailbox.
+    courier = peewee.ForeignKeyField(Courier, null=True, on_delete="CASCADE", backref="+")
     created_at = UTCDateTimeField(default=now)
     expires_at = UTCDateTimeField()
     used_at = UTCDateTimeField(null=True)
