@@ -39,6 +39,7 @@ COMMANDS: dict[str, Entry] = {
     "map": Entry("map", "Map tiles."),
     "migrate": Entry("admin", "Apply pending migrations."),
     "operator": Entry("operator", "Payout-engine operators and their secrets."),
+    "orders": Entry("orders", "Dispatch orders."),
     "restore": Entry(
         "backup", "Restore a backup into an empty data directory (--data-dir), checking every checksum."
     ),
