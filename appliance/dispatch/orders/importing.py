@@ -292,9 +292,8 @@ def _write(
 ) -> None:
     with write_transaction(database):
         for number, fields in chunk:
-            try:
-                with database.atomic():  # the row is all or nothing
-                    order = service.insert_order(company_id, actor_id, fields, master_key)
+            try:  # the row is all or nothing: only its INSERT can fail, under its own savepoint
+                order = service.insert_order(company_id, actor_id, fields, master_key)
             except Conflict as exc:
                 if exc.code != "external_ref_taken":
                     raise
