@@ -241,3 +241,23 @@ def test_an_unknown_column_is_400_naming_it(dispatch_client, dispatcher, dry_run
     response = post_csv(dispatch_client, dispatcher, data, dry_run=dry_run)
     assert response.status_code == 400 and "colour" in response.json["detail"]
     assert Order.select().count() == 0
+
+
+def test_a_row_created_meanwhile_by_another_import_counts_as_existing_not_twice(
+    dispatch_client, dispatcher, monkeypatch
+) -> None:
+    from appliance.dispatch.orders import importing
+
+    _ok(post_csv(dispatch_client, dispatcher, csv_bytes([row(1)])))
+    seen = importing._existing_refs
+    calls = []
+
+    def blind_first(company_id, refs):  # the first look misses what a concurrent import just wrote
+        calls.append(list(refs))
+        return {} if len(calls) == 1 else seen(company_id, refs)
+
+    monkeypatch.setattr(importing, "_existing_refs", blind_first)
+    answer = _ok(post_csv(dispatch_client, dispatcher, csv_bytes([row(1), row(2)])))
+    assert (answer["created"], answer["existing"], answer["refused"]) == (1, 1, [])
+    assert Order.select().where(Order.external_ref == "SHOP-1").count() == 1
+    assert len(answer["orderIds"]) == 2

@@ -150,7 +150,7 @@ def test_the_order_form_keeps_door_details_note_and_shop_number_and_the_courier_
         for field in ("#o-entrance", "#o-floor", "#o-apartment", "#o-intercom"):
             page.fill(field, "")
         page.click("#order-save")
-        page.wait_for_selector("#order-dialog:not([open])")
+        page.wait_for_selector("#order-dialog", state="hidden")
         order = Order.get()
         assert order.address_floor is None and order.note_to_courier == "Call before coming up"
 
