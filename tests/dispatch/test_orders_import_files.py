@@ -122,3 +122,10 @@ def test_a_header_row_without_what_an_order_needs_is_400(dispatch_client, dispat
 def test_broken_quoting_is_400_naming_the_row(dispatch_client, dispatcher) -> None:
     data = csv_bytes([row(1)]) + b'"SHOP-2,"Ani\n'
     _problem(post_csv(dispatch_client, dispatcher, data), 400, "row 3 cannot be read as CSV")
+
+
+def test_a_nul_character_in_any_cell_is_refused_as_post_orders_refuses_it() -> None:
+    from appliance.common.problems import BadRequest
+
+    with pytest.raises(BadRequest, match="Row 3 has a cell with a NUL character"):
+        sheets._check_cells([["recipientName"], ["Ani"], ["A\x00ni"]])

@@ -89,6 +89,8 @@ def _check_cells(rows: list[Row]) -> None:
         for cell in row:
             if isinstance(cell, str) and len(cell) > MAX_CELL:
                 raise BadRequest(f"Row {number} has a cell longer than {MAX_CELL} characters.")
+            if isinstance(cell, str) and "\x00" in cell:  # refused in any text, as POST /orders does
+                raise BadRequest(f"Row {number} has a cell with a NUL character.")
 
 
 def _xlsx_rows(data: bytes) -> list[Row]:
