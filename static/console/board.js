@@ -82,11 +82,26 @@ export class Board {
   onEvent(event) {
     const orderId = event.payload && event.payload.orderId;
     if (!orderId || !event.kind.match(/^(order|assignment)\./)) { return; }
+    if (event.kind === "order.created") { this.queueCreated(orderId); return; }
     this.ctx.api.get("/orders/" + orderId).then(({order}) => {
-      if (event.kind === "order.created" && $("day-date").value !== yerevanDate()) { return; }
       this.upsert(order);
       if (order.courierId) { this.checkRisk(order.courierId); }
     }).catch(() => {});
+  }
+
+  // New orders are gathered for half a second: a few are fetched one by one, many (an import of a
+  // day's orders announces thousands) reload the day once instead of a request per order.
+  queueCreated(orderId) {
+    this.created = this.created || new Set();
+    this.created.add(orderId);
+    if (this.createdTimer) { return; }
+    this.createdTimer = setTimeout(() => {
+      const ids = [...this.created];
+      this.created.clear(); this.createdTimer = null;
+      if ($("day-date").value !== yerevanDate()) { return; }
+      if (ids.length > 20) { this.load().catch((error) => this.ctx.fail(error)); return; }
+      ids.forEach((id) => this.ctx.api.get("/orders/" + id).then(({order}) => this.upsert(order)).catch(() => {}));
+    }, 500);
   }
 
   visible() {

@@ -191,3 +191,30 @@ def test_the_order_form_keeps_door_details_note_and_shop_number_and_the_courier_
         )
         screenshot(phone, "courier-app-door-details")
         browser.close()
+
+
+def test_an_open_console_reloads_the_day_once_for_an_import_instead_of_a_request_per_order(served) -> None:
+    import re
+
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, _ = served
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
+        sign_in_console(page, url, "lilit@arev.am")
+        wait_until(page, "document.getElementById('no-orders').hidden === false")
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
+        data = csv_bytes([row(n, lat=ROAD_B[0], lon=ROAD_B[1]) for n in range(1, 41)])
+        answer = requests.post(
+            f"{url}/orders/import",
+            data=data,
+            headers={**dispatcher.headers, "Content-Type": "text/csv"},
+            timeout=60,
+        )
+        assert answer.status_code == 200 and answer.json()["created"] == 40
+        wait_until(page, "document.querySelectorAll('#orders tbody tr').length === 40")
+        assert not [u for u in asked if re.search(r"/orders/\d+$", u)]
+        assert [u for u in asked if "/orders?date=" in u]
+        browser.close()
