@@ -8,9 +8,7 @@ file shows them (the header is row 1). A row whose externalRef the company alrea
 reported as existing and never created again, so importing the same file twice creates nothing
 the second time. A dry run answers the same counts and writes nothing.
 
-Cells are read as a person typed them: phone numbers in any usual form (Armenia by default) become
-E.164, amounts are whole AMD ("5 000" and "5000.00" too), decimals may use a comma, yes/no in
-English, Armenian or Russian, delivery windows in Yerevan time unless they carry an offset.
+Cells are read as a person typed them (cells.py).
 """
 
 from __future__ import annotations
@@ -18,24 +16,21 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, time
 from typing import Any
 
 import orjson
-import phonenumbers
 from pydantic import ValidationError
 
-from appliance.common import clock
 from appliance.common.api import validation_error
 from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Conflict
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Order
 from appliance.dispatch.orders import service
+from appliance.dispatch.orders.cells import CONVERT, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
 
-DEFAULT_REGION = "AM"
 # Rows written per transaction: short enough that other writers wait little, long enough that a
 # 2,000-row file is a handful of commits.
 CHUNK = 250
@@ -73,11 +68,6 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     ),
 }
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
-_TRUE = {"true", "yes", "y", "1", "այո", "да", "x", "✓"}
-_FALSE = {"false", "no", "n", "0", "ոչ", "нет"}
-_SPACES = re.compile(r"[\s\u00a0\u202f\u2009'’_]")
-_DATE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
-                 "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S", "%d/%m/%Y %H:%M")  # fmt: skip
 
 
 def _key(name: str) -> str:
@@ -85,14 +75,6 @@ def _key(name: str) -> str:
 
 
 _COLUMN_OF = {_key(alias): column for column, aliases in _ALIASES.items() for alias in aliases}
-
-
-class CellError(Exception):
-    """What is wrong with one cell."""
-
-    def __init__(self, column: str, message: str) -> None:
-        super().__init__(message)
-        self.column, self.message = column, message
 
 
 class RowRefused(Exception):
@@ -229,7 +211,7 @@ def row_fields(columns: list[str | None], row: Row) -> dict[str, Any]:
 
     def convert(column: str, cell: Any) -> Any:
         try:
-            return _CONVERT.get(column, _text)(column, cell)
+            return CONVERT.get(column, text)(column, cell)
         except CellError as exc:
             problems.append((exc.column, exc.message))
             return None
@@ -320,117 +302,3 @@ def _existing_refs(company_id: int, refs: Iterable[str]) -> dict[str, int]:
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-# -- cells ------------------------------------------------------------------------------------------
-
-
-def _text(column: str, cell: Any) -> str:
-    if isinstance(cell, float) and cell.is_integer():
-        return str(int(cell))  # a spreadsheet's number typed as text (an order number, a floor)
-    if isinstance(cell, datetime | date | time):
-        raise CellError(column, "expected text, found a date")
-    return str(cell).strip()
-
-
-def _number(column: str, cell: Any) -> float:
-    if cell is None:
-        raise CellError(column, "required with the other coordinate")
-    if isinstance(cell, bool):
-        raise CellError(column, "expected a number")
-    if isinstance(cell, int | float):
-        return float(cell)
-    text = _SPACES.sub("", str(cell)).replace(",", ".")
-    try:
-        return float(text)
-    except ValueError:
-        raise CellError(column, f"expected a number, found {str(cell)[:40]!r}") from None
-
-
-def _amount(column: str, cell: Any) -> int:
-    """Whole AMD: 5000, "5 000", "5,000", "5000.00"; a fraction of a dram is refused."""
-    if isinstance(cell, bool):
-        raise CellError(column, "expected a whole amount in AMD")
-    if isinstance(cell, int):
-        return cell
-    if isinstance(cell, float):
-        if not cell.is_integer():
-            raise CellError(column, "expected a whole amount in AMD (no fractions of a dram)")
-        return int(cell)
-    text = _SPACES.sub("", str(cell)).removesuffix("֏").removesuffix("AMD").removesuffix("драм")
-    match = re.fullmatch(r"(-?[0-9]{1,3}(?:,[0-9]{3})+|-?[0-9]+)(?:[.,]0{1,2})?", text)
-    if match is None:
-        raise CellError(column, f"expected a whole amount in AMD, found {str(cell)[:40]!r}")
-    return int(match.group(1).replace(",", ""))
-
-
-def _flag(column: str, cell: Any) -> bool:
-    if isinstance(cell, bool):
-        return cell
-    if isinstance(cell, int | float) and cell in (0, 1):
-        return bool(cell)
-    text = str(cell).strip().casefold()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise CellError(column, f"expected yes or no, found {str(cell)[:40]!r}")
-
-
-def _phone(column: str, cell: Any) -> str:
-    """E.164; a number without its country code is taken as Armenian."""
-    text = str(int(cell)) if isinstance(cell, float) and cell.is_integer() else str(cell).strip()
-    if isinstance(cell, int | float) and not text.startswith("0") and len(text) > 9:
-        text = "+" + text  # a spreadsheet dropped the leading + of 37491123456
-    try:
-        number = phonenumbers.parse(text, DEFAULT_REGION)
-    except phonenumbers.NumberParseException:
-        raise CellError(column, f"not a phone number: {text[:40]!r}") from None
-    if not phonenumbers.is_valid_number(number):
-        raise CellError(column, f"not a valid phone number: {text[:40]!r}")
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-
-
-def _moment(column: str, cell: Any) -> str:
-    """An RFC 3339 date-time: with an offset as given, without one in Yerevan time."""
-    if isinstance(cell, datetime):
-        value = cell
-    elif isinstance(cell, date | time | int | float):
-        raise CellError(column, "expected a date and a time, such as 2026-11-26 10:00")
-    else:
-        text = str(cell).strip()
-        if ":" not in text:
-            raise CellError(
-                column, f"expected a date and a time, such as 2026-11-26 10:00, found {text[:40]!r}"
-            )
-        value = _parse_moment(column, text)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=clock.YEREVAN)
-    return value.isoformat()
-
-
-def _parse_moment(column: str, text: str) -> datetime:
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        pass
-    for pattern in _DATE_FORMATS:
-        try:
-            return datetime.strptime(text, pattern)
-        except ValueError:
-            continue
-    raise CellError(column, f"expected a date and a time, such as 2026-11-26 10:00, found {text[:40]!r}")
-
-
-_CONVERT = {
-    "recipientPhone": _phone,
-    "amountAmd": _amount,
-    "codAmountAmd": _amount,
-    "weightKg": _number,
-    "lat": _number,
-    "lon": _number,
-    "otpRequired": _flag,
-    "isCod": _flag,
-    "deliveryWindowStart": _moment,
-    "deliveryWindowEnd": _moment,
-}
