@@ -42,6 +42,7 @@ COMMANDS: dict[str, Entry] = {
     "map": Entry("map", "Map tiles."),
     "migrate": Entry("admin", "Apply pending migrations."),
     "operator": Entry("operator", "Payout-engine operators and their secrets."),
+    "orders": Entry("orders", "Dispatch orders."),
     "payout": Entry("payout", "One payout's attempts, cancelling a stuck payout, fenced wallets."),
     "reports": Entry("reports", "The engine's report projection."),
     "restore": Entry(

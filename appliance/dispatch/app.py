@@ -171,13 +171,15 @@ def create_app(settings: Settings) -> Flask:
 
     serve_openapi(
         app,
-        lambda: build_openapi(
-            app,
-            title="Delivery Dispatch Service",
-            version=API_VERSION,
-            description=f"Multi-company delivery dispatch (appliance {__version__}).",
-            problem_schema=problems.PROBLEM_SCHEMA,
-            security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        lambda: orders.document_uploads(
+            build_openapi(
+                app,
+                title="Delivery Dispatch Service",
+                version=API_VERSION,
+                description=f"Multi-company delivery dispatch (appliance {__version__}).",
+                problem_schema=problems.PROBLEM_SCHEMA,
+                security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+            )
         ),
     )
     return app

@@ -1,5 +1,7 @@
 """Orders benchmark on SQLite: GPS points ingested per second (batches of 50, 8 couriers sending
-at once) and GET /orders?date= latency for a day of 2,000 orders. Starts the real dispatch app
+at once), GET /orders?date= latency for a day of 2,000 orders, and POST /orders/import of 2,000
+rows (CSV and .xlsx; dry run, import, the same file again) with the serving processes' peak
+memory after each import (flat: it must not grow with every file). Starts the real dispatch app
 with waitress on a free port.
 
     python bench/orders/run.py [--seconds 6]
@@ -84,6 +86,7 @@ def main() -> None:
     server, url = start_server(data, "dispatch", APPLIANCE_RATE_LIMITS="off")
     try:
         run(url, tokens, dispatcher, args.seconds)
+        run_import(url, dispatcher, server.pid)
     finally:
         stop_server(server)
         shutil.rmtree(data, ignore_errors=True)
@@ -145,6 +148,127 @@ def run(url: str, tokens: list[str], dispatcher: str, seconds: float) -> None:
         f"targets: >= 5,000 points/s {'met' if rate >= 5000 else 'MISSED'}; "
         f"p99 < 100 ms {'met' if p99 < 100 else 'MISSED'}"
     )
+
+
+_NAMES = ["Գայանե Պետրոսյան", "Анна Смирнова", "Aram Hakobyan", "Նարեկ Սարգսյան", "Ольга Ким"]
+_STREETS = ["Աբովյան", "улица Туманяна", "Mashtots Ave", "Սայաթ-Նովա", "проспект Баграмяна"]
+
+
+def import_rows(first: int, count: int) -> list[list[object]]:
+    """A day's orders as a shop would send them: mixed scripts, phones in every usual form."""
+    header = [
+        "externalRef",
+        "recipientName",
+        "recipientPhone",
+        "amountAmd",
+        "isCod",
+        "address",
+        "lat",
+        "lon",
+        "entrance",
+        "floor",
+        "apartment",
+        "noteToCourier",
+        "deliveryWindowStart",
+        "deliveryWindowEnd",
+    ]
+    rows: list[list[object]] = [header]
+    for n in range(first, first + count):
+        phone = [f"091 {100000 + n % 900000}", f"+374 77 {200000 + n % 700000}", f"0{93000000 + n}"][n % 3]
+        rows.append(
+            [
+                f"SHOP-{n}",
+                _NAMES[n % 5],
+                phone,
+                1000 + n % 50 * 100,
+                "yes" if n % 4 == 0 else "no",
+                f"{_STREETS[n % 5]} {n % 120 + 1}",
+                round(40.15 + (n % 500) / 10000, 5),
+                round(44.48 + (n % 400) / 10000, 5),
+                str(n % 4 + 1),
+                str(n % 12),
+                str(n % 80),
+                "Call first" if n % 7 == 0 else "",
+                "2026-11-26 10:00",
+                "2026-11-26 14:00",
+            ]
+        )
+    return rows
+
+
+def _csv(rows: list[list[object]]) -> bytes:
+    import csv
+    import io
+
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode()
+
+
+def _xlsx(rows: list[list[object]]) -> bytes:
+    import io
+
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for values in rows:
+        book.active.append(values)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _peak_rss_mb(root: int) -> float:
+    """The largest peak resident set (VmHWM) among the server process and its children."""
+    pids, peak = [root], 0
+    while pids:
+        pid = pids.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                peak = max(peak, int(line.split()[1]))
+    return peak / 1024
+
+
+def run_import(url: str, dispatcher: str, server_pid: int) -> None:
+    session = requests.Session()
+    headers = {"Authorization": f"Bearer {dispatcher}"}
+
+    def send(label: str, data: bytes, *, xlsx: bool = False, dry: bool = False) -> float:
+        started = time.perf_counter()
+        target = f"{url}/orders/import" + ("?dryRun=true" if dry else "")
+        if xlsx:
+            response = session.post(
+                target, files={"file": ("orders.xlsx", data)}, headers=headers, timeout=120
+            )
+        else:
+            response = session.post(
+                target, data=data, headers={**headers, "Content-Type": "text/csv"}, timeout=120
+            )
+        wall = time.perf_counter() - started
+        body = response.json()
+        if response.status_code != 200 or body["refused"]:
+            raise SystemExit(f"import: {response.status_code} {response.text[:300]}")
+        print(
+            f"POST /orders/import {label}: {wall:.2f} s, created {body['created']}, existing {body['existing']}; "
+            f"server peak RSS {_peak_rss_mb(server_pid):.0f} MB"
+        )
+        return wall
+
+    print(f"server peak RSS before the imports: {_peak_rss_mb(server_pid):.0f} MB")
+    csv_file = _csv(import_rows(1, 2000))
+    send(f"2,000 rows CSV ({len(csv_file) // 1024} KB), dry run", csv_file, dry=True)
+    walls = [send("2,000 rows CSV", csv_file)]
+    send("the same CSV again", csv_file)
+    xlsx_file = _xlsx(import_rows(10001, 2000))
+    walls.append(send(f"2,000 rows .xlsx ({len(xlsx_file) // 1024} KB)", xlsx_file, xlsx=True))
+    walls.append(send("2,000 more rows CSV", _csv(import_rows(20001, 2000))))
+    print(f"targets: 2,000 rows < 10 s {'met' if max(walls) < 10 else 'MISSED'} (slowest {max(walls):.2f} s)")
 
 
 if __name__ == "__main__":

@@ -176,6 +176,16 @@ function renderRun() {
     title.append(seq, order.publicId);
     const where = document.createElement("p");
     where.textContent = address(order);
+    // At the door: entrance, floor, apartment, intercom, and the dispatcher's or shop's note.
+    const door = document.createElement("p");
+    door.className = "door"; door.dataset.door = order.id;
+    const parts = order.addressDetails || {};
+    door.textContent = ["entrance", "floor", "apartment", "intercom"].filter((k) => parts[k]).map((k) => T[k] + parts[k]).join(" · ");
+    door.hidden = !door.textContent;
+    const note = document.createElement("p");
+    note.className = "note small"; note.dataset.note = order.id;
+    note.textContent = order.noteToCourier ? T.noteToCourier + order.noteToCourier : "";
+    note.hidden = !order.noteToCourier;
     const who = document.createElement("p");
     who.className = "muted";
     who.textContent = order.recipientName;
@@ -200,7 +210,7 @@ function renderRun() {
     const call = document.createElement("a");
     call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
     links.append(geo, mapLink, call);
-    li.append(title, where, who, extra, lockedNote, links);
+    li.append(title, where, door, note, who, extra, lockedNote, links);
     if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";

@@ -5,6 +5,7 @@
 import {STATES} from "/console/texts.js";
 import {amd, timeOf, toYerevanLocal, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
 import {PinPicker} from "/console/livemap.js";
+import {Importer} from "/console/importer.js";
 
 const $ = (id) => document.getElementById(id);
 const OPEN = new Set(["draft", "ready", "assigned", "picked_up", "arrived"]);
@@ -16,6 +17,14 @@ const MOVES = {  // the dispatcher's buttons per state (the API decides; these o
   failed: [["ready", "retry"]],
   delivered: [], cancelled: [],
 };
+
+const DOOR = ["entrance", "floor", "apartment", "intercom"];
+
+// "Entrance 2 · Floor 5 · …" of the parts an order has ("" for none).
+function doorText(order, T) {
+  const parts = order.addressDetails || {};
+  return DOOR.filter((part) => parts[part]).map((part) => T[part] + " " + parts[part]).join(" · ");
+}
 
 function el(tag, attributes, ...children) {
   const element = document.createElement(tag);
@@ -44,6 +53,7 @@ export class Board {
     $("late-make").addEventListener("click", () => this.lateText());
     $("code-reset").addEventListener("click", () => this.resetCode());
     this.picker = null;
+    this.importer = new Importer(ctx, () => this.load());
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
   }
 
@@ -72,11 +82,26 @@ export class Board {
   onEvent(event) {
     const orderId = event.payload && event.payload.orderId;
     if (!orderId || !event.kind.match(/^(order|assignment)\./)) { return; }
+    if (event.kind === "order.created") { this.queueCreated(orderId); return; }
     this.ctx.api.get("/orders/" + orderId).then(({order}) => {
-      if (event.kind === "order.created" && $("day-date").value !== yerevanDate()) { return; }
       this.upsert(order);
       if (order.courierId) { this.checkRisk(order.courierId); }
     }).catch(() => {});
+  }
+
+  // New orders are gathered for half a second: a few are fetched one by one, many (an import of a
+  // day's orders announces thousands) reload the day once instead of a request per order.
+  queueCreated(orderId) {
+    this.created = this.created || new Set();
+    this.created.add(orderId);
+    if (this.createdTimer) { return; }
+    this.createdTimer = setTimeout(() => {
+      const ids = [...this.created];
+      this.created.clear(); this.createdTimer = null;
+      if ($("day-date").value !== yerevanDate()) { return; }
+      if (ids.length > 20) { this.load().catch((error) => this.ctx.fail(error)); return; }
+      ids.forEach((id) => this.ctx.api.get("/orders/" + id).then(({order}) => this.upsert(order)).catch(() => {}));
+    }, 500);
   }
 
   visible() {
@@ -198,6 +223,7 @@ export class Board {
       const rows = [[T.status, this.stateLabel(order.status)], [T.recipient, order.recipientName + " · " + order.recipientPhone],
         [T.address, [order.addressLabelHy, order.addressLabelRu, order.addressLabelEn].filter(Boolean).join(" / ")],
         [T.pin, order.pin.lat.toFixed(6) + ", " + order.pin.lon.toFixed(6)],
+        [T.door, doorText(order, T) || "—"], [T.noteToCourier, order.noteToCourier || "—"], [T.externalRef, order.externalRef || "—"],
         [T.window, order.deliveryWindowStart || order.deliveryWindowEnd ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "—"],
         [T.amount, amd(order.amountAmd, lang) + (order.isCod ? " · " + T.cod + " " + amd(order.codAmountAmd, lang) : "")],
         [T.code, order.otpRequired ? "✓" : "—"], [T.courier, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "—"]];
@@ -273,6 +299,9 @@ export class Board {
       $("o-cod-amount").value = editing.isCod ? String(editing.codAmountAmd) : ""; $("o-code").checked = editing.otpRequired;
       $("o-from").value = toYerevanLocal(editing.deliveryWindowStart); $("o-until").value = toYerevanLocal(editing.deliveryWindowEnd);
       $("o-lat").value = editing.pin.lat.toFixed(6); $("o-lon").value = editing.pin.lon.toFixed(6);
+      const parts = editing.addressDetails || {};
+      DOOR.forEach((part) => { $("o-" + part).value = parts[part] || ""; });
+      $("o-note").value = editing.noteToCourier || ""; $("o-ref").value = editing.externalRef || "";
     }
     dialog.showModal();
     if (!this.picker) {
@@ -305,7 +334,9 @@ export class Board {
       amountAmd: parseInt($("o-amount").value || "0", 10), isCod: $("o-cod").checked, otpRequired: $("o-code").checked,
       deliveryWindowStart: fromYerevanLocal($("o-from").value), deliveryWindowEnd: fromYerevanLocal($("o-until").value),
       pin: {lat: lat, lon: lon},
+      externalRef: optional("o-ref"), noteToCourier: optional("o-note"), addressDetails: null,
     };
+    DOOR.forEach((part) => { if (optional("o-" + part)) { body.addressDetails = Object.assign(body.addressDetails || {}, {[part]: optional("o-" + part)}); } });
     if (body.isCod && $("o-cod-amount").value) { body.codAmountAmd = parseInt($("o-cod-amount").value, 10); }
     $("order-save").disabled = true;
     try {

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.compiled import insert_new
 from appliance.common.db import before_commit, is_sqlite
 from appliance.dispatch.db import database
 from appliance.dispatch.events.wake import announce
@@ -47,7 +48,9 @@ def _insert(rows: list[dict[str, Any]]) -> None:
     if rows and not is_sqlite(database):
         database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (EVENT_ORDER_LOCK,))
     for row in rows:
-        event_id = RealtimeEvent.create(**row).id
+        event = RealtimeEvent(**row)
+        insert_new(event)  # the INSERT's text built once (an order import writes thousands)
+        event_id = event.id
         announce(database, row["company"], event_id)
 
 

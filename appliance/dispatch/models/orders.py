@@ -71,6 +71,14 @@ class Order(BaseModel):
     # Raised by the database itself on every UPDATE (a trigger, migration 0009): what the orders
     # listing checks before it serves a kept answer. Whatever a save writes here is overwritten.
     revision = peewee.IntegerField(default=0)
+    # Migration 0010 (issue 27): the shop's order number (unique per company where given, a partial
+    # index made by the migration), the parts of an address a courier needs at the door, a note.
+    external_ref = peewee.CharField(max_length=100, null=True)
+    address_entrance = peewee.CharField(max_length=40, null=True)
+    address_floor = peewee.CharField(max_length=40, null=True)
+    address_apartment = peewee.CharField(max_length=40, null=True)
+    address_intercom = peewee.CharField(max_length=40, null=True)
+    note_to_courier = peewee.CharField(max_length=500, null=True)
 
     class Meta:
         table_name = "order"

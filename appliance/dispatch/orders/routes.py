@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from typing import Any
+
+from flask import Blueprint, request
 
 from appliance.common.api import endpoint
 from appliance.common.kept import json_response
 from appliance.common.objects import StorageUnavailable
-from appliance.common.problems import NotFound, Unavailable
+from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
 from appliance.dispatch.auth.guards import D, current_caller
-from appliance.dispatch.orders import listing, schemas, service
+from appliance.dispatch.orders import importing, listing, schemas, service, sheets
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("orders", __name__)
@@ -34,7 +36,8 @@ def list_orders(query: schemas.OrderListQuery):
     body=schemas.OrderCreate,
     status=201,
     response=schemas.OrderEnvelope,
-    errors=(422,),
+    errors=(409, 422),
+    error_notes={409: "code external_ref_taken: the company already has an order with this externalRef"},
     tags=TAGS,
 )
 def create_order(body: schemas.OrderCreate):
@@ -42,6 +45,90 @@ def create_order(body: schemas.OrderCreate):
     caller = current_caller()
     order = service.create_order(caller.company_id, caller.user.id, body.model_dump(), runtime().master_key)
     return {"order": order}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/import",
+    guard=D,
+    query=schemas.ImportQuery,
+    response=schemas.ImportResult,
+    errors=(400, 413, 415),
+    error_notes={
+        400: "the file cannot be read: not CSV UTF-8 or .xlsx, a formula, unknown or missing columns",
+        413: f"over {sheets.MAX_BYTES // (1024 * 1024)} MB or {sheets.MAX_ROWS:,} rows",
+        415: "neither text/csv nor multipart/form-data",
+    },
+    tags=TAGS,
+)
+def import_orders(query: schemas.ImportQuery):
+    """Import a day's orders from CSV (text/csv) or .xlsx (multipart/form-data field file).
+
+    Each row goes through the same checks as POST /orders and is created whole or refused; rows
+    whose externalRef exists are counted as existing, never created twice. dryRun=true answers
+    the same counts and creates nothing. Columns and formats: docs/orders.md."""
+    caller = current_caller()
+    data = _uploaded_file()
+    return importing.import_file(
+        caller.company_id, caller.user.id, data, runtime().master_key, dry_run=query.dryRun
+    )
+
+
+def _uploaded_file() -> bytes:
+    """The bytes of the file: the body of a text/csv request, or the multipart field ``file``."""
+    limit = sheets.MAX_BYTES + 64 * 1024  # the app's limit is for JSON bodies: an upload has its own
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"The file is larger than {sheets.MAX_BYTES // (1024 * 1024)} MB: split it.")
+    request.max_content_length = limit
+    if request.mimetype in ("text/csv", "application/csv", "text/plain"):
+        data = request.get_data(cache=False)
+    elif request.mimetype == "multipart/form-data":
+        upload = request.files.get("file")
+        if upload is None:
+            raise BadRequest(
+                "Send the file in the multipart field 'file'.",
+                errors=[{"field": "file", "message": "required"}],
+            )
+        data = upload.read(limit + 1)
+    else:
+        raise UnsupportedMediaType(
+            "Send the file as text/csv, or as multipart/form-data in the field 'file'."
+        )
+    if not data.strip():
+        raise BadRequest("The file is empty.", errors=[{"field": "file", "message": "empty"}])
+    return data
+
+
+# The import's request body is a file, which endpoint() (JSON bodies) does not describe: the
+# document names both ways to send it (added by document_uploads, app.py).
+UPLOAD_BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("/orders/import", "post"): {
+        "required": True,
+        "content": {
+            "text/csv": {"schema": {"type": "string", "description": "CSV UTF-8; header row first"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary", "description": ".xlsx or CSV UTF-8"}
+                    },
+                },
+                "encoding": {"file": {"contentType": "application/octet-stream"}},
+            },
+        },
+    }
+}
+
+
+def document_uploads(document: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document with the request body of every upload route."""
+    for (path, method), body in UPLOAD_BODIES.items():
+        operation = document["paths"].get(path, {}).get(method)
+        if operation is not None:
+            operation["requestBody"] = body
+    return document
 
 
 @endpoint(
@@ -63,11 +150,13 @@ def get_order(order_id: int):
     tags=TAGS,
 )
 def patch_order(order_id: int, body: schemas.OrderPatch):
-    """Edit a draft or ready order (409 otherwise)."""
+    """Edit a draft or ready order (409 otherwise, or external_ref_taken)."""
     caller = current_caller()
     changes = {name: getattr(body, name) for name in body.model_fields_set}
     if "pin" in changes and changes["pin"] is not None:
         changes["pin"] = body.pin.model_dump() if body.pin else None
+    if changes.get("addressDetails") is not None and body.addressDetails is not None:
+        changes["addressDetails"] = body.addressDetails.model_dump()
     return {
         "order": service.update_order(
             caller.company_id, order_id, caller.user.id, changes, runtime().master_key

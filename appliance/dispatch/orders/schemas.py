@@ -20,6 +20,10 @@ Address = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, 
 Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
 Amount = Annotated[int, Field(ge=0, le=10**12)]
 Weight = Annotated[float, Field(ge=0, le=10000)]
+# Issue 27: the shop's order number, the parts of an address a courier needs at the door, a note.
+ExternalRef = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+DoorPart = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+CourierNote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 
 
 def _plausible(value: datetime) -> datetime:
@@ -31,6 +35,15 @@ def _plausible(value: datetime) -> datetime:
 
 # A date-time with its offset (RFC 3339), read as UTC; years 2000..2999.
 Moment = Annotated[AwareDatetime, AfterValidator(_plausible)]
+
+
+class AddressDetails(Schema):
+    """Where the door is: every part optional, each 1..40 characters. Never on the tracking page."""
+
+    entrance: DoorPart | None = None
+    floor: DoorPart | None = None
+    apartment: DoorPart | None = None
+    intercom: DoorPart | None = None
 
 
 class OrderCreate(Schema):
@@ -47,6 +60,13 @@ class OrderCreate(Schema):
     addressLabelEn: Address | None = None
     addressLabelRu: Address | None = None
     pin: LatLon
+    externalRef: ExternalRef | None = Field(
+        default=None, description="The shop's order number; unique in the company (409 external_ref_taken)"
+    )
+    addressDetails: AddressDetails | None = None
+    noteToCourier: CourierNote | None = Field(
+        default=None, description="Seen by couriers, never by the recipient"
+    )
 
 
 class OrderPatch(Schema):
@@ -63,6 +83,11 @@ class OrderPatch(Schema):
     addressLabelEn: Address | None = None
     addressLabelRu: Address | None = None
     pin: LatLon | None = None
+    externalRef: ExternalRef | None = Field(default=None, description="null clears it")
+    addressDetails: AddressDetails | None = Field(
+        default=None, description="replaces every part; null clears"
+    )
+    noteToCourier: CourierNote | None = Field(default=None, description="null clears it")
 
 
 class LastAttempt(BaseModel):
@@ -76,6 +101,13 @@ class Proof(BaseModel):
     hasPhoto: bool
     notes: str | None
     method: Literal["code", "photo", "name"] | None
+
+
+class AddressDetailsOut(BaseModel):
+    entrance: str | None
+    floor: str | None
+    apartment: str | None
+    intercom: str | None
 
 
 class OrderOut(BaseModel):
@@ -103,6 +135,9 @@ class OrderOut(BaseModel):
     proof: Proof | None
     collectedAmountAmd: int | None
     lastAttempt: LastAttempt | None = None
+    externalRef: str | None = None
+    addressDetails: AddressDetailsOut | None = None
+    noteToCourier: str | None = None
     createdAt: str
     updatedAt: str
     finishedAt: str | None
@@ -162,3 +197,24 @@ class OrderEvents(BaseModel):
 class PhotoUrl(BaseModel):
     url: str
     expiresIn: int
+
+
+class ImportQuery(QuerySchema):
+    dryRun: bool = Field(
+        default=False, description="check every row and answer the same counts; create nothing"
+    )
+
+
+class ImportRefusal(BaseModel):
+    row: int = Field(description="the file's row (the header is row 1)")
+    column: str | None = Field(
+        description="the column at fault (create-body name: lat, floor, recipientPhone…)"
+    )
+    message: str
+
+
+class ImportResult(BaseModel):
+    created: int
+    existing: int = Field(description="rows whose externalRef the company already has (never created twice)")
+    refused: list[ImportRefusal] = Field(description="one item per problem; a row may have several")
+    orderIds: list[str] = Field(description="orders the file names, created or existing, in file order")

@@ -50,6 +50,9 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "failureReason": d.get("failure_reason"),
         "proof": proof,
         "collectedAmountAmd": d.get("collected_amount_amd"),
+        "externalRef": d.get("external_ref"),
+        "addressDetails": address_details(d),
+        "noteToCourier": d.get("note_to_courier"),
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),
@@ -67,6 +70,20 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
             "collectedAmountAmd": d.get("collected_amount_amd"),
         }
     return body
+
+
+DOOR_PARTS = {
+    "entrance": "address_entrance",
+    "floor": "address_floor",
+    "apartment": "address_apartment",
+    "intercom": "address_intercom",
+}
+
+
+def address_details(d: dict[str, Any]) -> dict[str, str | None] | None:
+    """{entrance, floor, apartment, intercom}, or None when the order has none of them."""
+    parts = {name: d.get(column) for name, column in DOOR_PARTS.items()}
+    return parts if any(parts.values()) else None
 
 
 def assignment_body(row: Assignment) -> dict[str, Any]:

@@ -12,13 +12,14 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
+from appliance.common.compiled import insert_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
 from appliance.dispatch.orders import codes, ids
-from appliance.dispatch.orders.serializers import assignment_body, order_body
+from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
 
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
@@ -55,39 +56,87 @@ def _set_code(order: Order, master_key: bytes) -> None:
 
 
 def create_order(company_id: int, actor_id: int, fields: dict[str, Any], master_key: bytes) -> dict[str, Any]:
+    """POST /orders: one draft in its own transaction."""
+    check_order(fields)
+    with write_transaction(database):
+        return order_body(insert_order(company_id, actor_id, fields, master_key))
+
+
+def check_order(fields: dict[str, Any]) -> None:
+    """The rules of a new order beyond its schema (the import applies the same ones)."""
     _check_window(fields.get("deliveryWindowStart"), fields.get("deliveryWindowEnd"))
+
+
+def external_ref_taken(ref: str) -> Conflict:
+    return Conflict(
+        f"The company already has an order with externalRef {ref!r}.",
+        code="external_ref_taken",
+        errors=[{"field": "externalRef", "message": "already used by another order"}],
+    )
+
+
+def _save_new(order: Order) -> None:
+    """Insert under a savepoint, so that a taken externalRef (the partial unique index of migration
+    0010) fails this order alone and leaves the caller's transaction usable (PostgreSQL aborts a
+    transaction on any failed statement otherwise)."""
+    try:
+        with database.atomic():
+            insert_new(order)  # the INSERT's text built once: an import writes thousands
+    except peewee.IntegrityError:
+        if (
+            order.external_ref
+            and Order.select()
+            .where((Order.company == order.company_id) & (Order.external_ref == order.external_ref))
+            .exists()
+        ):
+            raise external_ref_taken(order.external_ref) from None
+        raise
+
+
+def _set_details(order: Order, details: dict[str, Any] | None) -> None:
+    for name, column in DOOR_PARTS.items():
+        setattr(order, column, (details or {}).get(name))
+
+
+def insert_order(company_id: int, actor_id: int | None, fields: dict[str, Any], master_key: bytes) -> Order:
+    """A new draft inside the caller's write transaction (POST /orders and every imported row);
+    ``fields`` is a validated OrderCreate, dumped, already through check_order."""
     cod_amount = fields.get("codAmountAmd")
     if cod_amount is None:
         cod_amount = fields.get("amountAmd", 0) if fields.get("isCod") else 0
-    with write_transaction(database):
-        moment = clock.now()
-        order = Order(
-            company=company_id,
-            public_id=new_public_id(),
-            status="draft",
-            recipient_name=fields["recipientName"],
-            recipient_phone=fields["recipientPhone"],
-            amount_amd=fields.get("amountAmd", 0),
-            otp_required=fields.get("otpRequired", False),
-            is_cod=fields.get("isCod", False),
-            cod_amount_amd=cod_amount,
-            weight_kg=fields.get("weightKg"),
-            window_start=fields.get("deliveryWindowStart"),
-            window_end=fields.get("deliveryWindowEnd"),
-            address_hy=fields["addressLabelHy"],
-            address_en=fields.get("addressLabelEn"),
-            address_ru=fields.get("addressLabelRu"),
-            lat=fields["pin"]["lat"],
-            lon=fields["pin"]["lon"],
-            created_at=moment,
-            updated_at=moment,
-        )
-        if order.otp_required:
-            _set_code(order, master_key)
-        order.save()
-        audit(order, "created", actor_id, to_status="draft")
-        record_event(company_id, "order.created", order_payload(order))
-        return order_body(order)
+    moment = clock.now()
+    order = Order(
+        company=company_id,
+        public_id=new_public_id(),
+        status="draft",
+        recipient_name=fields["recipientName"],
+        recipient_phone=fields["recipientPhone"],
+        amount_amd=fields.get("amountAmd", 0),
+        otp_required=fields.get("otpRequired", False),
+        is_cod=fields.get("isCod", False),
+        cod_amount_amd=cod_amount,
+        weight_kg=fields.get("weightKg"),
+        window_start=fields.get("deliveryWindowStart"),
+        window_end=fields.get("deliveryWindowEnd"),
+        address_hy=fields["addressLabelHy"],
+        address_en=fields.get("addressLabelEn"),
+        address_ru=fields.get("addressLabelRu"),
+        lat=fields["pin"]["lat"],
+        lon=fields["pin"]["lon"],
+        external_ref=fields.get("externalRef"),
+        note_to_courier=fields.get("noteToCourier"),
+        otp_hash=None,
+        otp_cipher=None,
+        created_at=moment,
+        updated_at=moment,
+    )
+    _set_details(order, fields.get("addressDetails"))
+    if order.otp_required:
+        _set_code(order, master_key)
+    _save_new(order)
+    audit(order, "created", actor_id, to_status="draft")
+    record_event(company_id, "order.created", order_payload(order))
+    return order
 
 
 _EDITABLE = {
@@ -102,6 +151,8 @@ _EDITABLE = {
     "addressLabelHy": "address_hy",
     "addressLabelEn": "address_en",
     "addressLabelRu": "address_ru",
+    "externalRef": "external_ref",
+    "noteToCourier": "note_to_courier",
 }
 _REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
 
@@ -123,6 +174,8 @@ def update_order(
                 setattr(order, column, changes[field])
         if "pin" in changes:
             order.lat, order.lon = changes["pin"]["lat"], changes["pin"]["lon"]
+        if "addressDetails" in changes:
+            _set_details(order, changes["addressDetails"])
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
         if "otpRequired" in changes:
@@ -131,10 +184,21 @@ def update_order(
             order.otp_required = changes["otpRequired"]
         _check_window(order.window_start, order.window_end)
         order.updated_at = clock.now()  # type: ignore[assignment]
-        order.save()
+        _save_changed(order)
         audit(order, "updated", actor_id, fields=sorted(changes))
         record_event(company_id, "order.updated", order_payload(order))
         return order_body(order)
+
+
+def _save_changed(order: Order) -> None:
+    """Save an edit; a taken externalRef is 409 external_ref_taken (the whole edit is refused)."""
+    try:
+        with database.atomic():
+            order.save()
+    except peewee.IntegrityError:
+        if order.external_ref:
+            raise external_ref_taken(order.external_ref) from None
+        raise
 
 
 def order_detail(company_id: int, order_id: int) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.compiled import insert_new
 from appliance.common.problems import Conflict
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Assignment, Order, OrderEvent
@@ -45,7 +46,8 @@ def audit(
     to_status: str | None = None,
     **data: Any,
 ) -> None:
-    OrderEvent.create(
+    # INSERT text built once (an import writes thousands of these).
+    event = OrderEvent(
         order=order.id,
         company=order.company_id,
         kind=kind,
@@ -56,6 +58,7 @@ def audit(
         data=json.dumps(data, separators=(",", ":"), default=str),
         created_at=clock.now(),
     )
+    insert_new(event)
 
 
 def order_payload(order: Order) -> dict[str, Any]:

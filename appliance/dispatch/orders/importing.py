@@ -1,0 +1,304 @@
+"""Import a day's orders from a file (POST /orders/import, `appliance orders import`).
+
+Each row is turned into the body of POST /orders and goes through the same schema (OrderCreate,
+validated from JSON exactly as a request body), the same rules (service.check_order) and the same
+insert (service.insert_order): there is no second set of rules. Each row is all or nothing (a
+savepoint of its own); every refused row is listed as {row, column, message}, rows counted as the
+file shows them (the header is row 1). A row whose externalRef the company already has is
+reported as existing and never created again, so importing the same file twice creates nothing
+the second time. A dry run answers the same counts and writes nothing.
+
+Cells are read as a person typed them (cells.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from appliance.common.api import validation_error
+from appliance.common.db import write_transaction
+from appliance.common.problems import ApiError, BadRequest, Conflict
+from appliance.dispatch.db import database
+from appliance.dispatch.models import Order
+from appliance.dispatch.orders import service
+from appliance.dispatch.orders.cells import CONVERT, CellError, text
+from appliance.dispatch.orders.schemas import OrderCreate
+from appliance.dispatch.orders.sheets import Row, read_rows
+
+# Rows written per transaction: short enough that other writers wait little, long enough that a
+# 2,000-row file is a handful of commits.
+CHUNK = 250
+
+# Column names: the create body's own, then Armenian and Russian ones (compared without case,
+# spaces, dots, dashes or underscores).
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "externalRef": ("externalRef", "orderNumber", "Պատվերի համար", "Պատվեր", "Номер заказа", "Заказ"),
+    "recipientName": ("recipientName", "Ստացող", "Ստացողի անուն", "Получатель", "Имя получателя"),
+    "recipientPhone": ("recipientPhone", "phone", "Հեռախոս", "Ստացողի հեռախոս", "Телефон"),
+    "amountAmd": ("amountAmd", "amount", "Գումար", "Сумма"),
+    "otpRequired": ("otpRequired", "Հաստատման կոդ", "Код подтверждения"),
+    "isCod": ("isCod", "cod", "Կանխիկ", "Наложенный платёж", "Наложенный платеж"),
+    "codAmountAmd": ("codAmountAmd", "Կանխիկ գումար", "Сумма наложенного платежа"),
+    "weightKg": ("weightKg", "weight", "Քաշ", "Вес"),
+    "deliveryWindowStart": ("deliveryWindowStart", "Առաքել սկսած", "Доставка с"),
+    "deliveryWindowEnd": ("deliveryWindowEnd", "Առաքել մինչև", "Доставка до"),
+    "address": ("address", "Հասցե", "Адрес"),
+    "addressLabelHy": ("addressLabelHy", "Հասցե հայերեն", "Адрес на армянском"),
+    "addressLabelEn": ("addressLabelEn", "Հասցե անգլերեն", "Адрес на английском"),
+    "addressLabelRu": ("addressLabelRu", "Հասցե ռուսերեն", "Адрес на русском"),
+    "lat": ("lat", "latitude", "pin.lat", "Լայնություն", "Широта"),
+    "lon": ("lon", "longitude", "lng", "pin.lon", "Երկայնություն", "Долгота"),
+    "entrance": ("entrance", "addressDetails.entrance", "Մուտք", "Подъезд"),
+    "floor": ("floor", "addressDetails.floor", "Հարկ", "Этаж"),
+    "apartment": ("apartment", "addressDetails.apartment", "Բնակարան", "Квартира"),
+    "intercom": ("intercom", "addressDetails.intercom", "Դոմոֆոն", "Домофон"),
+    "noteToCourier": (
+        "noteToCourier",
+        "note",
+        "Նշում առաքիչին",
+        "Նշում",
+        "Комментарий курьеру",
+        "Комментарий",
+    ),
+}
+DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s._\-]", "", name).casefold()
+
+
+_COLUMN_OF = {_key(alias): column for column, aliases in _ALIASES.items() for alias in aliases}
+
+
+class RowRefused(Exception):
+    """Every problem of one row, as (column, message)."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+@dataclasses.dataclass
+class Outcome:
+    created: int = 0
+    existing: int = 0
+    refused: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    order_ids: list[str] = dataclasses.field(default_factory=list)
+
+    def body(self) -> dict[str, Any]:
+        refused = sorted(self.refused, key=lambda r: r["row"])
+        return {
+            "created": self.created,
+            "existing": self.existing,
+            "refused": refused,
+            "orderIds": self.order_ids,
+        }
+
+    def refuse(self, row: int, column: str | None, message: str) -> None:
+        self.refused.append({"row": row, "column": column, "message": message})
+
+    def refuse_all(self, row: int, problems: list[tuple[str, str]]) -> None:
+        for column, message in problems:
+            self.refuse(row, column, message)
+
+
+def import_file(
+    company_id: int, actor_id: int | None, data: bytes, master_key: bytes, *, dry_run: bool = False
+) -> dict[str, Any]:
+    """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
+
+    orderIds: the orders the file names, created or existing, in the file's order (a dry run
+    creates none, so it lists the existing ones only)."""
+    rows = read_rows(data)
+    columns = header_columns(rows[0])
+    outcome = Outcome()
+    bodies: list[tuple[int, dict[str, Any]]] = []
+    first_row_of_ref: dict[str, int] = {}
+    for number, row in enumerate(rows[1:], start=2):
+        if not any(cell is not None and str(cell).strip() for cell in row):
+            continue  # a blank line is not an order
+        try:
+            fields = row_fields(columns, row)
+        except RowRefused as exc:
+            outcome.refuse_all(number, exc.problems)
+            continue
+        ref = fields.get("externalRef")
+        if ref is not None:
+            if ref in first_row_of_ref:
+                outcome.refuse(
+                    number, "externalRef", f"repeats the order number of row {first_row_of_ref[ref]}"
+                )
+                continue
+            first_row_of_ref[ref] = number
+        bodies.append((number, fields))
+    existing = _existing_refs(company_id, first_row_of_ref)
+    valid: list[tuple[int, dict[str, Any]]] = []
+    for number, fields in bodies:
+        ref = fields.get("externalRef")
+        if ref is not None and ref in existing:
+            outcome.existing += 1
+            continue
+        try:
+            valid.append((number, _validated(fields)))
+        except RowRefused as exc:
+            outcome.refuse_all(number, exc.problems)
+    ids_by_row: dict[int, str] = {}
+    for number, fields in bodies:
+        ref = fields.get("externalRef")
+        if ref is not None and ref in existing:
+            ids_by_row[number] = str(existing[ref])
+    if dry_run:
+        outcome.created = len(valid)
+    else:
+        for chunk in _chunks(valid, CHUNK):
+            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row)
+    outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
+    return outcome.body()
+
+
+def header_columns(header: Row) -> list[str | None]:
+    """The create-body field of each column of the header row (None for an empty column)."""
+    columns: list[str | None] = []
+    unknown: list[str] = []
+    for cell in header:
+        name = "" if cell is None else str(cell).strip()
+        if not name:
+            columns.append(None)
+            continue
+        column = _COLUMN_OF.get(_key(name))
+        if column is None:
+            unknown.append(name)
+        elif column in columns:
+            raise BadRequest(f"Row 1 names the column {name!r} twice ({column}).")
+        columns.append(column)
+    if unknown:
+        known = ", ".join(_ALIASES)
+        raise BadRequest(
+            f"Row 1 has columns this import does not know: {', '.join(map(repr, unknown))}. "
+            f"Known columns: {known} (or their Armenian or Russian names; see docs/orders.md).",
+            errors=[{"field": name, "message": "unknown column"} for name in unknown],
+        )
+    missing = [name for name in ("recipientName", "recipientPhone") if name not in columns]
+    if "addressLabelHy" not in columns and "address" not in columns:
+        missing.append("addressLabelHy (or address)")
+    if ("lat" in columns) != ("lon" in columns):
+        missing.append("lon" if "lat" in columns else "lat")
+    if missing:
+        raise BadRequest(
+            f"Row 1 lacks the columns {', '.join(missing)}.",
+            errors=[{"field": name, "message": "missing column"} for name in missing],
+        )
+    return columns
+
+
+def row_fields(columns: list[str | None], row: Row) -> dict[str, Any]:
+    """The POST /orders body of one row (cells converted, empty cells left out); RowRefused with
+    every cell that cannot be read."""
+    cells: dict[str, Any] = {}
+    for column, cell in zip(columns, row, strict=False):
+        if column is None or cell is None or (isinstance(cell, str) and not cell.strip()):
+            continue
+        cells[column] = cell
+    fields: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+
+    def convert(column: str, cell: Any) -> Any:
+        try:
+            return CONVERT.get(column, text)(column, cell)
+        except CellError as exc:
+            problems.append((exc.column, exc.message))
+            return None
+
+    for column, cell in cells.items():
+        if column not in ("lat", "lon", "address", *DOOR_PARTS):
+            fields[column] = convert(column, cell)
+    address = convert("address", cells["address"]) if "address" in cells else None
+    if "lat" in cells or "lon" in cells:
+        fields["pin"] = {"lat": convert("lat", cells.get("lat")), "lon": convert("lon", cells.get("lon"))}
+    elif address is not None:
+        problems.append(
+            ("lat", "no coordinates: give lat and lon (finding a place by its address is not available yet)")
+        )
+    else:
+        problems.append(("lat", "no coordinates: give lat and lon"))
+    if "addressLabelHy" not in fields and address is not None:
+        fields["addressLabelHy"] = address
+    details = {part: convert(part, cells[part]) for part in DOOR_PARTS if part in cells}
+    if details:
+        fields["addressDetails"] = details
+    if problems:
+        raise RowRefused(problems)
+    return fields
+
+
+def _validated(fields: dict[str, Any]) -> dict[str, Any]:
+    """The row through POST /orders' own schema (from JSON, as a request body) and rules."""
+    try:
+        body = OrderCreate.model_validate_json(orjson.dumps(fields))
+        dumped = body.model_dump()
+        service.check_order(dumped)
+    except ValidationError as exc:
+        error = validation_error(exc)
+        raise RowRefused(
+            [(_column(e["field"]), e["message"]) for e in error.errors or []] or [("row", error.detail)]
+        ) from None
+    except ApiError as exc:
+        raise RowRefused(
+            [(_column(e.get("field")), e.get("message") or exc.detail) for e in exc.errors or []]
+            or [("row", exc.detail)]
+        ) from None
+    return dumped
+
+
+def _column(field: str | None) -> str:
+    """The file's column of a body field: pin.lat is lat, addressDetails.floor is floor."""
+    if not field:
+        return "row"
+    return field.rsplit(".", 1)[-1] if field.startswith(("pin.", "addressDetails.")) else field
+
+
+def _write(
+    company_id: int,
+    actor_id: int | None,
+    chunk: list[tuple[int, dict[str, Any]]],
+    master_key: bytes,
+    outcome: Outcome,
+    ids_by_row: dict[int, str],
+) -> None:
+    with write_transaction(database):
+        for number, fields in chunk:
+            try:  # the row is all or nothing: only its INSERT can fail, under its own savepoint
+                order = service.insert_order(company_id, actor_id, fields, master_key)
+            except Conflict as exc:
+                if exc.code != "external_ref_taken":
+                    raise
+                # Another import or request created it meanwhile: it exists, it is not repeated.
+                outcome.existing += 1
+                found = _existing_refs(company_id, {fields["externalRef"]: number})
+                if fields["externalRef"] in found:
+                    ids_by_row[number] = str(found[fields["externalRef"]])
+                continue
+            outcome.created += 1
+            ids_by_row[number] = str(order.id)
+
+
+def _existing_refs(company_id: int, refs: Iterable[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for chunk in _chunks(list(refs), 500):
+        query = Order.select(Order.external_ref, Order.id).where(
+            (Order.company == company_id) & Order.external_ref.in_(chunk)
+        )
+        found.update(dict(query.tuples()))
+    return found
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
