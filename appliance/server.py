@@ -24,7 +24,7 @@ from waitress import wasyncore
 from waitress.server import create_server
 from waitress.task import ThreadedTaskDispatcher
 
-from appliance.common import lifecycle
+from appliance.common import filemodes, lifecycle
 from appliance.common.server_channel import serve_with_channel
 from appliance.settings import Settings
 
@@ -177,7 +177,11 @@ class Listener:
                 # A busy day's orders listing is over 1 MB of JSON; waitress's default (1 MB) would
                 # write every such answer to a temporary file before sending it.
                 outbuf_overflow=OUTBUF_IN_MEMORY,
-                clear_untrusted_proxy_headers=True,
+                # With a trusted proxy, headers it did not vouch for are removed. Without one they
+                # reach the app unbelieved (nothing takes an address or scheme from them), so that
+                # a request relayed by a proxy on this host is never taken for a loopback client
+                # (appliance/common/metrics.py local_request; issue 33).
+                clear_untrusted_proxy_headers=bool(trusted_proxy),
                 **proxy,
             )
         )
@@ -266,6 +270,12 @@ def deployment_warnings(settings: Settings) -> list[str]:
     return warnings
 
 
+def _private_data_dir(settings: Settings) -> None:
+    """Owner-only files from here on, and none left readable by others (issue 33)."""
+    filemodes.private_umask()
+    filemodes.tighten(settings.data_dir)
+
+
 def serve(
     settings: Settings,
     apps: Iterable[tuple[str, Any, int]],
@@ -279,6 +289,8 @@ def serve(
     """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly.
     ``sockets`` (by app name) are listening sockets bound already, shared by serving processes;
     ``balance`` is their shared connection count and this process's number in it."""
+    if balance is None:  # else serve_processes did it before forking this serving process
+        _private_data_dir(settings)
     stop = stop or threading.Event()
     sockets = sockets or {}
     lifecycle.stopping.clear()
@@ -387,6 +399,7 @@ def serve_processes(
     parent supervises: a serving process that dies unexpectedly is replaced; on SIGTERM or
     SIGINT every process is told to stop, finishes its requests in flight (serve's graceful
     stop) and the parent exits once all have."""
+    _private_data_dir(settings)
     sockets = {name: listening_socket(settings.host, port) for name, port in ports}
     balance = ConnectionBalance(processes, list(sockets))
     children: dict[int, int] = {}  # pid -> process number
