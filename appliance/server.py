@@ -24,7 +24,7 @@ from waitress import wasyncore
 from waitress.server import create_server
 from waitress.task import ThreadedTaskDispatcher
 
-from appliance.common import lifecycle
+from appliance.common import filemodes, lifecycle
 from appliance.common.server_channel import CLEANUP_SECONDS, serve_with_channel
 from appliance.common.webapp import MAX_BODY_BYTES
 from appliance.settings import Settings
@@ -233,7 +233,11 @@ class Listener:
                 # The largest body any route of this app reads, chunked bodies included: 413 as the
                 # body arrives, instead of an app that never reads it (an unknown route's 404).
                 max_request_body_size=max_body,
-                clear_untrusted_proxy_headers=True,
+                # With a trusted proxy, headers it did not vouch for are removed. Without one they
+                # reach the app unbelieved (nothing takes an address or scheme from them), so that
+                # a request relayed by a proxy on this host is never taken for a loopback client
+                # (appliance/common/metrics.py local_request; issue 33).
+                clear_untrusted_proxy_headers=bool(trusted_proxy),
                 **proxy,
             ),
             # behind a proxy every connection comes from its address: the proxy bounds its clients
@@ -326,6 +330,12 @@ def deployment_warnings(settings: Settings) -> list[str]:
     return warnings
 
 
+def _private_data_dir(settings: Settings) -> None:
+    """Owner-only files from here on, and none left readable by others (issue 33)."""
+    filemodes.private_umask()
+    filemodes.tighten(settings.data_dir)
+
+
 def serve(
     settings: Settings,
     apps: Iterable[tuple[str, Any, int]],
@@ -339,6 +349,8 @@ def serve(
     """Serve ``apps`` (name, wsgi app, port) until a signal or ``stop`` is set, then stop cleanly.
     ``sockets`` (by app name) are listening sockets bound already, shared by serving processes;
     ``balance`` is their shared connection count and this process's number in it."""
+    if balance is None:  # else serve_processes did it before forking this serving process
+        _private_data_dir(settings)
     stop = stop or threading.Event()
     sockets = sockets or {}
     lifecycle.stopping.clear()
@@ -451,6 +463,7 @@ def serve_processes(
     parent supervises: a serving process that dies unexpectedly is replaced; on SIGTERM or
     SIGINT every process is told to stop, finishes its requests in flight (serve's graceful
     stop) and the parent exits once all have."""
+    _private_data_dir(settings)
     sockets = {name: listening_socket(settings.host, port) for name, port in ports}
     balance = ConnectionBalance(processes, list(sockets))
     children: dict[int, int] = {}  # pid -> process number

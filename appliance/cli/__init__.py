@@ -12,6 +12,7 @@ name not in the table is asked for (tests/common/test_cli_lazy_commands.py keeps
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -158,4 +159,6 @@ def load_all_commands() -> None:
 
 
 def main() -> None:
+    # Every file and folder any command creates in the data directory is owner-only (issue 33).
+    os.umask(0o077)
     cli(prog_name="appliance")

@@ -187,10 +187,26 @@ def _copy_pinned(database: Database, target: Path) -> None:
     os.chmod(target, 0o600)
 
 
+def libpq_command(url: str) -> tuple[str, dict[str, str]]:
+    """A PostgreSQL URL split for pg_dump and pg_restore: the connection string without its
+    password (for the command line, which any local user reads in ``ps`` or /proc) and the
+    environment that carries the password instead (PGPASSWORD, readable by this user only). A URL
+    without a password leaves libpq's own PGPASSWORD or ~/.pgpass as the appliance uses them."""
+    from psycopg2.extensions import make_dsn, parse_dsn
+
+    params = parse_dsn(url)
+    password = params.pop("password", None)
+    env = dict(os.environ)
+    if password is not None:
+        env["PGPASSWORD"] = password
+    return make_dsn(**params), env
+
+
 def _pg_dump(database: Database, target: Path) -> None:
     if shutil.which("pg_dump") is None:
         raise BackupError(f"{database.name} is on PostgreSQL and pg_dump is not installed")
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    dsn, env = libpq_command(database.location)
     done = subprocess.run(
         [
             "pg_dump",
@@ -199,10 +215,12 @@ def _pg_dump(database: Database, target: Path) -> None:
             "--no-privileges",
             "--file",
             str(target),
-            database.location,
+            "--dbname",
+            dsn,
         ],
         capture_output=True,
         text=True,
+        env=env,
     )
     if done.returncode != 0:
         raise BackupError(f"pg_dump of {database.name} failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -399,10 +417,12 @@ def _check_pg_target(url: str, name: str) -> None:
 
 
 def _pg_restore(dump: Path, url: str, name: str) -> None:
+    dsn, env = libpq_command(url)
     done = subprocess.run(
-        ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname", url, str(dump)],
+        ["pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname", dsn, str(dump)],
         capture_output=True,
         text=True,
+        env=env,
     )
     if done.returncode != 0:
         raise BackupError(f"pg_restore of {name} failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -3,12 +3,19 @@ registers a real probe; a service's health is every probe's answer.
 
 A probe returns a Check; one that raises is reported as failing with the exception's text, so a
 broken engine can never break the health endpoint itself.
+
+Each probe's result is kept for CACHE_SECONDS (issues 30 and 33): a load balancer probing every
+few milliseconds costs a dictionary lookup, not an OR-Tools solve (~71 ms) and a tile read, and a
+dependency that starts failing still shows within CACHE_SECONDS plus the probe's own time. While
+one request refreshes a probe, concurrent ones answer with its last result instead of queueing
+behind it (or probing it again).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -19,6 +26,13 @@ from appliance.common.db import connection
 log = logging.getLogger("appliance.health")
 
 Status = Literal["pass", "fail", "not_built"]
+
+CACHE_SECONDS = 1.0
+
+
+def monotonic() -> float:
+    """The clock of the cache (a function of this module, so tests can move it)."""
+    return time.monotonic()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,20 +61,56 @@ def verdict(checks: dict[str, dict[str, Any]]) -> Verdict:
 
 
 class HealthRegistry:
-    def __init__(self) -> None:
+    def __init__(self, cache_seconds: float = CACHE_SECONDS) -> None:
+        self.cache_seconds = cache_seconds
         self._probes: dict[str, Probe] = {}
+        # name -> (monotonic time the probe started, its entry, whether it passed)
+        self._kept: dict[str, tuple[float, dict[str, Any], bool]] = {}
+        self._refreshing: dict[str, threading.Lock] = {}
 
     def register(self, name: str, probe: Probe) -> None:
         self._probes[name] = probe
+        self._refreshing.setdefault(name, threading.Lock())
+        self._kept.pop(name, None)
 
     @property
     def names(self) -> list[str]:
         return list(self._probes)
 
-    def run(self) -> tuple[bool, dict[str, dict[str, Any]]]:
+    def run(self, *, fresh: bool = False) -> tuple[bool, dict[str, dict[str, Any]]]:
+        """Every check's entry (a copy) and whether all pass; ``fresh`` probes everything now."""
         results: dict[str, dict[str, Any]] = {}
         healthy = True
-        for name, probe in self._probes.items():
+        for name, probe in list(self._probes.items()):
+            kept = self._kept.get(name)
+            if fresh or kept is None or monotonic() - kept[0] >= self.cache_seconds:
+                kept = self._refresh(name, probe, kept, fresh)
+            results[name] = dict(kept[1])
+            healthy = healthy and kept[2]
+        return healthy, results
+
+    def _refresh(
+        self,
+        name: str,
+        probe: Probe,
+        kept: tuple[float, dict[str, Any], bool] | None,
+        fresh: bool,
+    ) -> tuple[float, dict[str, Any], bool]:
+        lock = self._refreshing.setdefault(name, threading.Lock())
+        # Someone is probing it now: its last result is at most a probe's time older.
+        if not lock.acquire(blocking=kept is None or fresh):
+            assert kept is not None
+            return kept
+        try:
+            again = self._kept.get(name)
+            if (
+                not fresh
+                and again is not None
+                and again is not kept
+                and monotonic() - again[0] < self.cache_seconds
+            ):
+                return again  # refreshed by another request while this one waited
+            started_at = monotonic()
             started = time.perf_counter()
             try:
                 check = probe()
@@ -73,9 +123,11 @@ class HealthRegistry:
             if check.data:
                 entry.update(check.data)
             entry["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
-            results[name] = entry
-            healthy = healthy and check.ok
-        return healthy, results
+            fresh_kept = (started_at, entry, check.ok)
+            self._kept[name] = fresh_kept
+            return fresh_kept
+        finally:
+            lock.release()
 
 
 def database_probe(database: Any, migrations_package: str) -> Probe:

@@ -5,11 +5,18 @@ to <data_dir>/outbox/, with names that sort in sending order.
 A failing SMTP server never fails the request and never loses a message: the row stays queued
 and the worker retries it with backoff. Rows are claimed with a lease (appliance.common.jobs, the
 same helper as the payout worker), so a worker that dies leaves its work to the next one.
+
+One-time secrets do not rest in the database (issue 33): once a message is handed to the SMTP
+server or written to the outbox, its row keeps the body with every link token replaced by
+``{token}`` (redact_links), so nobody who can read the database can sign in with a mailed link.
+The outbox is the mail itself when no SMTP server is set: its folder is 0700 and each file 0600.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import smtplib
 import ssl
 import threading
@@ -29,6 +36,35 @@ from appliance.common.jobs import LeasedQueue, run_worker
 log = logging.getLogger("appliance.mail")
 
 LEASE = timedelta(minutes=2)
+
+
+TOKEN_PLACEHOLDER = "{token}"
+# A URL's host, then the rest of it (path, query, fragment): only the rest can hold a token.
+_URL = re.compile(r"(https?://[^/\s?#]+)([^\s<>\"']*)")
+# A link token: a run of URL-safe base64 (secrets.token_urlsafe) or hex this long is a secret,
+# never a word of a path (the shortest issued today, a tracking token, is 32 characters).
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{20,}")
+
+
+def redact_links(body: str) -> str:
+    """``body`` with the token of every link in it replaced by ``{token}``."""
+    return _URL.sub(lambda m: m.group(1) + _TOKEN.sub(TOKEN_PLACEHOLDER, m.group(2)), body)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` atomically, readable by this user only (0600) whatever the umask."""
+    temp = path.with_name(f".{path.name}.tmp")
+    with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+        os.fchmod(out.fileno(), 0o600)  # a leftover temp file of another mode
+        out.write(data)
+    temp.replace(path)
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (0700), or tighten an existing one to 0700."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
 
 
 class MailTransportError(smtplib.SMTPException):
@@ -126,11 +162,9 @@ class Mailer:
     def _send(self, row: peewee.Model) -> None:
         message = self._message(row)
         if not self.smtp_url:
-            self.outbox.mkdir(parents=True, exist_ok=True)
+            private_dir(self.outbox)
             name = f"{row.created_at.strftime('%Y%m%dT%H%M%S%f')}-{row.id:010d}.eml"
-            temp = self.outbox / f".{name}.tmp"
-            temp.write_bytes(bytes(message))
-            temp.replace(self.outbox / name)
+            write_private(self.outbox / name, bytes(message))
             return
         with smtp_connection(self.smtp_url, self.ca_file) as smtp:
             smtp.send_message(message)
@@ -148,8 +182,13 @@ class Mailer:
         except (OSError, smtplib.SMTPException) as exc:
             self.queue.retry_later(row_id, f"{type(exc).__name__}: {exc}")
             return False
+        # Handed over: the row keeps the message without its link tokens.
         self.model.update(
-            status="sent", sent_at=clock.now(), attempts=row.attempts + 1, lease_until=None
+            status="sent",
+            sent_at=clock.now(),
+            attempts=row.attempts + 1,
+            lease_until=None,
+            body=redact_links(row.body),
         ).where(self.model.id == row_id).execute()
         return True
 

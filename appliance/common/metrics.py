@@ -10,7 +10,8 @@ What each service exposes:
   the engine, each chain's head and how far the deposit watcher is behind it.
 
 Who may read it (settings ``metrics`` and ``metrics_token``): ``loopback`` (default) answers only
-clients on 127.0.0.0/8 or ::1, ``open`` anyone, ``off`` nobody (404); a request with
+clients on 127.0.0.0/8 or ::1 (not a request a proxy forwarded, unless ``trusted_proxy`` names it
+and the client behind it is local), ``open`` anyone, ``off`` nobody (404); a request with
 ``Authorization: Bearer <metrics_token>`` is answered from anywhere when a token is set.
 
 The hot path is one dictionary lookup for the route's counters and two increments: the labelled
@@ -184,17 +185,45 @@ def _is_loopback(address: str | None) -> bool:
     return address == "::1" or address.startswith("127.")
 
 
-def allowed(mode: str, token: str, remote_addr: str | None, authorization: str | None) -> bool:
-    if mode == "off":
+# Headers a reverse proxy adds. Without ``trusted_proxy`` the serving layer passes them through
+# unbelieved (appliance/server.py), so a request relayed by a proxy on this same host, whose peer
+# is loopback, is still recognised as coming from elsewhere.
+FORWARDING_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP")
+
+
+def local_request(trusted_proxy: str) -> bool:
+    """The current request comes from a client on this machine: a loopback peer, and, when no
+    proxy is trusted, no forwarding header (a proxy on this host would otherwise make every
+    client on the internet look local). With ``trusted_proxy`` set, the peer address already is
+    the client's own (waitress takes it from the trusted proxy's X-Forwarded-For)."""
+    if not trusted_proxy and any(name in request.headers for name in FORWARDING_HEADERS):
         return False
-    if (
+    return _is_loopback(request.remote_addr)
+
+
+def bearer_matches(token: str, authorization: str | None) -> bool:
+    return bool(
         token
         and authorization
         and authorization.startswith("Bearer ")
         and hmac.compare_digest(authorization[7:].encode(), token.encode())
-    ):
+    )
+
+
+def allowed(mode: str, token: str, remote_addr: str | None, authorization: str | None) -> bool:
+    if mode == "off":
+        return False
+    if bearer_matches(token, authorization):
         return True
     return mode == "open" or _is_loopback(remote_addr)
+
+
+def may_see_details(settings: Any) -> bool:
+    """Who may read internal details (health checks' errors, timings, bucket names): a local
+    client, or one showing the metrics token. Everyone else gets statuses only."""
+    return local_request(settings.trusted_proxy) or bearer_matches(
+        settings.metrics_token, request.headers.get("Authorization")
+    )
 
 
 def install(
@@ -225,7 +254,11 @@ def install(
         return response
 
     def metrics_view() -> Response:
-        if not allowed(mode, token, request.remote_addr, request.headers.get("Authorization")):
+        # A forwarded request from a proxy on this host is not a loopback client (issue 33).
+        local = local_request(settings.trusted_proxy)
+        if not allowed(
+            mode, token, request.remote_addr if local else None, request.headers.get("Authorization")
+        ):
             from werkzeug.exceptions import NotFound
 
             raise NotFound()  # a Problem 404, as for any path that does not exist

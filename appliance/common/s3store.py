@@ -2,8 +2,9 @@
 the MinIO client, when the ``s3_*`` settings name one. Clients upload and download with presigned
 URLs straight to the bucket; the appliance only signs, checks existence and size, and probes.
 
-A presigned PUT cannot cap the size, so an object larger than ``max_bytes`` counts as absent: an
-order can never claim it as its proof photo. Anything the bucket cannot answer (down, wrong
+A presigned PUT cannot cap the size, so an object larger than ``max_bytes``, or of another content
+type than its key was issued for, counts as absent: an order can never claim it as its proof
+photo, nor a company as its logo. Anything the bucket cannot answer (down, wrong
 credentials, missing bucket) is StorageUnavailable: 503 to the client, "fail" on the probe.
 """
 
@@ -17,9 +18,18 @@ from minio.error import S3Error
 from urllib3.exceptions import HTTPError
 
 from appliance.common.health import Check
-from appliance.common.objects import PresignedUpload, StorageUnavailable, valid_key
+from appliance.common.objects import IMAGE_TYPES, PresignedUpload, StorageUnavailable, valid_key
 
 MISSING = {"NoSuchKey", "NoSuchObject", "NotFound"}
+
+
+def _type_matches(key: str, content_type: str | None) -> bool:
+    """A presigned PUT does not bind the content type at the bucket (a client may upload another
+    type with the link): an object whose stored type is not the one its key was issued for (the
+    key's extension, common/objects.py new_key) counts as absent, as a too large one does."""
+    extension = key.rsplit(".", 1)[-1]
+    issued = {ext: kind for kind, ext in IMAGE_TYPES.items()}.get(extension)
+    return issued is None or (content_type or "").split(";")[0].strip().lower() == issued
 
 
 class S3ObjectStore:
@@ -74,7 +84,7 @@ class S3ObjectStore:
             raise StorageUnavailable(f"object storage: {exc.code}") from exc
         except (HTTPError, OSError, ValueError) as exc:
             raise StorageUnavailable(f"object storage: {exc}") from exc
-        return stat.size is not None and stat.size <= self.max_bytes
+        return stat.size is not None and stat.size <= self.max_bytes and _type_matches(key, stat.content_type)
 
     def probe(self) -> Check:
         try:

@@ -95,6 +95,25 @@ def gzip_when_accepted(response: Response, compressed: Callable[[], bytes]) -> N
         response.headers["Content-Encoding"] = "gzip"
 
 
+# Path variables that are secrets (tracking, invite and sign-in links): the access line shows their
+# route template (``/track/{token}``), never the value. Any other path segment this long and made
+# of token characters (a mistyped link that matched no route) is shown as ``{token}`` too.
+SECRET_PATH_VARIABLES = frozenset({"token"})
+_TOKEN_SEGMENT = re.compile(r"(?<=/)[A-Za-z0-9_-]{20,}(?=/|$)")
+
+
+def loggable_path() -> str:
+    """The request's path as logs may keep it: secret path variables replaced by ``{name}``."""
+    path = request.path
+    args = request.view_args
+    if request.url_rule is None or not args:
+        return _TOKEN_SEGMENT.sub("{token}", path)
+    for name, value in args.items():
+        if name in SECRET_PATH_VARIABLES and isinstance(value, str) and value:
+            path = path.replace(value, "{" + name + "}")
+    return path
+
+
 # Integer ids in paths are database keys: beyond a signed 64-bit integer no record can exist, and the
 # database driver would raise (SQLite: OverflowError) instead of finding nothing. Such an id is a
 # missing record, 404, found while matching (a rule that merely failed to match could fall through
@@ -176,17 +195,18 @@ def create_base_app(
             return response
         elapsed = (time.perf_counter() - g.get("started", time.perf_counter())) * 1000
         rid = request_id()
+        path = loggable_path()
         log.info(
             "%s %s %s %.1fms request_id=%s",
             request.method,
-            request.path,
+            path,
             response.status_code,
             elapsed,
             rid,
             # The same values as fields, for JSON log lines (APPLIANCE_LOG_FORMAT=json).
             extra={
                 "method": request.method,
-                "path": request.path,
+                "path": path,
                 "status": response.status_code,
                 "ms": round(elapsed, 1),
                 "request_id": rid,

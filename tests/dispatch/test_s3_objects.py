@@ -106,3 +106,19 @@ def test_a_photo_key_the_app_did_not_issue_for_the_order_is_refused(dispatch_app
     photo_key = key.format(company=courier.membership.company_id, order=order["id"])
     response = courier_status(client, courier, order["id"], status="delivered", photoKey=photo_key)
     assert response.status_code == 422, photo_key
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [(JPEG, "text/html"), (JPEG, "image/png"), (JPEG + b"\x00" * 4096, "image/jpeg")],
+    ids=["html", "another image type", "larger than the limit"],
+)
+def test_an_upload_of_another_type_or_larger_than_the_limit_is_never_taken_as_the_photo(
+    s3_app, body: bytes, content_type: str
+) -> None:
+    s3_app.extensions["dispatch"].objects.max_bytes = 4096  # the limit, small for the test
+    client, _, courier, order = _delivery(s3_app)
+    upload = _upload_url(client, courier, order).json
+    requests.put(upload["url"], data=body, headers={"Content-Type": content_type}, timeout=30)
+    refused = courier_status(client, courier, order["id"], status="delivered", photoKey=upload["key"])
+    assert refused.status_code == 422

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, abort, redirect, request, send_from_direc
 from werkzeug.security import safe_join
 
 from appliance.common.assets import static_dir
+from appliance.common.metrics import local_request
 from appliance.dispatch.pages.responses import page_response, secure
 
 bp = Blueprint("pages", __name__)
@@ -76,12 +77,12 @@ def courier_app_asset(name: str) -> Response:
 
 # The map's debug page answers only a browser on this machine, never through a proxy.
 DEBUG_PAGES = {"map-check.html"}
-_PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
 
 
 def _local_request() -> bool:
-    proxied = any(header in request.headers for header in _PROXY_HEADERS)
-    return request.remote_addr in {"127.0.0.1", "::1"} and not proxied
+    # A loopback peer and no forwarding header at all (passed through unbelieved without
+    # trusted_proxy, kept from a trusted one): never a request a proxy relayed.
+    return local_request(trusted_proxy="")
 
 
 @bp.route("/static/<path:name>", methods=["GET"])

@@ -4,7 +4,9 @@
   ``webhook_ca_file`` (``requests``' default bundle is certifi's alone, and ``verify=FILE`` would
   drop the system store, hence the standard library's context).
 - The host is resolved and every address must be global (no loopback, private, link-local,
-  cloud metadata, shared, multicast or reserved ranges) unless ``webhook_allow_private``; the
+  cloud metadata, shared, multicast, reserved or other special-purpose range, and no IPv6 address
+  carrying an IPv4 one: NAT64, 6to4, Teredo, mapped; appliance/common/addresses.py) unless
+  ``webhook_allow_private``; the
   connection goes to the address that was checked (no second resolution, so no DNS rebinding),
   and the peer actually connected to is checked again.
 - 10 s for the whole attempt (connect, TLS handshake, sending, reading the answer), not per
@@ -19,13 +21,14 @@
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import socket
 import ssl
 import threading
 import time
 from functools import cache
 from urllib.parse import urlsplit
+
+from appliance.common.addresses import forbidden  # the SSRF guard: which addresses are refused
 
 TIMEOUT_SECONDS = 10  # per attempt, everything included (see above)
 
@@ -40,13 +43,6 @@ def ssl_context(ca_file: str) -> ssl.SSLContext:
     if ca_file:
         context.load_verify_locations(cafile=ca_file)
     return context
-
-
-def forbidden(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
 
 
 def check_url(url: str) -> tuple[str, int, str]:
