@@ -300,6 +300,18 @@ def retry_locked[T](fn: Callable[[], T], *, attempts: int = 5, pause: float = 0.
 
 
 @contextlib.contextmanager
+def savepoint(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
+    """A savepoint inside the caller's transaction, so that one failed statement (a unique index
+    refusing a row) undoes only its part and leaves the transaction usable (PostgreSQL aborts the
+    whole transaction on any failed statement otherwise). Refused outside a transaction, where
+    peewee's atomic() would begin a deferred transaction of its own (docs/development.md)."""
+    if not database.in_transaction():
+        raise RuntimeError("savepoint() is for use inside write_transaction()")
+    with database.atomic():
+        yield
+
+
+@contextlib.contextmanager
 def connection(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
     """Use a connection for a unit of work outside a request (CLI, workers, tests)."""
     opened = database.connect(reuse_if_open=True)

@@ -22,6 +22,8 @@ TRANSACTION_METHODS = frozenset({"atomic", "transaction", "manual_commit"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("common/db.py", "write_transaction"): "it is the write transaction itself (BEGIN IMMEDIATE on "
     "SQLite, under the process-wide write lock; a plain transaction on PostgreSQL)",
+    ("common/db.py", "savepoint"): "a savepoint, refused at run time outside a transaction (for "
+    "helpers whose callers hold the write_transaction)",
     ("common/migrate.py", "apply"): "a migration's DDL and its schema_migrations row in one "
     "transaction; one migrator at a time (an advisory lock on PostgreSQL; SQLite files are "
     "migrated before serving), and its first statement writes",

@@ -13,7 +13,7 @@ import peewee
 
 from appliance.common import clock
 from appliance.common.compiled import insert_new
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import locked, savepoint, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
@@ -80,7 +80,7 @@ def _save_new(order: Order) -> None:
     0010) fails this order alone and leaves the caller's transaction usable (PostgreSQL aborts a
     transaction on any failed statement otherwise)."""
     try:
-        with database.atomic():
+        with savepoint(database):
             insert_new(order)  # the INSERT's text built once: an import writes thousands
     except peewee.IntegrityError:
         if (
@@ -193,7 +193,7 @@ def update_order(
 def _save_changed(order: Order) -> None:
     """Save an edit; a taken externalRef is 409 external_ref_taken (the whole edit is refused)."""
     try:
-        with database.atomic():
+        with savepoint(database):
             order.save()
     except peewee.IntegrityError:
         if order.external_ref:
