@@ -53,11 +53,11 @@ class Anvil:
 
 
 @contextlib.contextmanager
-def running_anvil(port: int, *extra: str) -> Iterator[Anvil]:
+def running_anvil(port: int, *extra: str, chain_id: int = NETWORK_ID) -> Iterator[Anvil]:
     if not ANVIL.exists():
         pytest.skip("anvil is not installed: `make setup` installs it from the npm registry (needs npm)")
     process = subprocess.Popen(
-        [str(ANVIL), "--port", str(port), "--chain-id", str(NETWORK_ID), "--silent", *extra],
+        [str(ANVIL), "--port", str(port), "--chain-id", str(chain_id), "--silent", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import time
-from collections.abc import Iterator
 
 import pytest
-import requests
 
 from appliance.engine.db import database
 from appliance.engine.models import Deposit, Payout
@@ -70,28 +66,8 @@ def test_a_mainnet_setting_on_a_testnet_node_records_nothing_signs_nothing_and_i
         assert node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest") == "0x0"
 
 
-@contextlib.contextmanager
-def anvil_with_chain_id(port: int, chain_id: int) -> Iterator[Anvil]:
-    process = subprocess.Popen(
-        [str(ANVIL), "--port", str(port), "--chain-id", str(chain_id), "--silent"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    node = Anvil(f"http://127.0.0.1:{port}", process)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                node.rpc("eth_chainId")
-                break
-            except (requests.RequestException, ValueError):
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("anvil did not start") from None
-                time.sleep(0.05)
-        yield node
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def anvil_with_chain_id(port: int, chain_id: int) -> contextlib.AbstractContextManager[Anvil]:
+    return running_anvil(port, chain_id=chain_id)
 
 
 def test_a_node_replaced_by_one_of_another_network_is_refused_after_the_reconnect(settings: Settings) -> None:
