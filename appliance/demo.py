@@ -191,12 +191,18 @@ DEMO_PAYOUTS = (
 def chain_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     """The custody key and a funded payout wallet on the embedded chain, so payouts complete."""
     from appliance.engine.chain.registry import open_local_chain
-    from appliance.engine.custody import create_custody_key, load_custody
+    from appliance.engine.custody import create_custody_key
+    from appliance.engine.custody_file import file_is_encrypted, load_for
 
-    created, fingerprint = create_custody_key(settings.data_dir)
-    custody = load_custody(settings.data_dir, settings.custody_key)
+    created = file_is_encrypted(settings.data_dir) is None and create_custody_key(settings.data_dir)[0]
+    custody = load_for(settings)  # an encrypted key opens with the passphrase serve asked for
     assert custody is not None
-    lines = [f"Custody: key {fingerprint} {'created' if created else 'present'} (back up custody.key)"]
+    keep = (
+        "encrypted: keep its passphrase"
+        if custody.encrypted
+        else "not encrypted: write its 24 words down, backups leave it out"
+    )
+    lines = [f"Custody: key {custody.fingerprint} {'created' if created else 'present'} ({keep})"]
     if not settings.local_chain:
         return lines
     chain = open_local_chain(settings)

@@ -21,6 +21,8 @@ SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
 NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG"})
+# Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
+NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
 
 
 class SettingsError(Exception):
@@ -147,6 +149,11 @@ class Settings:
     webhook_allow_private: bool = False
     signature_window_seconds: int = 60
     custody_key: str = ""
+    # The passphrase custody.key is encrypted under (age): given in the environment
+    # (APPLIANCE_CUSTODY_PASSPHRASE) or in a file named here (systemd's LoadCredential= fits), never
+    # in appliance.toml; without either, commands run on a terminal ask for it (docs/engine-treasury.md).
+    custody_passphrase: str = dataclasses.field(default="", repr=False)
+    custody_passphrase_file: str = ""
 
     @property
     def dispatch_db_url(self) -> str:
@@ -299,7 +306,7 @@ def absolute_path(value: str | os.PathLike[str]) -> Path:
 
 
 # Settings that name a file: made absolute when read, like the data directory.
-PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file")
+PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file", "custody_passphrase_file")
 
 
 def _absolute_paths(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -336,6 +343,11 @@ def load_settings(
             name = key.replace("-", "_")
             if name not in _FIELDS or name == "data_dir":
                 raise SettingsError(f"{toml_path}: unknown setting {key!r}")
+            if name in NOT_IN_SETTINGS_FILE:
+                raise SettingsError(
+                    f"{toml_path}: {key} is not kept in the settings file, beside the key it opens: "
+                    f"give APPLIANCE_{name.upper()} or {name}_file"
+                )
             values[name] = _convert(name, value, str(toml_path))
 
     for key, value in environ.items():

@@ -99,6 +99,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
     name = type(exc).__name__
     if name in {"SettingsError", "BuildError", "TilesBuildError", "BackupError", "MigrationError"}:
         return one_line(str(exc)), FAILURE
+    if name in {"CustodyPassphraseError", "CustodyRefused"}:
+        return f"custody key: {one_line(str(exc))}", FAILURE
     if name == "CustodyError":
         return (
             f"custody key: {one_line(str(exc))}: restore custody.key from a backup or fix "

@@ -79,8 +79,15 @@ def backup_command(out: Path, settings: Settings, as_json: bool) -> None:
         "databases": manifest["databases"],
         "chainHeights": manifest["chainHeights"],
         "files": manifest["files"],
+        "custodyKey": manifest["custodyKey"],
     }
     emit(as_json, result, lambda: _describe_backup(result))
+    if manifest["custodyKey"].startswith("left out"):
+        click.echo(
+            "warning: custody.key is not encrypted, so it is not in this backup: keep its 24 words "
+            "apart (or run `appliance custody encrypt`); a restore without them has no wallets",
+            err=True,
+        )
 
 
 @click.command("restore")

@@ -1,13 +1,55 @@
-"""`appliance custody init` and `appliance chain faucet`: the engine's keys and its local chain."""
+"""`appliance custody init|encrypt|fingerprint` and `appliance chain faucet`: the engine's keys and
+its local chain."""
 
 from __future__ import annotations
 
 import re
+import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from appliance.cli._options import command_options, emit
 from appliance.settings import Settings
+
+if TYPE_CHECKING:
+    from appliance.engine.custody import Custody
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a person can be asked (a function of this module, so tests can stand in for one)."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def ask_passphrase(confirm: bool) -> str | None:
+    """The custody passphrase typed on the terminal (hidden; twice when a key is being encrypted);
+    None when standard input is not a terminal: nothing is ever read from a pipe."""
+    if not stdin_is_terminal():
+        return None
+    return str(click.prompt("Custody passphrase", hide_input=True, confirmation_prompt=confirm, err=True))
+
+
+def with_passphrase(settings: Settings) -> Settings:
+    """``settings`` carrying the passphrase of an encrypted custody.key, asked on the terminal when
+    neither APPLIANCE_CUSTODY_PASSPHRASE nor custody_passphrase_file gives it: `serve` asks once,
+    before its serving processes start, and they open the key with it."""
+    from appliance.engine.custody_file import file_is_encrypted, passphrase_of
+
+    if settings.custody_key.strip() or not file_is_encrypted(settings.data_dir):
+        return settings
+    return settings.replace(custody_passphrase=passphrase_of(settings, ask_passphrase)())
+
+
+def open_custody(settings: Settings) -> Custody | None:
+    """The custody key for a command that signs (the passphrase asked on a terminal if need be),
+    guarded like the serving processes' (the recorded fingerprint is checked at first use)."""
+    from appliance.engine.custody_file import load_for
+    from appliance.engine.custody_record import guard
+
+    custody = load_for(settings, ask_passphrase)
+    if custody is not None:
+        custody.guard_with(guard)
+    return custody
 
 
 @click.group("custody")
@@ -16,23 +58,81 @@ def custody_group() -> None:
 
 
 @custody_group.command("init")
+@click.option(
+    "--encrypt",
+    is_flag=True,
+    help="Encrypt the new key (age) under the passphrase of APPLIANCE_CUSTODY_PASSPHRASE, "
+    "custody_passphrase_file, or typed on the terminal.",
+)
 @command_options
-def custody_init(settings: Settings, as_json: bool) -> None:
+def custody_init(encrypt: bool, settings: Settings, as_json: bool) -> None:
     """Create custody.key (mode 0600) if it is absent; never overwrites one."""
-    from appliance.engine.custody import CustodyError, create_custody_key
+    from appliance.engine.custody_file import create, file_is_encrypted, passphrase_of
 
-    try:
-        created, fingerprint = create_custody_key(settings.data_dir)
-    except CustodyError as exc:
-        raise click.ClickException(str(exc)) from None
-    result = {"created": created, "fingerprint": fingerprint}
+    present = file_is_encrypted(settings.data_dir)
+    passphrase = None
+    if (present is None and encrypt) or present:  # a new key to encrypt, or an encrypted one to open
+        passphrase = passphrase_of(settings, ask_passphrase, confirm=present is None)()
+    created, fingerprint = create(settings.data_dir, passphrase)
+    encrypted = bool(file_is_encrypted(settings.data_dir))
+    result = {"created": created, "fingerprint": fingerprint, "encrypted": encrypted}
+    if created:
+        advice = (
+            "Keep the passphrase apart from custody.key (a password manager, a sealed envelope): "
+            "without it the key cannot be opened, and backups hold only the encrypted key."
+            if encrypted
+            else "custody.key is not encrypted: backups leave it out, so write the 24 words down "
+            "and keep them safe, or run `appliance custody encrypt`."
+        )
+    elif encrypt and not encrypted:
+        advice = "It is not encrypted: `appliance custody encrypt` encrypts it in place."
+    else:
+        advice = ""
     emit(
         as_json,
         result,
-        f"custody key {'created' if created else 'already present (left as it was)'}; "
-        f"fingerprint {fingerprint}\n"
-        + ("Back up custody.key: every wallet and deposit address is derived from it." if created else ""),
+        f"custody key {'created' if created else 'already present (left as it was)'}"
+        f"{' encrypted' if encrypted else ''}; fingerprint {fingerprint}\n" + advice,
     )
+
+
+@custody_group.command("encrypt")
+@command_options
+def custody_encrypt(settings: Settings, as_json: bool) -> None:
+    """Encrypt a plain custody.key in place (age under the custody passphrase; atomic, 0600)."""
+    from appliance.engine.custody_file import encrypt_in_place, file_is_encrypted, passphrase_of
+
+    confirm = file_is_encrypted(settings.data_dir) is False
+    converted, fingerprint = encrypt_in_place(
+        settings.data_dir, passphrase_of(settings, ask_passphrase, confirm=confirm)
+    )
+    result = {"converted": converted, "fingerprint": fingerprint, "encrypted": True}
+    emit(
+        as_json,
+        result,
+        (
+            f"custody.key encrypted in place; fingerprint {fingerprint}\n"
+            "Copies of the plain key made before (older backups, other hosts, the disk's free "
+            "blocks) still hold the words: destroy them."
+        )
+        if converted
+        else f"custody.key is already encrypted (left as it was); fingerprint {fingerprint}",
+    )
+
+
+@custody_group.command("fingerprint")
+@command_options
+def custody_fingerprint(settings: Settings, as_json: bool) -> None:
+    """Print the custody key's BIP32 fingerprint (an encrypted key needs its passphrase)."""
+    from appliance.engine.custody_file import load_for
+
+    custody = load_for(settings, ask_passphrase)
+    if custody is None:
+        raise click.ClickException(
+            f"there is no custody key in {settings.data_dir} (appliance custody init creates one)"
+        )
+    result = {"fingerprint": custody.fingerprint, "encrypted": custody.encrypted, "source": custody.source}
+    emit(as_json, result, f"{custody.fingerprint} ({custody.source})")
 
 
 @click.group("chain")

@@ -16,10 +16,10 @@ from appliance.settings import Settings
 
 def _with_engine(settings: Settings, action: Callable[..., Any], *, chains: bool = False) -> Any:
     from appliance.cli.admin import migrate_all
+    from appliance.cli.custody import open_custody
     from appliance.common.db import bind_database, connection
     from appliance.engine.chain.base import ChainError
     from appliance.engine.chain.registry import build_chains
-    from appliance.engine.custody import load_custody
     from appliance.engine.db import database
     from appliance.engine.payouts.cancel import CancelError
 
@@ -29,7 +29,7 @@ def _with_engine(settings: Settings, action: Callable[..., Any], *, chains: bool
     try:
         with connection(database):
             if chains:
-                return action(opened, load_custody(settings.data_dir, settings.custody_key))
+                return action(opened, open_custody(settings))
             return action()
     except CancelError as exc:
         raise click.ClickException(str(exc)) from None

@@ -64,14 +64,19 @@ def check_ports_free(settings: Settings, only: str | None) -> None:
                 ) from None
 
 
-def check_custody_key(settings: Settings) -> None:
+def check_custody_key(settings: Settings) -> Settings:
     """A custody key that is there but unusable (custody.key emptied or damaged, a wrong
-    APPLIANCE_CUSTODY_KEY) stops `serve` here, in the one process, with one line: found later by
-    each forked serving process it would only be logged there and the process started again and
-    again. No key at all is no failure: the engine serves, payouts wait (payout-engine spec)."""
-    from appliance.engine.custody import load_custody
+    APPLIANCE_CUSTODY_KEY, no passphrase or a wrong one for an encrypted key) stops `serve` here,
+    in the one process, with one line: found later by each forked serving process it would only be
+    logged there and the process started again and again. No key at all is no failure: the engine
+    serves, payouts wait (payout-engine spec). Returns the settings carrying a passphrase typed on
+    the terminal, for the serving processes to open the key with."""
+    from appliance.cli.custody import with_passphrase
+    from appliance.engine.custody_file import load_for
 
-    load_custody(settings.data_dir, settings.custody_key)
+    settings = with_passphrase(settings)
+    load_for(settings)
+    return settings
 
 
 def serve_settings(settings: Settings, only: str | None) -> None:
@@ -80,7 +85,7 @@ def serve_settings(settings: Settings, only: str | None) -> None:
     check_ports_free(settings, only)
     migrate_all(settings)
     if only in (None, "engine"):
-        check_custody_key(settings)
+        settings = check_custody_key(settings)
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count
     if processes == 1:
@@ -130,10 +135,12 @@ def serve_command(only: str | None, settings: Settings, as_json: bool) -> None:
 @command_options
 def demo_command(only: str | None, settings: Settings, as_json: bool) -> None:
     """A ready-to-try install on the embedded defaults, then serve."""
+    from appliance.cli.custody import with_passphrase
     from appliance.demo import prepare_demo
 
     check_ports_free(settings, only)
     migrate_all(settings)
+    settings = with_passphrase(settings)  # an encrypted custody.key: asked once, here
     for line in prepare_demo(settings):
         click.echo(line)
     serve_settings(settings, only)

@@ -41,7 +41,10 @@ MANIFEST = "manifest.json"
 CHAIN_FILE = "chain/eth_local.db"
 MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
 # Files of the data directory kept as they are (beside the databases); directories copied whole.
+# custody.key only when it is encrypted (custody_key_in_backup): the 24 words in the clear never
+# leave the host in a backup; the operator keeps them (or encrypts the key) instead.
 PLAIN_FILES = ("appliance.key", "custody.key", "appliance.toml", "tiles.mbtiles")
+CUSTODY_KEY = "custody.key"
 PLAIN_DIRS = ("objects", "outbox")
 CHUNK = 1 << 20
 
@@ -127,7 +130,9 @@ def plain_files(data_dir: Path) -> list[tuple[Path, str]]:
     """(source, relative path) of every file kept as it is; temporary files of writers left out."""
     files: list[tuple[Path, str]] = []
     for name in PLAIN_FILES:
-        if (data_dir / name).is_file():
+        if (data_dir / name).is_file() and (
+            name != CUSTODY_KEY or custody_key_in_backup(data_dir) == "encrypted"
+        ):
             files.append((data_dir / name, name))
     for top in PLAIN_DIRS:
         for path in sorted((data_dir / top).rglob("*")) if (data_dir / top).is_dir() else []:
@@ -140,6 +145,15 @@ def plain_files(data_dir: Path) -> list[tuple[Path, str]]:
             if path.is_file():
                 files.append((path, f"routing/{build.name}/{path.relative_to(build).as_posix()}"))
     return files
+
+
+def custody_key_in_backup(data_dir: Path) -> str:
+    """What a backup holds of custody.key: "encrypted" (the file, as it is), "left out (not
+    encrypted)" (the operator keeps the 24 words, or runs `appliance custody encrypt`), or "none"."""
+    from appliance.engine.custody_file import file_is_encrypted
+
+    encrypted = file_is_encrypted(data_dir)
+    return "none" if encrypted is None else "encrypted" if encrypted else "left out (not encrypted)"
 
 
 def routing_link(data_dir: Path) -> dict[str, str]:
@@ -309,6 +323,7 @@ def create_backup(
             "chainHeights": heights,
             "objects": "s3 (not in this backup)" if settings.s3_endpoint else "local",
             "links": routing_link(data_dir),
+            "custodyKey": custody_key_in_backup(data_dir),
             "files": sorted(entries, key=lambda e: e["path"]),
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")

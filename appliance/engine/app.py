@@ -24,7 +24,9 @@ from appliance.engine.assets import routes as assets
 from appliance.engine.auth.operators import secrets_probe
 from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
-from appliance.engine.custody import Custody, load_custody
+from appliance.engine.custody import Custody
+from appliance.engine.custody_file import load_for
+from appliance.engine.custody_record import custody_probe, guard
 from appliance.engine.db import MIGRATIONS, database
 from appliance.engine.deposits import routes as deposits
 from appliance.engine.deposits.watcher import DepositWatcher
@@ -56,10 +58,13 @@ AREAS: tuple[Blueprint, ...] = (
 )
 
 
-def build_health(settings: Settings, chains: Chains, master_key: bytes) -> HealthRegistry:
+def build_health(
+    settings: Settings, chains: Chains, master_key: bytes, custody: Custody | None = None
+) -> HealthRegistry:
     registry = HealthRegistry()
     registry.register("database", database_probe(database, MIGRATIONS))
     registry.register("keys", secrets_probe(master_key))
+    registry.register("custody", custody_probe(custody))
     for chain_id, chain in chains.chains.items():
         registry.register(f"chain:{chain_id}", chain_probe(chain))
     registry.register("payouts:fencing", fencing_probe)
@@ -117,12 +122,16 @@ def build_workers(
 
 def build_runtime(settings: Settings) -> EngineRuntime:
     chains = build_chains(settings)
-    custody = load_custody(settings.data_dir, settings.custody_key)
+    # An encrypted key is opened with the passphrase of the settings (serve asked for it on a
+    # terminal before the serving processes were started); nobody is asked here.
+    custody = load_for(settings)
+    if custody is not None:
+        custody.guard_with(guard)  # the fingerprint is recorded, or compared, at first use
     master_key = keys.load_or_create_master_key(settings.data_dir)
     return EngineRuntime(
         settings=settings,
         master_key=master_key,
-        health=build_health(settings, chains, master_key),
+        health=build_health(settings, chains, master_key, custody),
         workers=build_workers(settings, chains, custody, master_key),
         chains=chains,
         custody=custody,

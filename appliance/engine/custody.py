@@ -2,7 +2,11 @@
 
 The key is a BIP39 mnemonic of 24 English words, kept in ``<data_dir>/custody.key`` (mode 0600,
 created only by ``appliance custody init``, never overwritten) or given in ``APPLIANCE_CUSTODY_KEY``.
-It never enters a database. Derivation paths (m/44'/60'/ACCOUNT'/0/INDEX):
+custody.key is either the words in plain text or the words encrypted with age under a passphrase
+(``custody init --encrypt``, ``custody encrypt``; appliance/engine/custody_file.py opens it). The
+key never enters a database; its BIP32 fingerprint does, at first use, and a process holding another
+key refuses to derive or sign (appliance/engine/custody_record.py). Derivation paths
+(m/44'/60'/ACCOUNT'/0/INDEX):
 
 - account 0, index 0: the payout wallet (sends every payout);
 - account 0, index 1: the fee wallet (keeps the payout wallet's gas funded);
@@ -15,7 +19,7 @@ or returns one. Derivation is memoised by public address only.
 from __future__ import annotations
 
 import functools
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 from bip_utils import (
@@ -30,7 +34,6 @@ from bip_utils import (
 )
 from eth_account import Account
 
-CUSTODY_FILE = "custody.key"
 PAYOUT_WALLET = (0, 0)
 FEE_WALLET = (0, 1)
 
@@ -39,19 +42,62 @@ class CustodyError(Exception):
     pass
 
 
+class CustodyRefused(CustodyError):
+    """This key is not the deployment's (its fingerprint differs from the one recorded)."""
+
+
+# The answer to an operator (HTTP 503) on a node whose key is not the deployment's; the reason with
+# both fingerprints is for the administrator (health, the log).
+KEY_REFUSED = (
+    "This node's custody key is not the deployment's: it derives no address and signs nothing "
+    "(its health check says why); try again later."
+)
+
+# Where a key came from: custody.key encrypted, custody.key in plain text, APPLIANCE_CUSTODY_KEY.
+ENCRYPTED, PLAIN_FILE, ENVIRONMENT = "encrypted", "plain file", "environment"
+
+# Given the key's fingerprint: None when the deployment accepts it, else why not (one line).
+Guard = Callable[[str], "str | None"]
+
+
 class Custody:
     """The master seed of one deployment. Holds the seed in memory (needed to derive keys to sign)
-    and never exposes it."""
+    and never exposes it. With a guard, the first derivation or signature asks it whether this key
+    is the deployment's; once refused, every derivation and signature raises CustodyRefused."""
 
-    def __init__(self, mnemonic: str) -> None:
+    def __init__(self, mnemonic: str, *, source: str = PLAIN_FILE) -> None:
         words = " ".join(mnemonic.split())
         if not Bip39MnemonicValidator().IsValid(words):
             raise CustodyError("the custody key is not a valid BIP39 mnemonic")
         self._seed = Bip39SeedGenerator(words).Generate()
         self.fingerprint = Bip32Secp256k1.FromSeed(self._seed).FingerPrint().ToHex()
+        self.source = source
+        self.refusal: str | None = None
+        self._guard: Guard | None = None
+        self._verified = False
 
     def __repr__(self) -> str:  # never print key material, even by accident
         return f"Custody(fingerprint={self.fingerprint})"
+
+    @property
+    def encrypted(self) -> bool:
+        return self.source == ENCRYPTED
+
+    def guard_with(self, guard: Guard) -> None:
+        self._guard, self._verified, self.refusal = guard, False, None
+
+    def verify(self) -> str | None:
+        """Ask the guard once (it records the fingerprint where none is yet); the refusal or None.
+        A guard that raises (no database yet) is asked again next time."""
+        if not self._verified and self._guard is not None:
+            self.refusal = self._guard(self.fingerprint)
+            self._verified = True
+        return self.refusal
+
+    def _usable(self) -> None:
+        refusal = self.verify()
+        if refusal is not None:
+            raise CustodyRefused(refusal)
 
     def _node(self, account: int, index: int) -> Bip44:
         return (
@@ -63,14 +109,19 @@ class Custody:
             .AddressIndex(index)
         )
 
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 - lives as long as the deployment's Custody
     def address(self, account: int, index: int) -> str:
         """The checksummed address at m/44'/60'/account'/0/index."""
+        self._usable()
+        return self._address(account, index)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - lives as long as the deployment's Custody
+    def _address(self, account: int, index: int) -> str:
         return str(self._node(account, index).PublicKey().ToAddress())
 
     def sign_transaction(self, account: int, index: int, tx: dict) -> tuple[bytes, str]:
         """Sign ``tx`` (an eth-account transaction dict) with the key at (account, index);
         returns (raw bytes, 0x hash). The private key lives only inside this call."""
+        self._usable()
         key = self._node(account, index).PrivateKey().Raw().ToBytes()
         signed = Account.sign_transaction(tx, key)
         del key
@@ -85,34 +136,33 @@ class Custody:
         return self.address(*FEE_WALLET)
 
 
+def new_mnemonic() -> str:
+    return Bip39MnemonicGenerator().FromWordsNumber(Bip39WordsNum.WORDS_NUM_24).ToStr()
+
+
+# -- the key file (appliance/engine/custody_file.py); here for the callers that name these ------
+
+CUSTODY_FILE = "custody.key"
+
+
 def custody_path(data_dir: Path) -> Path:
     return Path(data_dir) / CUSTODY_FILE
 
 
-def create_custody_key(data_dir: Path) -> tuple[bool, str]:
-    """Create custody.key if absent (mode 0600, never overwritten); returns (created, fingerprint)."""
-    path = custody_path(data_dir)
-    if path.exists():
-        return False, load_custody(data_dir, "").fingerprint  # type: ignore[union-attr]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mnemonic = Bip39MnemonicGenerator().FromWordsNumber(Bip39WordsNum.WORDS_NUM_24).ToStr()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it meanwhile: keep theirs
-        return False, load_custody(data_dir, "").fingerprint  # type: ignore[union-attr]
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(mnemonic + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    return True, Custody(mnemonic).fingerprint
+def create_custody_key(data_dir: Path, passphrase: str | None = None) -> tuple[bool, str]:
+    """Create custody.key if absent (mode 0600, never overwritten; encrypted under ``passphrase``
+    when one is given); returns (created, fingerprint)."""
+    from appliance.engine import custody_file
+
+    return custody_file.create(Path(data_dir), passphrase)
 
 
-def load_custody(data_dir: Path, from_environment: str) -> Custody | None:
-    """The deployment's custody key: APPLIANCE_CUSTODY_KEY, else custody.key, else None (the engine
-    still starts; payouts wait and deposit addresses answer 503)."""
-    if from_environment.strip():
-        return Custody(from_environment)
-    path = custody_path(data_dir)
-    if not path.is_file():
-        return None
-    return Custody(path.read_text(encoding="utf-8"))
+def load_custody(
+    data_dir: Path, from_environment: str, passphrase: Callable[[], str] | None = None
+) -> Custody | None:
+    """The deployment's custody key: APPLIANCE_CUSTODY_KEY, else custody.key (asking
+    ``passphrase()`` only when it is encrypted), else None (the engine still starts; payouts wait
+    and deposit addresses answer 503)."""
+    from appliance.engine import custody_file
+
+    return custody_file.load(Path(data_dir), from_environment, passphrase)

@@ -52,7 +52,7 @@ def test_custody_init_creates_a_0600_key_once_and_never_overwrites_it(tmp_path: 
     assert len(key.read_text().split()) == 24
     before = key.read_bytes()
     again = json.loads(runner.invoke(cli, ["custody", "init", "--data-dir", str(tmp_path), "--json"]).output)
-    assert again == {"created": False, "fingerprint": created["fingerprint"]}
+    assert again == {"created": False, "fingerprint": created["fingerprint"], "encrypted": False}
     assert key.read_bytes() == before
 
 

@@ -255,6 +255,7 @@ def test_both_nodes_are_ready_on_the_shared_databases_key_and_bucket(cluster: Cl
         assert ready.json()["checks"] == {
             "database": "pass",
             "keys": "pass",
+            "custody": "pass",
             "chain:eth_anvil": "pass",
             "payouts:fencing": "pass",
         }

@@ -18,7 +18,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, NotFound, Unavailable
 from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import Custody
+from appliance.engine.custody import KEY_REFUSED, Custody
 from appliance.engine.db import database
 from appliance.engine.models import CustodyAccount, Deposit, DepositAddress
 
@@ -87,6 +87,8 @@ def create_address(
         raise Unavailable(
             "This deployment has no custody key (appliance custody init): no deposit addresses."
         )
+    if custody.verify() is not None:  # checked before the allocating transaction opens
+        raise Unavailable(KEY_REFUSED)
     chain = chains.get(chain_id)
     if chain is None:
         raise BadRequest(

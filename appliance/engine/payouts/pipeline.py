@@ -105,9 +105,14 @@ class Pipeline:
         # Without a custody key nothing new can be signed: REQUESTED payouts are not claimed (the
         # pass gives the new ones the reason in one statement, instead of three writes per payout
         # per look); payouts signed before still go out and confirm.
-        return Payout.status.in_(OPEN if self.custody is not None else OPEN[1:])
+        return Payout.status.in_(OPEN if self._custody_missing() is None else OPEN[1:])
 
-    def _note_missing_custody(self) -> None:
+    def _custody_missing(self) -> str | None:
+        """Why nothing new can be signed here: no custody key, or a key that is not the
+        deployment's (its fingerprint, recorded at first use, differs: custody_record); else None."""
+        return NO_CUSTODY if self.custody is None else self.custody.verify()
+
+    def _note_missing_custody(self, reason: str) -> None:
         """Give waiting payouts the reason: on the first pass all of them, then those admitted
         since (never looked at: no next attempt set), found through the (status, next_attempt_at)
         index, so that a pass costs the new payouts, not every payout ever left waiting."""
@@ -115,22 +120,22 @@ class Pipeline:
         if self._noted_once:
             new = Payout.next_attempt_at.is_null()
         else:
-            new = Payout.reason.is_null() | (Payout.reason != NO_CUSTODY) | Payout.next_attempt_at.is_null()
+            new = Payout.reason.is_null() | (Payout.reason != reason) | Payout.next_attempt_at.is_null()
         with write_transaction(database):
             waiting = (
-                Payout.update(reason=NO_CUSTODY, updated_at=moment, next_attempt_at=moment)
+                Payout.update(reason=reason, updated_at=moment, next_attempt_at=moment)
                 .where((Payout.status == "REQUESTED") & new)
                 .execute()
             )
         self._noted_once = True
         if waiting:
-            log.info("%d payouts wait: %s", waiting, NO_CUSTODY)
+            log.info("%d payouts wait: %s", waiting, reason)
 
     def run_pass(self, limit: int = 50) -> int:
         """Advance gas top-ups and every due payout one step; returns how many payouts moved."""
         self.advance_topups()
-        if self.custody is None:
-            self._note_missing_custody()
+        if (missing := self._custody_missing()) is not None:
+            self._note_missing_custody(missing[:REASON_LENGTH])
         moved = 0
         for payout_id in self.queue.claim(limit):
             payout = Payout.get_or_none(Payout.id == payout_id)
@@ -192,8 +197,8 @@ class Pipeline:
         return values, gas
 
     def prepare(self, payout: Payout) -> Outcome:
-        if self.custody is None:
-            return self._wait(payout, NO_CUSTODY, timedelta(seconds=5))
+        if (missing := self._custody_missing()) is not None or self.custody is None:
+            return self._wait(payout, missing or NO_CUSTODY, timedelta(seconds=5))
         asset = self.chains.find(payout.chain_id, payout.asset)
         chain = self.chains.get(payout.chain_id)
         if asset is None or chain is None:

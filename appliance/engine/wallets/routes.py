@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from appliance.common.problems import Unavailable
 from appliance.engine.auth.signature import signed_endpoint
+from appliance.engine.custody import KEY_REFUSED
 from appliance.engine.payouts.pipeline import wallet_view
 from appliance.engine.runtime import runtime
 
@@ -47,4 +48,6 @@ def payout_wallet():
     rt = runtime()
     if rt.custody is None:
         raise Unavailable("This deployment has no custody key (appliance custody init).")
+    if rt.custody.verify() is not None:
+        raise Unavailable(KEY_REFUSED)
     return wallet_view(rt.chains, rt.custody)

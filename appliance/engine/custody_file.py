@@ -1,0 +1,213 @@
+"""custody.key at rest: the 24 words in plain text, or encrypted with age (scrypt, under a
+passphrase) through pyrage, ASCII-armored so that the file stays text.
+
+The passphrase comes from ``APPLIANCE_CUSTODY_PASSPHRASE`` (the setting custody_passphrase), else
+the file the setting ``custody_passphrase_file`` names (systemd's ``LoadCredential=`` puts one in
+``$CREDENTIALS_DIRECTORY``), else a prompt, which only a command run on a terminal offers (``ask``);
+without any of them an encrypted key cannot be opened and the error says which to give.
+
+age's scrypt costs about a second per opening on purpose; a key opened once is kept for the
+process (by the SHA-256 of the file and of the passphrase), so that the serving processes forked
+by ``serve`` after it opened the key do not pay it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pyrage
+
+from appliance.engine.custody import (
+    ENCRYPTED,
+    ENVIRONMENT,
+    PLAIN_FILE,
+    Custody,
+    CustodyError,
+    custody_path,
+    new_mnemonic,
+)
+from appliance.settings import Settings
+
+ARMOR = b"-----BEGIN AGE ENCRYPTED FILE-----"
+BINARY = b"age-encryption.org/v1"
+NO_PASSPHRASE = (
+    "custody.key is encrypted and no passphrase was given: set APPLIANCE_CUSTODY_PASSPHRASE or the "
+    "setting custody_passphrase_file (systemd LoadCredential= fits), or run the command on a "
+    "terminal to be asked"
+)
+
+Passphrase = Callable[[], str]
+# Asks a person for the passphrase (the command line's prompt), or None when nobody can be asked.
+Ask = Callable[[bool], "str | None"]
+
+_opened: dict[tuple[str, str], str] = {}
+_opened_lock = threading.Lock()
+
+
+class CustodyPassphraseError(CustodyError):
+    """No passphrase, or not the one custody.key was encrypted under."""
+
+
+def is_encrypted(data: bytes) -> bool:
+    head = data.lstrip()
+    return head.startswith(ARMOR) or head.startswith(BINARY)
+
+
+def file_is_encrypted(data_dir: Path) -> bool | None:
+    """Whether custody.key is encrypted (None: there is none)."""
+    path = custody_path(data_dir)
+    return is_encrypted(path.read_bytes()) if path.is_file() else None
+
+
+def encrypt_words(words: str, passphrase: str) -> bytes:
+    if not passphrase:
+        raise CustodyPassphraseError("the custody passphrase is empty")
+    return bytes(pyrage.passphrase.encrypt((words.strip() + "\n").encode(), passphrase, armored=True))
+
+
+def decrypt_words(data: bytes, passphrase: str) -> str:
+    key = (hashlib.sha256(data).hexdigest(), hashlib.sha256(passphrase.encode()).hexdigest())
+    with _opened_lock:
+        if key in _opened:
+            return _opened[key]
+    try:
+        words = bytes(pyrage.passphrase.decrypt(data, passphrase)).decode("utf-8")
+    except pyrage.DecryptError:
+        raise CustodyPassphraseError(
+            "the passphrase does not open custody.key (not the one it was encrypted under)"
+        ) from None
+    except UnicodeDecodeError:
+        raise CustodyError("custody.key decrypts to something that is not the 24 words") from None
+    with _opened_lock:
+        _opened[key] = words
+    return words
+
+
+def passphrase_of(settings: Settings, ask: Ask | None = None, *, confirm: bool = False) -> Passphrase:
+    """Where this command finds the passphrase, asked only when an encrypted key must be opened
+    (or written): the environment, the file, then a person (``ask``), in that order."""
+
+    def find() -> str:
+        if settings.custody_passphrase:
+            return settings.custody_passphrase
+        if settings.custody_passphrase_file:
+            path = Path(settings.custody_passphrase_file)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+                raise CustodyPassphraseError(f"custody_passphrase_file {path}: {why}") from None
+            passphrase = text.rstrip("\r\n")  # a file's final newline is no part of the passphrase
+            if not passphrase:
+                raise CustodyPassphraseError(f"custody_passphrase_file {path} is empty")
+            return passphrase
+        asked = ask(confirm) if ask is not None else None
+        if asked is None:
+            raise CustodyPassphraseError(NO_PASSPHRASE)
+        if not asked:
+            raise CustodyPassphraseError("the custody passphrase is empty")
+        return asked
+
+    return find
+
+
+def _write_new(path: Path, data: bytes) -> bool:
+    """Write ``path`` (0600) only if it does not exist; False when another process made it first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    _fsync_directory(path.parent)
+    return True
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` (0600), all of it or none of it: a crash midway leaves the old file."""
+    temp = path.with_name(f".{path.name}.new-{os.getpid()}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def create(data_dir: Path, passphrase: str | None) -> tuple[bool, str]:
+    """Create custody.key if absent: plain, or encrypted under ``passphrase``; never overwrites
+    one. Returns (created, fingerprint); an existing key is opened (with ``passphrase``)."""
+    path = custody_path(data_dir)
+    if path.exists():
+        return False, _open_existing(data_dir, passphrase)
+    words = new_mnemonic()
+    data = encrypt_words(words, passphrase) if passphrase is not None else (words + "\n").encode()
+    if not _write_new(path, data):  # another process created it meanwhile: keep theirs
+        return False, _open_existing(data_dir, passphrase)
+    return True, Custody(words).fingerprint
+
+
+def _open_existing(data_dir: Path, passphrase: str | None) -> str:
+    custody = load(data_dir, "", None if passphrase is None else lambda: passphrase)
+    assert custody is not None
+    return custody.fingerprint
+
+
+def load(data_dir: Path, from_environment: str, passphrase: Passphrase | None) -> Custody | None:
+    if from_environment.strip():
+        return Custody(from_environment, source=ENVIRONMENT)
+    path = custody_path(data_dir)
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    if not is_encrypted(data):
+        return Custody(data.decode("utf-8", errors="replace"), source=PLAIN_FILE)
+    if passphrase is None:
+        raise CustodyPassphraseError(NO_PASSPHRASE)
+    return Custody(decrypt_words(data, passphrase()), source=ENCRYPTED)
+
+
+def load_for(settings: Settings, ask: Ask | None = None) -> Custody | None:
+    """The custody key of ``settings``, its passphrase found as passphrase_of says."""
+    return load(settings.data_dir, settings.custody_key, passphrase_of(settings, ask))
+
+
+def encrypt_in_place(data_dir: Path, passphrase: Passphrase) -> tuple[bool, str]:
+    """Encrypt a plain custody.key in place (atomically, 0600); (converted, fingerprint). An
+    encrypted one is left as it is, once the passphrase is shown to open it."""
+    path = custody_path(data_dir)
+    if not path.is_file():
+        raise CustodyError(f"there is no custody.key in {data_dir} (appliance custody init creates one)")
+    data = path.read_bytes()
+    if is_encrypted(data):
+        return False, Custody(decrypt_words(data, passphrase()), source=ENCRYPTED).fingerprint
+    words = data.decode("utf-8", errors="replace")
+    custody = Custody(words)  # a damaged key is refused before anything is written
+    secret = passphrase()
+    sealed = encrypt_words(" ".join(words.split()), secret)
+    # Proven to open before it replaces the only copy of the words.
+    if Custody(decrypt_words(sealed, secret)).fingerprint != custody.fingerprint:
+        raise CustodyError("the encrypted key does not open to the same key: custody.key left as it was")
+    replace_atomically(path, sealed)
+    return True, custody.fingerprint
