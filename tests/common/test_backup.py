@@ -38,7 +38,7 @@ def populated(settings, dispatch_app, engine_app):
     """A data directory with rows in both databases, an object, an outgoing mail and both keys."""
     from appliance.engine.custody import create_custody_key
 
-    create_custody_key(settings.data_dir)
+    create_custody_key(settings.data_dir, "backup passphrase")  # encrypted: a plain one is left out
     (settings.data_dir / "objects" / "1" / "logo").mkdir(parents=True)
     (settings.data_dir / "objects" / "1" / "logo" / "a.png").write_bytes(b"\x89PNG logo bytes")
     (settings.data_dir / "objects" / "1" / "logo" / ".upload-abc").write_bytes(b"half an upload")
