@@ -125,8 +125,12 @@ def health_command(settings: Settings, as_json: bool) -> None:
 
     A check whose data is not built yet (roads, map tiles) is no failure: the service answers
     without it, so the command warns on standard error and still exits 0 (status "degraded")."""
+    from appliance.cli.custody import with_passphrase
+
     require_initialised(settings)
-    worst, report = run_health(settings)
+    # The engine's checks open the custody key: an encrypted one needs its passphrase (asked here
+    # on a terminal when the environment gives none).
+    worst, report = run_health(with_passphrase(settings))
 
     def text() -> str:
         lines = []

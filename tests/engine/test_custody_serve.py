@@ -91,3 +91,21 @@ def test_serve_with_the_passphrase_opens_the_key_in_every_serving_process(
     finally:
         os.killpg(process.pid, 15)
         process.wait(timeout=60)
+
+
+def test_health_opens_an_encrypted_key_with_its_passphrase_and_fails_clearly_without(
+    settings: Settings,
+) -> None:
+    from click.testing import CliRunner
+
+    from appliance.cli import cli
+
+    _encrypted_key(settings)
+    args = ["health", "--json", "--data-dir", str(settings.data_dir)]
+    opened = CliRunner().invoke(cli, args, env={"APPLIANCE_CUSTODY_PASSPHRASE": PASSPHRASE})
+    custody = json.loads(opened.stdout)["engine"]["checks"]["custody"]
+    assert custody["status"] == "pass" and custody["encrypted"] is True and "warning" not in custody
+
+    closed = CliRunner().invoke(cli, args, env={"APPLIANCE_CUSTODY_PASSPHRASE": None})
+    assert closed.exit_code == 1 and closed.stdout == ""
+    assert closed.stderr.startswith("error: custody key: custody.key is encrypted and no passphrase")
