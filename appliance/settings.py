@@ -141,6 +141,9 @@ class Settings:
     # The embedded chain eth_local (networkId 1337, ETH and USDC); off when only remote chains are used.
     local_chain: bool = True
     local_confirmations: int = 2
+    # eth_local answers standard Ethereum JSON-RPC on 127.0.0.1 at this port (0: off), for a
+    # wallet or `cast` to look at the demo's money (docs/engine-payouts.md, Looking with standard tools).
+    local_rpc_port: int = 0
     # Chains reached through JSON-RPC: [[chains]] tables in appliance.toml, or APPLIANCE_CHAINS as a
     # JSON list of the same tables.
     chains: tuple[ChainConfig, ...] = ()
@@ -371,7 +374,7 @@ def load_settings(
 
 
 def _check(settings: Settings) -> None:
-    for port_name in ("dispatch_port", "engine_port"):
+    for port_name in ("dispatch_port", "engine_port", "local_rpc_port"):
         port = getattr(settings, port_name)
         if not 0 <= port <= 65535:
             raise SettingsError(f"setting {port_name}: {port} is not a port number")

@@ -116,6 +116,11 @@ def build_workers(
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
+        if settings.local_rpc_port:
+            from appliance.engine.chain.local_rpc import run_local_rpc
+
+            port = settings.local_rpc_port
+            workers.append(("local-rpc", lambda stop: run_local_rpc(local, port, stop)))  # type: ignore[arg-type]
     workers.extend(checkpoint_workers(database, settings.sqlite_checkpoint_seconds))
     return workers
 
