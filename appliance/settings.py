@@ -151,7 +151,7 @@ class Settings:
     webhook_ca_file: str = ""
     webhook_allow_private: bool = False
     signature_window_seconds: int = 60
-    custody_key: str = ""
+    custody_key: str = dataclasses.field(default="", repr=False)
     # The passphrase custody.key is encrypted under (age): given in the environment
     # (APPLIANCE_CUSTODY_PASSPHRASE) or in a file named here (systemd's LoadCredential= fits), never
     # in appliance.toml; without either, commands run on a terminal ask for it (docs/engine-treasury.md).
