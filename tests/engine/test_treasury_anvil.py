@@ -338,3 +338,17 @@ def test_the_serve_job_reconciles_once_per_interval_under_its_lease(settings: Se
         assert second.run_pass() == 1
     gauges = {m.name: m.samples for m in treasury_gauges()}
     assert gauges["appliance_treasury_reconciled_timestamp_seconds"][0].value > 0
+
+
+def test_the_multicall3_call_data_and_answers_are_what_eth_abi_makes_of_them() -> None:
+    from eth_abi import decode, encode
+
+    from appliance.engine.treasury.bulk import decode_results, encode_calls
+
+    calls = [(PAYOUT_WALLET, True, bytes(range(36))), (FEE_WALLET, False, b""), (OUTSIDER, True, bytes(70))]
+    assert encode_calls(calls) == encode(["(address,bool,bytes)[]"], [calls])
+    results = [(True, (12345).to_bytes(32, "big")), (False, b""), (True, b"\x01\x02\x03")]
+    assert decode_results(encode(["(bool,bytes)[]"], [results])) == results
+    assert decode_results(encode(["(bool,bytes)[]"], [[]])) == []
+    (back,) = decode(["(address,bool,bytes)[]"], encode_calls(calls))
+    assert [(a.lower(), b, c) for a, b, c in back] == [(a.lower(), b, c) for a, b, c in calls]

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import requests
-from eth_abi import decode, encode
 from eth_utils import keccak, to_checksum_address
 
 from appliance.engine.chain.base import Chain, ChainError
@@ -28,6 +27,9 @@ GET_ETH_BALANCE = keccak(text="getEthBalance(address)")[:4]
 BALANCE_OF = keccak(text="balanceOf(address)")[:4]
 MULTICALL_BATCH = 500  # sub-calls per eth_call: about 4 M gas, well under a node's eth_call cap
 RPC_BATCH = 100  # requests per JSON-RPC batch: what providers commonly accept
+# aggregate3 calls per HTTP request: each carries about 50 kB of call data, and nodes cap a
+# request's body (anvil refuses a batch of 40 as an invalid request).
+MULTICALL_PER_REQUEST = 4
 
 # (address, contract or None for the native asset)
 Holding = tuple[str, str | None]
@@ -54,16 +56,16 @@ class BulkReader:
 
     # -- JSON-RPC --------------------------------------------------------------------------------------
 
-    def batch(self, calls: Sequence[tuple[str, list[Any]]]) -> list[Any]:
-        """The results of ``calls`` (method, params), in order, RPC_BATCH to an HTTP request; any
-        error answer is a ChainError (a partial reading is no reading)."""
+    def batch(self, calls: Sequence[tuple[str, list[Any]]], per_request: int = RPC_BATCH) -> list[Any]:
+        """The results of ``calls`` (method, params), in order, ``per_request`` to an HTTP
+        request; any error answer is a ChainError (a partial reading is no reading)."""
         assert self._session is not None and self.url is not None
         verify = getattr(self.chain, "verify", None)
         if verify is not None:
             verify()  # the node must serve the configured network (chain/guard.py)
         results: list[Any] = []
-        for start in range(0, len(calls), RPC_BATCH):
-            chunk = calls[start : start + RPC_BATCH]
+        for start in range(0, len(calls), per_request):
+            chunk = calls[start : start + per_request]
             body: list[dict[str, Any]] = [
                 {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
                 for method, params in chunk
@@ -125,12 +127,11 @@ class BulkReader:
                 else (contract, True, BALANCE_OF + _word(address))
                 for address, contract in holdings[start : start + MULTICALL_BATCH]
             ]
-            data = "0x" + (AGGREGATE3 + encode(["(address,bool,bytes)[]"], [sub])).hex()
+            data = "0x" + (AGGREGATE3 + encode_calls(sub)).hex()
             requests_.append(("eth_call", [{"to": MULTICALL3, "data": data}, _tag(block)]))
         out: list[int] = []
-        for answer in self.batch(requests_):
-            (results,) = decode(["(bool,bytes)[]"], bytes.fromhex(str(answer).removeprefix("0x")))
-            for success, data in results:
+        for answer in self.batch(requests_, MULTICALL_PER_REQUEST):
+            for success, data in decode_results(bytes.fromhex(str(answer).removeprefix("0x"))):
                 if not success:
                     raise ChainError(f"{self.chain.chain_id}: a balance read through Multicall3 failed")
                 out.append(int.from_bytes(data[:32], "big") if data else 0)
@@ -189,6 +190,50 @@ class BulkReader:
             if to_checksum_address(tx["from"]) == wanted and _uint(tx["nonce"]) == nonce:
                 return {**tx, "blockNumber": low}
         return None
+
+
+def encode_calls(calls: Sequence[tuple[str, bool, bytes]]) -> bytes:
+    """The ABI encoding of one ``(address,bool,bytes)[]`` argument. eth_abi gives the same bytes
+    (a test checks) at about 30 times the cost: 8 s of CPU for 10,000 addresses' balances."""
+    n = len(calls)
+    tails: list[bytes] = []
+    for target, allow, data in calls:
+        padded = data + bytes(-len(data) % 32)
+        tails.append(
+            _word(target)
+            + int(allow).to_bytes(32, "big")
+            + (96).to_bytes(32, "big")
+            + len(data).to_bytes(32, "big")
+            + padded
+        )
+    offsets, position = [], 32 * n
+    for tail in tails:
+        offsets.append(position.to_bytes(32, "big"))
+        position += len(tail)
+    return (32).to_bytes(32, "big") + n.to_bytes(32, "big") + b"".join(offsets) + b"".join(tails)
+
+
+def decode_results(blob: bytes) -> list[tuple[bool, bytes]]:
+    """The inverse for aggregate3's ``(bool,bytes)[]`` answer (eth_abi's decode: the same, slower)."""
+
+    def word(at: int) -> int:
+        if at + 32 > len(blob):
+            raise ChainError("a malformed Multicall3 answer")
+        return int.from_bytes(blob[at : at + 32], "big")
+
+    start = word(0)
+    n = word(start)
+    base = start + 32
+    out = []
+    for i in range(n):
+        tuple_at = base + word(base + 32 * i)
+        success = word(tuple_at) == 1
+        data_at = tuple_at + word(tuple_at + 32)
+        length = word(data_at)
+        if data_at + 32 + length > len(blob):
+            raise ChainError("a malformed Multicall3 answer")
+        out.append((success, blob[data_at + 32 : data_at + 32 + length]))
+    return out
 
 
 def _uint(value: Any) -> int:
