@@ -127,8 +127,8 @@ class BulkReader:
                 else (contract, True, BALANCE_OF + _word(address))
                 for address, contract in holdings[start : start + MULTICALL_BATCH]
             ]
-            data = "0x" + (AGGREGATE3 + encode_calls(sub)).hex()
-            requests_.append(("eth_call", [{"to": MULTICALL3, "data": data}, _tag(block)]))
+            call_data = "0x" + (AGGREGATE3 + encode_calls(sub)).hex()
+            requests_.append(("eth_call", [{"to": MULTICALL3, "data": call_data}, _tag(block)]))
         out: list[int] = []
         for answer in self.batch(requests_, MULTICALL_PER_REQUEST):
             for success, data in decode_results(bytes.fromhex(str(answer).removeprefix("0x"))):
