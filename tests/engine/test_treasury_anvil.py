@@ -352,3 +352,49 @@ def test_the_multicall3_call_data_and_answers_are_what_eth_abi_makes_of_them() -
     assert decode_results(encode(["(bool,bytes)[]"], [[]])) == []
     (back,) = decode(["(address,bool,bytes)[]"], encode_calls(calls))
     assert [(a.lower(), b, c) for a, b, c in back] == [(a.lower(), b, c) for a, b, c in calls]
+
+
+def test_a_token_transfer_from_the_payout_wallet_and_a_spend_from_a_deposit_address_are_unknown_outflows(
+    setup: Setup,
+) -> None:
+    setup.mint(PAYOUT_WALLET, 9_000_000)
+    customer = address_for(setup.harness, "customer-spent", CHAIN).json["address"]
+    setup.send_eth(customer, 10**17)
+    setup.watch_until_scanned()
+    assert setup.reconcile()["findings"] == []
+    custody = setup.runtime.custody
+    fees = {"gas": 100_000, "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 10**9, "type": 2}
+    transfer = "0xa9059cbb" + "00" * 12 + OUTSIDER[2:].lower() + f"{2_500_000:064x}"
+    raw, token_tx = custody.sign_transaction(
+        0,
+        0,
+        {
+            "chainId": NETWORK_ID,
+            "nonce": 0,
+            "to": to_checksum_address(setup.token),
+            "value": 0,
+            "data": transfer,
+            **fees,
+        },
+    )
+    setup.node.rpc("eth_sendRawTransaction", "0x" + raw.hex())
+    # The deposit address's own key (m/44'/60'/1'/0/0): the engine never signs from it yet.
+    raw, spend_tx = custody.sign_transaction(
+        1, 0, {"chainId": NETWORK_ID, "nonce": 0, "to": OUTSIDER, "value": 4 * 10**16, **fees}
+    )
+    setup.node.rpc("eth_sendRawTransaction", "0x" + raw.hex())
+    setup.node.mine(2)
+    findings = setup.reconcile()["findings"]
+    outflows = sorted(
+        (f["assetCode"], f["address"], f["actualMinor"], token_tx in f["detail"] or spend_tx in f["detail"])
+        for f in findings
+        if f["kind"] == "unknown_outflow"
+    )
+    assert outflows == sorted(
+        [("USDC", PAYOUT_WALLET, "2500000", True), ("ETH", customer, str(4 * 10**16), True)]
+    )
+    assert len(findings) == 2  # compared at the block the watcher scanned: before the spend
+    # Once the watcher is past the spend, the deposit address holds less than was deposited to it.
+    setup.watch_until_scanned()
+    later = [(f["kind"], f["address"], f["expectedMinor"]) for f in setup.reconcile()["findings"]]
+    assert ("balance_mismatch", customer, str(10**17)) in later and len(later) == 3

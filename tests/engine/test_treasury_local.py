@@ -143,3 +143,16 @@ def test_reconcile_interval_seconds_is_off_or_ten_seconds_to_a_day(
     else:
         with pytest.raises(SettingsError, match="reconcile_interval_seconds"):
             load_settings(environ=environ)
+
+
+def test_serve_runs_the_reconcile_job_unless_its_interval_is_zero(settings: Settings) -> None:
+    from appliance.engine.app import build_workers
+
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    runtime = harness.app.extensions["engine"]
+    on = build_workers(runtime.settings, runtime.chains, runtime.custody, runtime.master_key)
+    off_settings = runtime.settings.replace(reconcile_interval_seconds=0)
+    off = build_workers(off_settings, runtime.chains, runtime.custody, runtime.master_key)
+    assert "treasury" in [name for name, _ in on]
+    assert "treasury" not in [name for name, _ in off]
+    assert "treasury" in runtime.health.names
