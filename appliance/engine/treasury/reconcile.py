@@ -34,6 +34,7 @@ from typing import Any
 from eth_utils import to_checksum_address
 
 from appliance.common import clock
+from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
 from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import Asset, Chains
@@ -189,6 +190,8 @@ class ChainRun:
             # block a lagging watcher scanned long ago: compared again once it has caught up.
             log.warning("treasury: %s deposits not compared at block %s: %s", self.chain_id, block, exc)
             return
+        if self.reader.url is None and self.chains.chains[self.chain_id].head().number != head:
+            return  # the embedded chain mined while it was read: the watcher is behind again
         for p in rows:
             if p.on_chain > p.expected:
                 self.findings.append(
@@ -437,19 +440,25 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
             for key, f in seen.items():
                 row = old.get(key)
                 if row is None:
-                    TreasuryFinding.create(
-                        key=key,
-                        kind=f.kind,
-                        critical=f.kind in CRITICAL,
-                        chain_id=f.chain_id,
-                        asset_code=f.asset_code,
-                        address=f.address,
-                        expected_minor=str(f.expected),
-                        actual_minor=str(f.actual),
-                        detail=f.detail,
-                        sticky=f.kind == "unknown_outflow",
-                        first_seen_at=moment,
-                        last_seen_at=moment,
+                    # insert_if_new: a reconcile of another process (the CLI beside `serve`) may
+                    # have stored the same finding meanwhile; theirs is as good.
+                    insert_if_new(
+                        TreasuryFinding(
+                            key=key,
+                            kind=f.kind,
+                            critical=f.kind in CRITICAL,
+                            chain_id=f.chain_id,
+                            asset_code=f.asset_code,
+                            address=f.address,
+                            expected_minor=str(f.expected),
+                            actual_minor=str(f.actual),
+                            detail=f.detail,
+                            sticky=f.kind == "unknown_outflow",
+                            first_seen_at=moment,
+                            last_seen_at=moment,
+                            acknowledged_at=None,
+                            acknowledged_by=None,
+                        )
                     )
                     log.log(
                         logging.ERROR if f.kind in CRITICAL else logging.WARNING,
@@ -470,20 +479,24 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                     ).where(TreasuryFinding.id == row.id).execute()
             TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
             for position, low in run.wallets:
-                TreasuryBalance.create(
-                    chain_id=position.chain_id,
-                    asset_code=position.asset_code,
-                    role=position.role,
-                    address=position.address,
-                    on_chain_minor=str(position.on_chain),
-                    expected_minor=str(position.expected),
-                    low_balance=low,
-                    checked_at=moment,
+                insert_if_new(
+                    TreasuryBalance(
+                        chain_id=position.chain_id,
+                        asset_code=position.asset_code,
+                        role=position.role,
+                        address=position.address,
+                        on_chain_minor=str(position.on_chain),
+                        expected_minor=str(position.expected),
+                        low_balance=low,
+                        checked_at=moment,
+                    )
                 )
-        if TreasuryRun.get_or_none(TreasuryRun.name == RUN) is None:
-            TreasuryRun.create(name=RUN, checked_at=moment)
-        else:
-            TreasuryRun.update(checked_at=moment).where(TreasuryRun.name == RUN).execute()
+        insert_if_new(
+            TreasuryRun(
+                name=RUN, holder=None, lease_until=None, checked_at=moment, next_run_at=None, last_error=None
+            )
+        )
+        TreasuryRun.update(checked_at=moment).where(TreasuryRun.name == RUN).execute()
 
 
 def current_findings() -> list[TreasuryFinding]:
