@@ -156,3 +156,30 @@ def test_serve_runs_the_reconcile_job_unless_its_interval_is_zero(settings: Sett
     assert "treasury" in [name for name, _ in on]
     assert "treasury" not in [name for name, _ in off]
     assert "treasury" in runtime.health.names
+
+
+def test_a_block_mined_while_the_embedded_chain_is_read_is_no_unrecorded_deposit(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    runtime = harness.app.extensions["engine"]
+    chain = runtime.chains.get("eth_local")
+    customer = address_for(harness, "customer-race").json["address"]
+    for _ in range(2):
+        chain.mine()
+        watch(harness)  # caught up: the deposit addresses are compared at the head
+    read = chain.balance
+    paid: list[str] = []
+
+    def balance_while_a_deposit_lands(address: str, contract: str | None = None) -> int:
+        if address == customer and not paid:
+            paid.append(chain.faucet("ETH", customer, 5)[0])  # mines its block now
+        return read(address, contract)
+
+    monkeypatch.setattr(chain, "balance", balance_while_a_deposit_lands)
+    with database.connection_context():
+        assert reconcile(runtime.chains, runtime.custody)["findings"] == []
+    assert paid
+    watch(harness)
+    with database.connection_context():
+        assert reconcile(runtime.chains, runtime.custody)["findings"] == []
