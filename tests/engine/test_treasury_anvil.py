@@ -16,7 +16,7 @@ from appliance.cli import cli
 from appliance.common import clock
 from appliance.engine.chain.contracts import artifact
 from appliance.engine.db import database
-from appliance.engine.models import ChainCursor, TreasuryFinding
+from appliance.engine.models import ChainCursor, TreasuryBalance, TreasuryFinding
 from appliance.engine.treasury.bulk import MULTICALL3, BulkReader
 from appliance.engine.treasury.job import ReconcileJob, treasury_gauges
 from appliance.engine.treasury.positions import all_positions
@@ -398,3 +398,34 @@ def test_a_token_transfer_from_the_payout_wallet_and_a_spend_from_a_deposit_addr
     setup.watch_until_scanned()
     later = [(f["kind"], f["address"], f["expectedMinor"]) for f in setup.reconcile()["findings"]]
     assert ("balance_mismatch", customer, str(10**17)) in later and len(later) == 3
+
+
+def test_a_node_without_the_scanned_blocks_state_leaves_deposits_uncompared_and_the_rest_reconciled(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from appliance.engine.chain.base import ChainError
+
+    customer = address_for(setup.harness, "customer-pruned", CHAIN).json["address"]
+    setup.watch_until_scanned()
+    setup.send_eth(customer, 31)  # unrecorded: the watcher's cursor is moved past it below
+    setup.node.mine(3)
+    head = int(setup.node.rpc("eth_blockNumber"), 16)
+    with database.connection_context():
+        ChainCursor.update(next_block=head - 1).execute()
+    full = BulkReader.balances
+
+    def pruned(self: BulkReader, holdings: Any, block: int | None = None) -> list[int]:
+        if block is not None and block < head:
+            raise ChainError("missing trie node (a full node's pruned state)")
+        return full(self, holdings, block)
+
+    monkeypatch.setattr(BulkReader, "balances", pruned)
+    setup.node.set_balance(PAYOUT_WALLET, 12)
+    assert setup.reconcile()["findings"] == []
+    with database.connection_context():  # the rest of the chain was reconciled all the same
+        stored = TreasuryBalance.get(
+            (TreasuryBalance.role == "payout") & (TreasuryBalance.asset_code == "ETH")
+        ).on_chain_minor
+    assert stored == "12"
+    monkeypatch.setattr(BulkReader, "balances", full)
+    assert [f["kind"] for f in setup.reconcile()["findings"]] == ["deposit_not_recorded"]
