@@ -38,6 +38,9 @@ class AssetConfig:
     decimals: int
     confirmations: int
     contract: str | None = None
+    # The payout wallet (and, for the native asset, the fee wallet) below this many minor units
+    # raises the treasury's low-balance alarm (None: no alarm). docs/engine-treasury.md
+    low_balance_minor: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,6 +160,9 @@ class Settings:
     # in appliance.toml; without either, commands run on a terminal ask for it (docs/engine-treasury.md).
     custody_passphrase: str = dataclasses.field(default="", repr=False)
     custody_passphrase_file: str = ""
+    # `serve` reconciles the custody wallets with the chains this often (a leased job: one process
+    # of the deployment at a time); 0 turns the job off. docs/engine-treasury.md
+    reconcile_interval_seconds: int = 300
 
     @property
     def dispatch_db_url(self) -> str:
@@ -202,7 +208,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 # blocks and walks them for reorgs, so a larger number is refused rather than silently not honoured.
 MAX_CONFIRMATIONS = 10_000
 _CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets", "max_fee_per_gas"}
-_ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract"}
+_ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract", "low_balance_minor"}
 
 
 def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
@@ -246,6 +252,7 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
                         decimals=int(asset["decimals"]),
                         confirmations=int(asset.get("confirmations", 12)),
                         contract=str(contract) if contract else None,
+                        low_balance_minor=_minor(asset.get("low_balance_minor"), where),
                     )
                 )
         except (KeyError, TypeError, ValueError) as exc:
@@ -267,6 +274,15 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
     if len({c.id for c in chains}) != len(chains):
         raise SettingsError(f"setting chains from {source}: two chains share an id")
     return tuple(chains)
+
+
+def _minor(value: Any, where: str) -> int | None:
+    """An amount of minor units: an integer or a decimal string of digits (never a float)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,78}", str(value)) or isinstance(value, float):
+        raise SettingsError(f"{where}: low_balance_minor must be a whole number of minor units")
+    return int(str(value))
 
 
 def _convert(name: str, value: Any, source: str) -> Any:
@@ -400,6 +416,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting threads: at least 4")
     if not 0 <= settings.connections_per_client <= 1000:
         raise SettingsError("setting connections_per_client: 0 (no bound) to 1000")
+    if not (settings.reconcile_interval_seconds == 0 or 10 <= settings.reconcile_interval_seconds <= 86400):
+        raise SettingsError("setting reconcile_interval_seconds: 0 (off) or 10 to 86400")
     if not 1 <= settings.request_read_seconds <= 3600:
         raise SettingsError("setting request_read_seconds: 1 to 3600")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):

@@ -45,6 +45,10 @@ COMMANDS: dict[str, Entry] = {
     "operator": Entry("operator", "Payout-engine operators and their secrets."),
     "orders": Entry("orders", "Dispatch orders."),
     "payout": Entry("payout", "One payout's attempts, cancelling a stuck payout, fenced wallets."),
+    "reconcile": Entry(
+        "treasury",
+        "Reconcile custody wallets with the chains; print findings.",
+    ),
     "reports": Entry("reports", "The engine's report projection."),
     "restore": Entry(
         "backup", "Restore a backup into an empty data directory (--data-dir), checking every checksum."
@@ -53,6 +57,7 @@ COMMANDS: dict[str, Entry] = {
     "serve": Entry(
         "serve", "Migrate, then serve the dispatch API and the engine API until SIGINT or SIGTERM."
     ),
+    "treasury": Entry("treasury", "Custody wallets' balances per asset, on chain and expected."),
     "webhook": Entry("operator", "Operators' webhook endpoints."),
 }
 

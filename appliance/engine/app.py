@@ -40,6 +40,7 @@ from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
 from appliance.engine.treasury import routes as treasury
+from appliance.engine.treasury.job import ReconcileJob, treasury_probe
 from appliance.engine.wallets import routes as wallets
 from appliance.engine.webhooks import routes as webhooks
 from appliance.engine.webhooks.sender import WebhookSender
@@ -68,6 +69,7 @@ def build_health(
     for chain_id, chain in chains.chains.items():
         registry.register(f"chain:{chain_id}", chain_probe(chain))
     registry.register("payouts:fencing", fencing_probe)
+    registry.register("treasury", treasury_probe)
     return registry
 
 
@@ -76,7 +78,8 @@ def build_workers(
 ) -> list[tuple[str, Worker]]:
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
     several processes may run it), the deposit watcher (a lease per chain) and the embedded
-    chain's miner (a single-holder lease)."""
+    chain's miner (a single-holder lease) and the treasury's reconcile job (a single-holder lease,
+    every reconcile_interval_seconds)."""
     pipeline = Pipeline(
         chains,
         custody,
@@ -113,6 +116,16 @@ def build_workers(
     workers.append(
         ("exports", lambda stop: run_worker("exports", database, stop, exporter.run_pass, idle_seconds=1.0))
     )
+    if settings.reconcile_interval_seconds > 0:
+        reconciler = ReconcileJob(
+            chains, custody, interval=timedelta(seconds=settings.reconcile_interval_seconds)
+        )
+        workers.append(
+            (
+                "treasury",
+                lambda stop: run_worker("treasury", database, stop, reconciler.run_pass, idle_seconds=5.0),
+            )
+        )
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
         workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]

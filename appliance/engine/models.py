@@ -363,3 +363,58 @@ class ExportRow(BaseModel):
     class Meta:
         table_name = "export_row"
         primary_key = peewee.CompositeKey("job", "seq")
+
+
+class TreasuryFinding(BaseModel):
+    """A finding of the reconciliation (appliance/engine/treasury/reconcile.py). Findings read from
+    the current state are replaced by every run; a ``sticky`` one (an unknown outflow: the chain
+    keeps the nonce, the money is gone) stays until an administrator acknowledges it."""
+
+    key = peewee.CharField(max_length=255, unique=True)
+    kind = peewee.CharField(max_length=32)
+    critical = peewee.BooleanField()
+    chain_id = peewee.CharField(max_length=32)
+    asset_code = peewee.CharField(max_length=16)
+    address = peewee.CharField(max_length=42)
+    expected_minor = peewee.CharField(max_length=90)
+    actual_minor = peewee.CharField(max_length=90)
+    detail = peewee.TextField()
+    sticky = peewee.BooleanField(default=False)
+    first_seen_at = UTCDateTimeField(default=now)
+    last_seen_at = UTCDateTimeField(default=now)
+    acknowledged_at = UTCDateTimeField(null=True)
+    acknowledged_by = peewee.CharField(max_length=200, null=True)
+
+    class Meta:
+        table_name = "treasury_finding"
+
+
+class TreasuryBalance(BaseModel):
+    """A custody wallet's balance of one asset as the last reconciliation read it (for /metrics)."""
+
+    chain_id = peewee.CharField(max_length=32)
+    asset_code = peewee.CharField(max_length=16)
+    role = peewee.CharField(max_length=16)
+    address = peewee.CharField(max_length=42)
+    on_chain_minor = peewee.CharField(max_length=90)
+    expected_minor = peewee.CharField(max_length=90)
+    low_balance = peewee.BooleanField(default=False)
+    checked_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "treasury_balance"
+        primary_key = peewee.CompositeKey("chain_id", "asset_code", "role", "address")
+
+
+class TreasuryRun(BaseModel):
+    """The reconcile job's single-holder lease, its last run and when it is due again."""
+
+    name = peewee.CharField(max_length=32, primary_key=True)
+    holder = peewee.CharField(max_length=200, null=True)  # common/holders.py
+    lease_until = UTCDateTimeField(null=True)
+    checked_at = UTCDateTimeField(null=True)
+    next_run_at = UTCDateTimeField(null=True)
+    last_error = peewee.CharField(max_length=500, null=True)
+
+    class Meta:
+        table_name = "treasury_run"

@@ -258,6 +258,7 @@ def test_both_nodes_are_ready_on_the_shared_databases_key_and_bucket(cluster: Cl
             "custody": "pass",
             "chain:eth_anvil": "pass",
             "payouts:fencing": "pass",
+            "treasury": "pass",
         }
         # Dispatch answers 503 here only because these nodes have no roads or tiles built.
         checks = requests.get(f"{node.dispatch}/healthz", timeout=30).json()["checks"]

@@ -35,6 +35,7 @@ class Asset:
     contract: str | None
     network_id: int
     environment: str
+    low_balance_minor: int | None = None  # the treasury's low-balance alarm (not in the spec's entry)
 
     @property
     def asset_id(self) -> str:
@@ -210,4 +211,5 @@ def _asset(chain_id: str, network_id: int, environment: str, config: AssetConfig
         contract,
         network_id,
         environment,
+        config.low_balance_minor,
     )

@@ -1,0 +1,91 @@
+"""`appliance treasury` and `appliance reconcile`: the deployment's money, for its administrator
+(the HTTP reads of the same figures stay 501 to operators: they are deployment-global)."""
+
+from __future__ import annotations
+
+import getpass
+import re
+from typing import Any
+
+import click
+
+from appliance.cli._options import command_options, emit
+from appliance.cli.payout import _with_engine
+from appliance.settings import Settings
+
+
+@click.command("treasury", short_help="Custody wallets' balances per asset, on chain and expected.")
+@command_options
+def treasury_command(settings: Settings, as_json: bool) -> None:
+    """Every custody wallet's balance per asset, on chain and as the engine's records expect
+    (deposit addresses only when they hold or are owed something)."""
+    from appliance.engine.treasury.positions import all_positions, positions_body
+
+    result = _with_engine(
+        settings, lambda chains, custody: positions_body(all_positions(chains, custody)), chains=True
+    )
+    emit(as_json, result, lambda: _positions_text(result))
+
+
+def _positions_text(result: dict[str, Any]) -> str:
+    rows = result["positions"]
+    if not rows:
+        return "no custody wallets (no custody key and no deposit address holds anything)"
+    return "\n".join(
+        f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
+        f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
+        for p in rows
+    )
+
+
+@click.command(
+    "reconcile",
+    short_help="Reconcile custody wallets with the chains; print findings.",
+)
+@click.option(
+    "--acknowledge",
+    "acknowledge",
+    default=None,
+    metavar="CHAIN:ADDRESS:NONCE",
+    help="Acknowledge the unknown outflow at this wallet's nonce (after looking at it): it leaves "
+    "the findings and the readiness check; who and when are kept.",
+)
+@command_options
+def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool) -> None:
+    """Compare the custody wallets with the chains and the engine's records now; print the
+    findings (exit 0 whatever they are: read them, or the `treasury` readiness check)."""
+    from appliance.engine.chain.registry import eip55
+    from appliance.engine.treasury import reconcile as rec
+
+    if acknowledge is not None:
+        match = re.fullmatch(r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):([0-9]{1,20})", acknowledge)
+        if match is None:
+            raise click.ClickException("--acknowledge takes CHAIN:ADDRESS:NONCE, e.g. eth_main:0xAbC…:7")
+        chain_id, address, nonce = match.group(1), eip55(match.group(2)), int(match.group(3))
+        done = _with_engine(settings, lambda: rec.acknowledge(chain_id, address, nonce, _who()))
+        if not done:
+            raise click.ClickException(f"no open unknown outflow at nonce {nonce} of {address} on {chain_id}")
+    result = _with_engine(settings, lambda chains, custody: rec.reconcile(chains, custody), chains=True)
+    emit(as_json, result, lambda: _findings_text(result))
+
+
+def _who() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def _findings_text(result: dict[str, Any]) -> str:
+    lines = [f"reconciled at {result['checkedAt']}: {len(result['findings'])} finding(s)"]
+    lines += [
+        f"  {f['kind']} {f['chainId']} {f['assetCode']} {f['address']}: expected {f['expectedMinor']}, "
+        f"actual {f['actualMinor']} ({f['detail']})"
+        for f in result["findings"]
+    ]
+    return "\n".join(lines)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(treasury_command)
+    group.add_command(reconcile_command)

@@ -1,0 +1,531 @@
+"""Reconciliation: the custody wallets compared with the chains and with the engine's records
+(docs/engine-treasury.md, "Reconciliation").
+
+Findings (critical ones fail the ``treasury`` readiness check):
+
+- ``unknown_outflow`` (critical): a custody address used a nonce for which the engine stored no
+  signed payload (Broadcast at that wallet and nonce), or a nonce the engine reserved was used by
+  a transaction that is none of the payloads it signed there. The transaction is looked up (its
+  value, or the token amount it transfers) where the node keeps old state. The chain keeps the
+  nonce for ever, so this finding stays until an administrator acknowledges it.
+- ``balance_mismatch`` (critical): a deposit address holds less than the transfers recorded to
+  it, at the last block the deposit watcher scanned.
+- ``deposit_not_recorded`` (critical): a deposit address holds more than the transfers recorded to
+  it at that block: money arrived that the watcher did not record (no operator was told).
+- ``payout_not_on_chain`` (critical): a COMPLETED payout whose transaction the canonical chain
+  does not hold (or holds as reverted).
+- ``stuck_transaction``: a signed or sent transaction not mined after STUCK_AFTER.
+- ``unswept``: a deposit address holding confirmed deposits older than UNSWEPT_AFTER.
+- ``low_balance``: the payout wallet (or the fee wallet, native asset) below the asset's
+  ``low_balance_minor``, or below what its open payouts still need.
+
+A chain that cannot be read keeps its previous findings (a run is all of a chain or none of it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from eth_utils import to_checksum_address
+
+from appliance.common import clock
+from appliance.common.compiled import insert_if_new
+from appliance.common.db import write_transaction
+from appliance.engine.chain.base import ChainError
+from appliance.engine.chain.registry import Asset, Chains
+from appliance.engine.custody import Custody
+from appliance.engine.db import database
+from appliance.engine.models import (
+    Broadcast,
+    ChainCursor,
+    Deposit,
+    DepositAddress,
+    Payout,
+    SignedPayload,
+    TreasuryBalance,
+    TreasuryFinding,
+    TreasuryRun,
+)
+from appliance.engine.treasury.bulk import BulkReader
+from appliance.engine.treasury.positions import Position, chain_positions, wallet_addresses
+
+log = logging.getLogger("appliance.engine.treasury")
+
+KINDS = (
+    "unknown_outflow",
+    "balance_mismatch",
+    "payout_not_on_chain",
+    "deposit_not_recorded",
+    "stuck_transaction",
+    "unswept",
+    "low_balance",
+)
+CRITICAL = frozenset({"unknown_outflow", "balance_mismatch", "payout_not_on_chain", "deposit_not_recorded"})
+STUCK_AFTER = timedelta(minutes=10)
+UNSWEPT_AFTER = timedelta(hours=1)
+# COMPLETED payouts are checked against the chain for this long after they completed (a reorg
+# deeper than any asset's confirmations, or a node that lost them).
+COMPLETED_RECHECK = timedelta(days=7)
+TRANSFER = bytes.fromhex("a9059cbb")  # transfer(address,uint256)
+RUN = "reconcile"
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    kind: str
+    chain_id: str
+    asset_code: str
+    address: str
+    expected: int
+    actual: int
+    detail: str
+    ref: str = ""  # what makes the finding distinct (a nonce, a transaction)
+
+    @property
+    def key(self) -> str:
+        return finding_key(self.kind, self.chain_id, self.asset_code, self.address, self.ref)
+
+
+def finding_key(kind: str, chain_id: str, asset_code: str, address: str, ref: str) -> str:
+    if kind == "unknown_outflow":  # one per (address, nonce), whatever asset it turns out to move
+        return ":".join((kind, chain_id, address, ref))
+    return ":".join((kind, chain_id, asset_code, address, ref))[:255]
+
+
+def finding_body(row: TreasuryFinding) -> dict[str, Any]:
+    return {
+        "kind": row.kind,
+        "chainId": row.chain_id,
+        "assetCode": row.asset_code,
+        "address": row.address,
+        "expectedMinor": row.expected_minor,
+        "actualMinor": row.actual_minor,
+        "detail": row.detail,
+    }
+
+
+@dataclasses.dataclass
+class ChainRun:
+    """The reconciliation of one chain: findings and the wallets' positions."""
+
+    chains: Chains
+    chain_id: str
+    custody: Custody | None
+    reader: BulkReader
+    findings: list[Finding] = dataclasses.field(default_factory=list)
+    wallets: list[tuple[Position, bool]] = dataclasses.field(default_factory=list)
+    # Unknown outflows found before: their transaction is not looked up again.
+    known: dict[str, TreasuryFinding] = dataclasses.field(default_factory=dict)
+
+    def run(self) -> None:
+        chain = self.chains.chains[self.chain_id]
+        self.known = {
+            r.key: r
+            for r in TreasuryFinding.select().where(
+                (TreasuryFinding.chain_id == self.chain_id) & (TreasuryFinding.kind == "unknown_outflow")
+            )
+        }
+        head = chain.head().number
+        self._wallets()
+        self._deposits(head)
+        self._nonces(head)
+        self._completed()
+
+    # -- payout and fee wallets ------------------------------------------------------------------------
+
+    def _wallets(self) -> None:
+        for position in chain_positions(
+            self.chains, self.chain_id, self.custody, self.reader, deposits=False
+        ):
+            asset = self.chains.find(self.chain_id, position.asset_code)
+            threshold = asset.low_balance_minor if asset else None
+            if position.role == "fee" and (asset is None or asset.kind != "native"):
+                threshold = None  # the fee wallet pays gas only
+            low = threshold is not None and position.on_chain < threshold
+            short = position.on_chain < position.expected
+            self.wallets.append((position, low or short))
+            if low or short:
+                needs = max(position.expected, threshold or 0)
+                why = (
+                    f"below the low-balance alarm of {threshold}"
+                    if low
+                    else "less than its open payouts still need"
+                )
+                self.findings.append(
+                    Finding(
+                        "low_balance",
+                        self.chain_id,
+                        position.asset_code,
+                        position.address,
+                        needs,
+                        position.on_chain,
+                        f"the {position.role} wallet holds {position.on_chain}, {why} "
+                        f"(open payouts need {position.expected})",
+                    )
+                )
+
+    # -- deposit addresses -----------------------------------------------------------------------------
+
+    def _deposits(self, head: int) -> None:
+        cursor = ChainCursor.get_or_none(ChainCursor.chain_id == self.chain_id)
+        if cursor is None:
+            return  # the watcher never ran here: no address was handed out before a scan
+        scanned = min(int(cursor.next_block) - 1, head)
+        if self.reader.url is None and scanned < head:
+            # The embedded chain answers only at its head: compare once the watcher has caught up.
+            log.info("treasury: %s deposits compared once the watcher reaches the head", self.chain_id)
+            return
+        block = None if self.reader.url is None else scanned
+        try:
+            rows = chain_positions(self.chains, self.chain_id, None, self.reader, block)  # deposits only
+        except ChainError as exc:
+            if block is None or block >= head:
+                raise
+            # A node that prunes old state (a full node keeps about 128 blocks) cannot answer at a
+            # block a lagging watcher scanned long ago: compared again once it has caught up.
+            log.warning("treasury: %s deposits not compared at block %s: %s", self.chain_id, block, exc)
+            return
+        if self.reader.url is None and self.chains.chains[self.chain_id].head().number != head:
+            return  # the embedded chain mined while it was read: the watcher is behind again
+        for p in rows:
+            if p.on_chain > p.expected:
+                self.findings.append(
+                    Finding(
+                        "deposit_not_recorded",
+                        self.chain_id,
+                        p.asset_code,
+                        p.address,
+                        p.expected,
+                        p.on_chain,
+                        f"the address holds {p.on_chain - p.expected} more than the transfers "
+                        f"recorded to it at block {scanned} (the last block the deposit watcher scanned)",
+                    )
+                )
+            elif p.on_chain < p.expected:
+                self.findings.append(
+                    Finding(
+                        "balance_mismatch",
+                        self.chain_id,
+                        p.asset_code,
+                        p.address,
+                        p.expected,
+                        p.on_chain,
+                        f"the address holds {p.expected - p.on_chain} less than the transfers recorded "
+                        f"to it at block {scanned}",
+                    )
+                )
+        held = {(p.address, p.asset_code): p.on_chain for p in rows}
+        self._unswept(held)
+
+    def _unswept(self, held: dict[tuple[str, str], int]) -> None:
+        cutoff = clock.now() - UNSWEPT_AFTER
+        oldest: dict[tuple[str, str], datetime] = {}
+        totals: dict[tuple[str, str], int] = defaultdict(int)
+        query = (
+            Deposit.select(
+                DepositAddress.address, Deposit.asset_code, Deposit.amount_minor, Deposit.confirmed_at
+            )
+            .join(DepositAddress, on=(Deposit.address == DepositAddress.id))
+            .where((Deposit.chain_id == self.chain_id) & (Deposit.status == "CONFIRMED"))
+        )
+        for address, code, amount, confirmed_at in query.tuples():
+            key = (address, code)
+            totals[key] += int(amount)
+            if confirmed_at is not None and (key not in oldest or confirmed_at < oldest[key]):
+                oldest[key] = confirmed_at
+        for (address, code), since in sorted(oldest.items()):
+            on_chain = held.get((address, code), 0)
+            if since <= cutoff and on_chain > 0:
+                self.findings.append(
+                    Finding(
+                        "unswept",
+                        self.chain_id,
+                        code,
+                        address,
+                        0,
+                        on_chain,
+                        f"confirmed deposits of {totals[(address, code)]} wait at the deposit address "
+                        f"since {clock.iso(since)}; nothing moves them to the payout wallet yet",
+                    )
+                )
+
+    # -- nonces: what left the custody addresses -----------------------------------------------------
+
+    def _nonces(self, head: int) -> None:
+        addresses = [address for _, address in wallet_addresses(self.custody)]
+        addresses += [
+            a
+            for (a,) in DepositAddress.select(DepositAddress.address)
+            .where(DepositAddress.chain_id == self.chain_id)
+            .tuples()
+        ]
+        addresses = list(dict.fromkeys(addresses))
+        used = dict(zip(addresses, self.reader.nonces(addresses, head), strict=True))
+        reserved: dict[str, dict[int, Broadcast]] = defaultdict(dict)
+        for row in Broadcast.select().where(Broadcast.chain_id == self.chain_id):
+            reserved[row.wallet][int(row.nonce)] = row
+        for address, count in used.items():
+            mine = reserved.get(address, {})
+            for nonce in range(count):
+                if nonce not in mine:
+                    self._unknown(address, nonce, head, "no transaction the engine signed holds this nonce")
+        self._taken(reserved, used, head)
+
+    def _taken(self, reserved: dict[str, dict[int, Broadcast]], used: dict[str, int], head: int) -> None:
+        """Reserved nonces the chain has used: mined by one of the engine's payloads, or taken."""
+        pending = [
+            row for rows in reserved.values() for row in rows.values() if row.status in ("signed", "sent")
+        ]
+        if not pending:
+            return
+        payloads: dict[int, list[str]] = defaultdict(list)
+        for p in SignedPayload.select().where(SignedPayload.broadcast.in_([r.id for r in pending])):
+            payloads[p.broadcast_id].append(p.tx_hash)
+        receipts = self.reader.receipts(h for hashes in payloads.values() for h in hashes)
+        stuck_before = clock.now() - STUCK_AFTER
+        native = self.chains.native_or_none(self.chain_id)
+        for row in pending:
+            landed = any(receipts.get(h) for h in payloads.get(row.id, []))
+            if landed:
+                continue
+            if int(row.nonce) < used.get(row.wallet, 0):
+                self._unknown(
+                    row.wallet,
+                    int(row.nonce),
+                    head,
+                    "the nonce the engine reserved was used by another transaction",
+                )
+            elif row.created_at <= stuck_before:
+                self.findings.append(
+                    Finding(
+                        "stuck_transaction",
+                        self.chain_id,
+                        native.code if native else "",
+                        row.wallet,
+                        0,
+                        0,
+                        f"nonce {row.nonce} ({row.purpose}, {row.tx_hash}) signed at "
+                        f"{clock.iso(row.created_at)} is not mined yet",
+                        ref=row.tx_hash,
+                    )
+                )
+
+    def _unknown(self, address: str, nonce: int, head: int, why: str) -> None:
+        before = self.known.get(finding_key("unknown_outflow", self.chain_id, "", address, str(nonce)))
+        if before is not None and "could not be looked up" not in before.detail:
+            self.findings.append(
+                Finding(
+                    "unknown_outflow",
+                    self.chain_id,
+                    before.asset_code,
+                    address,
+                    int(before.expected_minor),
+                    int(before.actual_minor),
+                    before.detail,
+                    ref=str(nonce),
+                )
+            )
+            return
+        native = self.chains.native_or_none(self.chain_id)
+        code = native.code if native else ""
+        amount, tx_text = 0, "the transaction could not be looked up on this node"
+        tx = self.reader.find_transaction(address, nonce, head)
+        if tx is not None:
+            tx_hash = str(tx.get("hash"))  # JSON-RPC's own hex text
+            code, amount = self._moved(tx, code)
+            to = tx.get("to") or "a new contract"
+            tx_text = f"transaction {tx_hash} in block {tx['blockNumber']} to {to}"
+        self.findings.append(
+            Finding(
+                "unknown_outflow",
+                self.chain_id,
+                code,
+                address,
+                0,
+                amount,
+                f"nonce {nonce}: {why}: {tx_text}",
+                ref=str(nonce),
+            )
+        )
+
+    def _moved(self, tx: dict[str, Any], native_code: str) -> tuple[str, int]:
+        """(asset code, amount) a transaction moved: a token transfer's amount when it calls a
+        configured token's transfer(), else its native value."""
+        data = tx.get("input") or "0x"
+        raw = bytes.fromhex(data.removeprefix("0x")) if isinstance(data, str) else bytes(data)
+        to = tx.get("to")
+        if to and raw[:4] == TRANSFER and len(raw) >= 68:
+            token = _token(self.chains.assets_of(self.chain_id), to_checksum_address(to))
+            if token is not None:
+                return token.code, int.from_bytes(raw[36:68], "big")
+        value = tx.get("value", 0)
+        return native_code, int(value, 16) if isinstance(value, str) else int(value)
+
+    # -- completed payouts -----------------------------------------------------------------------------
+
+    def _completed(self) -> None:
+        since = clock.now() - COMPLETED_RECHECK
+        rows = list(
+            Payout.select().where(
+                (Payout.chain_id == self.chain_id)
+                & (Payout.status == "COMPLETED")
+                & (Payout.updated_at >= since)
+                & Payout.tx_hash.is_null(False)
+            )
+        )
+        if not rows:
+            return
+        receipts = self.reader.receipts(r.tx_hash for r in rows)
+        wallets = dict(
+            Broadcast.select(Broadcast.payout, Broadcast.wallet)
+            .where(Broadcast.payout.in_([r.id for r in rows]))
+            .tuples()
+        )
+        for row in rows:
+            receipt = receipts.get(row.tx_hash)
+            if receipt is not None and receipt["status"] == 1:
+                continue
+            state = "holds it as reverted" if receipt is not None else "does not hold it"
+            self.findings.append(
+                Finding(
+                    "payout_not_on_chain",
+                    self.chain_id,
+                    row.asset,
+                    wallets.get(row.id, ""),
+                    int(row.amount_minor),
+                    0,
+                    f"payout {row.payout_id} of {row.operator_id} is COMPLETED with {row.tx_hash}, "
+                    f"but the canonical chain {state}",
+                    ref=row.tx_hash,
+                )
+            )
+
+
+def _token(assets: Iterable[Asset], contract: str) -> Asset | None:
+    return next((a for a in assets if a.kind == "ERC20" and a.contract == contract), None)
+
+
+def reconcile(chains: Chains, custody: Custody | None) -> dict[str, Any]:
+    """Reconcile every chain, store the findings and wallet balances, and answer the current
+    (unacknowledged) findings: ``{"checkedAt", "findings"}``."""
+    runs: list[ChainRun] = []
+    for chain_id in sorted(chains.chains):
+        run = ChainRun(chains, chain_id, custody, BulkReader(chains.chains[chain_id]))
+        try:
+            run.run()
+        except ChainError as exc:
+            log.warning("treasury: %s could not be reconciled (its findings stay): %s", chain_id, exc)
+            continue
+        runs.append(run)
+    checked_at = clock.now()
+    store(runs, checked_at)
+    return {"checkedAt": clock.iso(checked_at), "findings": [finding_body(r) for r in current_findings()]}
+
+
+def store(runs: list[ChainRun], moment: datetime) -> None:
+    """One transaction: each reconciled chain's findings replace its previous ones (an unknown
+    outflow stays until acknowledged), and its wallets' balances replace theirs."""
+    with write_transaction(database):
+        for run in runs:
+            seen = {f.key: f for f in run.findings}
+            old = {r.key: r for r in TreasuryFinding.select().where(TreasuryFinding.chain_id == run.chain_id)}
+            for key, row in old.items():
+                if key not in seen and not row.sticky:
+                    TreasuryFinding.delete().where(TreasuryFinding.id == row.id).execute()
+            for key, f in seen.items():
+                row = old.get(key)
+                if row is None:
+                    # insert_if_new: a reconcile of another process (the CLI beside `serve`) may
+                    # have stored the same finding meanwhile; theirs is as good.
+                    insert_if_new(
+                        TreasuryFinding(
+                            key=key,
+                            kind=f.kind,
+                            critical=f.kind in CRITICAL,
+                            chain_id=f.chain_id,
+                            asset_code=f.asset_code,
+                            address=f.address,
+                            expected_minor=str(f.expected),
+                            actual_minor=str(f.actual),
+                            detail=f.detail,
+                            sticky=f.kind == "unknown_outflow",
+                            first_seen_at=moment,
+                            last_seen_at=moment,
+                            acknowledged_at=None,
+                            acknowledged_by=None,
+                        )
+                    )
+                    log.log(
+                        logging.ERROR if f.kind in CRITICAL else logging.WARNING,
+                        "treasury finding %s on %s %s %s: %s",
+                        f.kind,
+                        f.chain_id,
+                        f.asset_code,
+                        f.address,
+                        f.detail,
+                    )
+                else:
+                    TreasuryFinding.update(
+                        asset_code=f.asset_code,
+                        expected_minor=str(f.expected),
+                        actual_minor=str(f.actual),
+                        detail=f.detail,
+                        last_seen_at=moment,
+                    ).where(TreasuryFinding.id == row.id).execute()
+            TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
+            for position, low in run.wallets:
+                insert_if_new(
+                    TreasuryBalance(
+                        chain_id=position.chain_id,
+                        asset_code=position.asset_code,
+                        role=position.role,
+                        address=position.address,
+                        on_chain_minor=str(position.on_chain),
+                        expected_minor=str(position.expected),
+                        low_balance=low,
+                        checked_at=moment,
+                    )
+                )
+        insert_if_new(
+            TreasuryRun(
+                name=RUN, holder=None, lease_until=None, checked_at=moment, next_run_at=None, last_error=None
+            )
+        )
+        TreasuryRun.update(checked_at=moment).where(TreasuryRun.name == RUN).execute()
+
+
+def current_findings() -> list[TreasuryFinding]:
+    """Unacknowledged findings, critical first, then by kind, chain and address."""
+    rows = TreasuryFinding.select().where(TreasuryFinding.acknowledged_at.is_null())
+    return sorted(
+        rows,
+        key=lambda r: (
+            not r.critical,
+            KINDS.index(r.kind) if r.kind in KINDS else 99,
+            r.chain_id,
+            r.address,
+            r.key,
+        ),
+    )
+
+
+def acknowledge(chain_id: str, address: str, nonce: int, by: str) -> int:
+    """An administrator has looked at the unknown outflow at ``address``'s ``nonce``: it leaves
+    the findings (kept, with who and when). Returns how many findings were acknowledged."""
+    with write_transaction(database):
+        return int(
+            TreasuryFinding.update(acknowledged_at=clock.now(), acknowledged_by=by[:200])
+            .where(
+                (TreasuryFinding.kind == "unknown_outflow")
+                & (TreasuryFinding.chain_id == chain_id)
+                & (TreasuryFinding.address == address)
+                & (TreasuryFinding.key == finding_key("unknown_outflow", chain_id, "", address, str(nonce)))
+                & TreasuryFinding.acknowledged_at.is_null()
+            )
+            .execute()
+        )
