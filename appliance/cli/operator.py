@@ -1,6 +1,6 @@
 """`appliance operator create|add-secret|remove-secret|list`: engine operators and their secrets.
 A secret is printed exactly once, when created. The ledger and spending-control commands of the
-same group are in operator_ledger.py."""
+same group are in _ledger.py (a private module: not a command module of its own)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from appliance.cli._ledger import add_ledger_commands
 from appliance.cli._options import command_options, emit
-from appliance.cli.operator_ledger import add_ledger_commands
 from appliance.settings import Settings
 
 

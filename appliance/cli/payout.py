@@ -124,7 +124,7 @@ def _decide(
     approve: bool,
     settings: Settings,
 ) -> dict[str, Any]:
-    from appliance.cli.operator_ledger import actor, with_ledger
+    from appliance.cli._ledger import actor, with_ledger
     from appliance.engine.ledger.service import LedgerError, decide
     from appliance.engine.payouts.cancel import CancelError, find
 
