@@ -329,3 +329,11 @@ def test_the_operator_ledger_commands_credit_debit_and_show_the_balance_as_json(
     assert unknown.exit_code != 0 and "not offered" in unknown.output
     missing = appliance(harness, "operator", "balance", "op_nobody0001")
     assert missing.exit_code != 0 and "no operator op_nobody0001" in missing.output
+
+
+def test_the_openapi_document_lists_the_controls_answers_of_a_payout_submission(harness: Harness) -> None:
+    operation = harness.signer.client.get("/openapi.json").json["paths"]["/v1/payouts"]["post"]
+    assert {"400", "503"} <= set(operation["responses"])
+    description = operation["description"]
+    assert "allow-list" in description and "maximum per payout" in description and "paused" in description
+    assert "\n    " not in description  # the docstring's indentation is not kept (it would be code)
