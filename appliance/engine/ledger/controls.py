@@ -16,8 +16,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.problems import BadRequest, Unavailable
 from appliance.engine.chain.registry import eip55
+from appliance.engine.db import database
 from appliance.engine.ledger import book
 from appliance.engine.ledger.models import (
     LedgerEntry,
@@ -53,23 +55,42 @@ def paused_detail(operator_id: str) -> str:
     )
 
 
+# Read on every submission: compiled once (building a peewee query costs more than running it).
+_PAUSED = CompiledSelect(
+    lambda: OperatorControl.select(OperatorControl.paused).where(
+        OperatorControl.operator == Slot("operator_id")
+    )
+)
+_MAX_PAYOUT = CompiledSelect(
+    lambda: OperatorLimit.select(OperatorLimit.max_payout_minor).where(
+        (OperatorLimit.operator == Slot("operator_id"))
+        & (OperatorLimit.chain_id == Slot("chain_id"))
+        & (OperatorLimit.asset_code == Slot("asset_code"))
+    )
+)
+_ALLOWED = CompiledSelect(
+    lambda: OperatorDestination.select(OperatorDestination.address).where(
+        (OperatorDestination.operator == Slot("operator_id"))
+        & (OperatorDestination.chain_id == Slot("chain_id"))
+    )
+)
+
+
 def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: int, destination: str) -> None:
     """Refuse a new payout the operator's controls forbid outright (inside the admission's
     transaction, so a pause committed before is seen)."""
-    control = control_of(operator_id)
-    if control is not None and control.paused:
+    paused = _PAUSED.raw_rows(database, operator_id=operator_id)
+    if paused and paused[0][0]:
         raise Unavailable(paused_detail(operator_id))
-    limit = limit_of(operator_id, chain_id, asset_code)
-    if limit is not None and limit.max_payout_minor is not None and amount > int(limit.max_payout_minor):
+    limit = _MAX_PAYOUT.raw_rows(database, operator_id=operator_id, chain_id=chain_id, asset_code=asset_code)
+    maximum = limit[0][0] if limit else None
+    if maximum is not None and amount > int(maximum):
         raise BadRequest(
             f"amountMinor {amount} is above this operator's maximum per payout of {asset_code} on "
-            f"{chain_id} ({limit.max_payout_minor} minor units).",
+            f"{chain_id} ({maximum} minor units).",
             errors=[{"field": "amountMinor", "message": "above the operator's maximum per payout"}],
         )
-    allowed = OperatorDestination.select(OperatorDestination.address).where(
-        (OperatorDestination.operator == operator_id) & (OperatorDestination.chain_id == chain_id)
-    )
-    addresses = {row.address for row in allowed}
+    addresses = {row[0] for row in _ALLOWED.raw_rows(database, operator_id=operator_id, chain_id=chain_id)}
     if addresses and eip55(destination) not in addresses:
         raise BadRequest(
             f"The destination is not on this operator's allow-list of destinations on {chain_id}; "
