@@ -204,3 +204,31 @@ def service_balance(operator_id: str) -> int:
     with database.connection_context():
         rows = service.balance(operator_id)["balances"]
     return int(next(r["availableMinor"] for r in rows if r["assetId"] == "eth_local:ETH"))
+
+
+def test_a_prefunded_operators_token_payout_waits_for_its_own_native_balance_to_cover_the_fee(
+    settings: Settings,
+) -> None:
+    harness = make_harness(harness_settings(settings, {}), _mine_local)
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    chain.faucet("USDC", PAYOUT_WALLET, 10_000_000)
+    chain.faucet("ETH", PAYOUT_WALLET, ETHER)
+    with database.connection_context():
+        service.set_ledger_mode("op_alpha0001", "prefunded")
+        service.adjust("op_alpha0001", "eth_local", "USDC", 3_000_000, memo="wire", actor="test")
+    harness.submit("pyo_tokenfee01", 2_000_000, asset="USDC", destination="0x" + "00" * 19 + "d3")
+    harness.run_pass()
+    waiting = harness.detail("pyo_tokenfee01")
+    assert waiting["status"] == "REQUESTED" and waiting["broadcast"] is None
+    assert "has 0 ETH minor units available" in waiting["reason"] and "network fee" in waiting["reason"]
+    with database.connection_context():
+        service.adjust("op_alpha0001", "eth_local", "ETH", ETHER // 100, memo="gas money", actor="test")
+    harness.skip_waits()
+    harness.until_status("pyo_tokenfee01", "COMPLETED")
+    fee = int(harness.payout("pyo_tokenfee01").fee_minor)
+    with database.connection_context():
+        rows = {r["assetId"]: r for r in service.balance("op_alpha0001")["balances"]}
+    assert rows["eth_local:USDC"]["availableMinor"] == "1000000"
+    assert rows["eth_local:USDC"]["paidOutMinor"] == "2000000"
+    assert rows["eth_local:ETH"]["availableMinor"] == str(ETHER // 100 - fee)
+    assert rows["eth_local:ETH"]["networkFeesMinor"] == str(fee)
