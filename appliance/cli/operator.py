@@ -1,5 +1,6 @@
 """`appliance operator create|add-secret|remove-secret|list`: engine operators and their secrets.
-A secret is printed exactly once, when created."""
+A secret is printed exactly once, when created. The ledger and spending-control commands of the
+same group are in _ledger.py (a private module: not a command module of its own)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import click
 
+from appliance.cli._ledger import add_ledger_commands
 from appliance.cli._options import command_options, emit
 from appliance.settings import Settings
 
@@ -118,6 +120,9 @@ def webhook_list_command(operator_id: str | None, settings: Settings, as_json: b
             or "no webhook endpoints"
         ),
     )
+
+
+add_ledger_commands(operator_group)
 
 
 def register(group: click.Group) -> None:

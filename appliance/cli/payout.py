@@ -1,5 +1,6 @@
-"""`appliance payout status|cancel|unfence`: one payout's attempts and payloads, cancelling a
-stuck payout, and letting a fenced wallet sign again once an operator has checked it."""
+"""`appliance payout status|cancel|unfence|approve|reject`: one payout's attempts and payloads,
+cancelling a stuck payout, letting a fenced wallet sign again once an operator has checked it, and
+deciding on a payout above its operator's approval threshold."""
 
 from __future__ import annotations
 
@@ -113,6 +114,62 @@ def unfence_command(chain_id: str, wallet: str, settings: Settings, as_json: boo
         settings, lambda chains, _custody: unfence(chains, chain_id, eip55(wallet)), chains=True
     )
     emit(as_json, result, lambda: json.dumps(result))
+
+
+def _decide(
+    payout_id: str,
+    operator_id: str | None,
+    by: str | None,
+    memo: str | None,
+    approve: bool,
+    settings: Settings,
+) -> dict[str, Any]:
+    from appliance.cli._ledger import actor, with_ledger
+    from appliance.engine.ledger.service import LedgerError, decide
+    from appliance.engine.payouts.cancel import CancelError, find
+
+    def action() -> dict[str, Any]:
+        try:
+            payout = find(payout_id, operator_id)
+        except CancelError as exc:
+            raise LedgerError(str(exc)) from None
+        return decide(payout, approve, actor(by), memo)
+
+    return with_ledger(settings, action)
+
+
+@payout_group.command("approve")
+@click.argument("payout_id")
+@click.option("--operator", "operator_id", default=None, help="The operator (when several use PAYOUT_ID).")
+@click.option("--by", default=None, help="Who approves (default: the OS user).")
+@command_options
+def approve_command(
+    payout_id: str, operator_id: str | None, by: str | None, settings: Settings, as_json: bool
+) -> None:
+    """Approve a payout above its operator's approval threshold (who and when are recorded); it is
+    signed at the pipeline's next look, the other controls permitting."""
+    result = _decide(payout_id, operator_id, by, None, True, settings)
+    emit(as_json, result, lambda: f"payout {payout_id} approved by {result['decidedBy']}")
+
+
+@payout_group.command("reject")
+@click.argument("payout_id")
+@click.option("--operator", "operator_id", default=None, help="The operator (when several use PAYOUT_ID).")
+@click.option("--by", default=None, help="Who rejects (default: the OS user).")
+@click.option("--memo", default=None, help="Why (in the payout's reason).")
+@command_options
+def reject_command(
+    payout_id: str,
+    operator_id: str | None,
+    by: str | None,
+    memo: str | None,
+    settings: Settings,
+    as_json: bool,
+) -> None:
+    """Reject a payout above its operator's approval threshold: FAILED with the reason (who, when),
+    nothing signed or paid."""
+    result = _decide(payout_id, operator_id, by, memo, False, settings)
+    emit(as_json, result, lambda: f"payout {payout_id} rejected by {result['decidedBy']}: FAILED")
 
 
 def register(group: click.Group) -> None:

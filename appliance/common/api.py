@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -236,7 +237,7 @@ def endpoint(
     """
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
-        doc = (view.__doc__ or "").strip()
+        doc = inspect.cleandoc(view.__doc__ or "")  # multi-line docstrings lose their indent
         op = Operation(
             method=method.upper(),
             body=body,

@@ -39,6 +39,7 @@ from appliance.engine.chain.guard import NetworkMismatch
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.deposits.service import transfer_body
+from appliance.engine.ledger import book
 from appliance.engine.models import ChainCursor, Deposit, DepositAddress, ScannedBlock
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, DEPOSIT_RETRACTED, emit
 
@@ -191,6 +192,7 @@ class DepositWatcher:
                 if was_confirmed:
                     row.status = "RETRACTED"
                     emit(row.operator_id, DEPOSIT_RETRACTED, _event_data(row))
+                    book.deposit_retracted(row)  # the credit is reversed in the same transaction
                 moved += 1
             ScannedBlock.delete().where(
                 (ScannedBlock.chain_id == chain_id) & (ScannedBlock.number > fork)
@@ -357,5 +359,6 @@ class DepositWatcher:
                     if changed:
                         row.status = "CONFIRMED"
                         emit(row.operator_id, DEPOSIT_CONFIRMED, _event_data(row))
+                        book.deposit_confirmed(row)  # the operator's ledger, same transaction
                         moved += 1
         return moved

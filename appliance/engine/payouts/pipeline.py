@@ -42,6 +42,7 @@ from appliance.engine.chain.base import (
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
 from appliance.engine.db import database
+from appliance.engine.ledger import book, controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.payouts import transactions
 from appliance.engine.payouts.fencing import VERIFIED_MARGIN, Fenced, Fencing, fence, restored_heights
@@ -205,6 +206,9 @@ class Pipeline:
             return self._wait(
                 payout, f"chain {payout.chain_id} is not configured on this deployment", timedelta(seconds=30)
             )
+        hold = self._held(payout, asset)
+        if hold is not None:  # looked at first (read only), so a held payout costs no chain call
+            return self._wait(payout, hold)
         custody = self.custody
         wallet = custody.payout_address
         # Fencing first, before funds: a restored copy finds what another copy already paid (and
@@ -259,6 +263,13 @@ class Pipeline:
                 nonce = transactions.reserve_nonce(
                     asset.chain_id, wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
                 )
+                # The operator's controls and ledger, after the wallet's lock (the order every
+                # reservation takes) and under the operator's balance row's lock (item 31.4).
+                hold = controls.hold_reason(
+                    payout, native_code=native.code, native=asset.kind == "native", fee_cost=gas_cost
+                )
+                if hold is not None:
+                    raise _FundsMoved(hold)
                 # Checked again under the wallet's lock (FOR UPDATE on PostgreSQL): another node
                 # may have signed from the same balance since the look above (issue 29, item 2).
                 short = self._short_of_funds(chain, asset, wallet, amount, value, gas_cost)
@@ -287,6 +298,17 @@ class Pipeline:
         except _FundsMoved as exc:  # rolled back: no nonce taken
             return self._wait(payout, str(exc))
         return Outcome()
+
+    def _held(self, payout: Payout, asset: Asset) -> str | None:
+        """The operator's controls as they stand (a pause, an approval, its 24 h volume, its
+        prefunded balance without the fee): checked again, with the fee, when reserving."""
+        return controls.hold_reason(
+            payout,
+            native_code=self.chains.native(asset.chain_id).code,
+            native=asset.kind == "native",
+            fee_cost=0,
+            lock=False,
+        )
 
     def _short_of_funds(
         self, chain: Chain, asset: Asset, wallet: str, amount: int, value: int, gas_cost: int
@@ -533,6 +555,8 @@ class Pipeline:
                     reason=shortfall
                     or "the transaction reverted on chain; nothing was paid (the network fee was)",
                 )
+            # The amount settled (or was released) in transition; the fee paid is the operator's too.
+            book.charge_fee(payout, self.chains.native(payout.chain_id).code)
             announce(payout, self.chains.native(payout.chain_id).code)
         return Outcome()
 

@@ -25,13 +25,21 @@ bp = Blueprint("payouts", __name__)
     guard=SIGNED_SUBMISSION,
     status=201,
     response=schemas.PayoutSubmitted,
-    errors=(409,),
+    errors=(409, 503),
     tags=["Payouts"],
     other_statuses=(200,),
     response_description="ACCEPTED (201) for a new instruction; REPLAYED (200) when the key was recognised",
 )
 def submit_payout(body: schemas.PayoutSubmit):
-    """Submit a payout instruction, idempotent on the Idempotency-Key."""
+    """Submit a payout instruction, idempotent on the Idempotency-Key.
+
+    The operator's spending controls, set by the deployment's administrator, answer before
+    anything is stored: 400 when `amountMinor` is above the operator's maximum per payout of the
+    asset (`errors[].field` "amountMinor") or when the operator has a destination allow-list on
+    the asset's chain and `destination` is not on it (`errors[].field` "destination"); 503 while
+    the operator is paused. A payout above the operator's approval threshold, beyond its rolling
+    24 h volume or (ledger mode prefunded) above its available balance is accepted and waits in
+    REQUESTED with the reason on its detail (docs/engine-treasury.md)."""
     admission = pending_admission()
     try:
         result, replayed = service.submit(

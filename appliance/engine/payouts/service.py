@@ -13,9 +13,10 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.group_commit import GroupCommit
-from appliance.common.problems import BadRequest, Conflict, NotFound
+from appliance.common.problems import ApiError, BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
 from appliance.engine.db import database
+from appliance.engine.ledger import controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, PayoutTransition
 from appliance.engine.payouts.state import record_new
 
@@ -101,6 +102,15 @@ def submit(
 
     def admission() -> tuple[dict[str, str], bool]:
         admit()
+        try:
+            # The operator's controls, read in this transaction: a pause committed before is seen.
+            controls.check_submission(operator_id, chain_id, asset, int(amount_minor), destination)
+        except ApiError:
+            # A retry of an instruction accepted before the controls changed is still a replay.
+            by_key, _ = _existing(operator_id, key, payout_id)
+            if by_key is not None and by_key.instruction_hash == digest:
+                return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
+            raise
         if record_new(payout):
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
         # The key or the payoutId is taken (a retry, or a submission committed or batched

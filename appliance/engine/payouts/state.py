@@ -18,6 +18,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new, insert_new
+from appliance.engine.ledger import book
 from appliance.engine.models import Payout, PayoutTransition
 
 STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
@@ -75,3 +76,5 @@ def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: 
     for name, value in changes.items():
         setattr(payout, name, value)
     insert_new(PayoutTransition(payout=payout.id, from_status=current, to_status=to, occurred_at=moment))
+    # The operator's ledger moves with the payout, in the same transaction (reserve, release, settle).
+    book.on_transition(payout, current, to)

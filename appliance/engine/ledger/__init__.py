@@ -1,0 +1,1 @@
+"""Per-operator double-entry ledger and spending controls (docs/engine-treasury.md)."""

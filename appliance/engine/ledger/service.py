@@ -1,0 +1,250 @@
+"""The administrator's side of the ledger and the controls (`appliance operator …`, `appliance
+payout approve|reject`): each change is one write transaction; answers are plain dicts (JSON)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from appliance.common import clock
+from appliance.common.db import locked, write_transaction
+from appliance.engine.chain.registry import LOCAL_CHAIN_ID, check_destination, eip55
+from appliance.engine.db import database
+from appliance.engine.ledger import book
+from appliance.engine.ledger.controls import LEDGER_MODES, UNLIMITED, control_of, needs_approval
+from appliance.engine.ledger.models import (
+    OperatorControl,
+    OperatorDestination,
+    OperatorLimit,
+    PayoutApproval,
+)
+from appliance.engine.models import Operator, Payout
+from appliance.engine.payouts.state import transition
+from appliance.engine.webhooks.events import PAYOUT_FAILED, emit
+
+AMOUNT = re.compile(r"[0-9]{1,78}")
+
+
+class LedgerError(Exception):
+    """A refused administrator's command; one line for the terminal."""
+
+
+def offered_assets(settings: Any) -> list[tuple[str, str]]:
+    """(chain id, asset code) of every asset the settings offer, without opening a chain."""
+    assets = [(LOCAL_CHAIN_ID, "ETH"), (LOCAL_CHAIN_ID, "USDC")] if settings.local_chain else []
+    for chain in settings.chains:
+        assets.extend((chain.id, asset.code) for asset in chain.assets)
+    return assets
+
+
+def resolve_asset(settings: Any, text: str) -> tuple[str, str]:
+    """``chainId:assetCode`` (an assetId of GET /v1/assets), or a code offered on one chain."""
+    offered = offered_assets(settings)
+    if ":" in text:
+        chain_id, _, code = text.partition(":")
+        if (chain_id, code) in offered:
+            return chain_id, code
+        raise LedgerError(f"asset {text} is not offered by this deployment")
+    matches = [pair for pair in offered if pair[1] == text]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise LedgerError(f"asset {text} is not offered by this deployment")
+    raise LedgerError(f"asset {text} is offered on several chains: name one as chainId:{text}")
+
+
+def parse_amount(text: str, *, option: str = "--amount") -> int:
+    if not AMOUNT.fullmatch(text) or int(text) == 0:
+        raise LedgerError(f"{option} must be a positive whole number of minor units (wei, not ETH)")
+    return int(text)
+
+
+def _operator(operator_id: str) -> None:
+    if Operator.get_or_none(Operator.id == operator_id) is None:
+        raise LedgerError(f"no operator {operator_id}")
+
+
+def _control(operator_id: str) -> OperatorControl:
+    """The operator's control row, locked, created with the defaults (unlimited, not paused)."""
+    query = OperatorControl.select().where(OperatorControl.operator == operator_id)
+    row = locked(query).get_or_none()
+    if row is None:
+        OperatorControl.insert(
+            operator=operator_id, ledger_mode=UNLIMITED, paused=False, updated_at=clock.now()
+        ).on_conflict_ignore().execute()
+        row = locked(query).get()  # a fresh query (first() would answer its cached None)
+    return row
+
+
+def adjust(
+    operator_id: str, chain_id: str, code: str, amount: int, *, memo: str, actor: str
+) -> dict[str, Any]:
+    if not memo.strip():
+        raise LedgerError("--memo is required: say why the balance is adjusted")
+    with write_transaction(database):
+        _operator(operator_id)
+        journal = book.adjust(operator_id, chain_id, code, amount, memo=memo, actor=actor)
+    return {"journalId": journal, **balance(operator_id)}
+
+
+def set_ledger_mode(operator_id: str, mode: str) -> dict[str, Any]:
+    if mode not in LEDGER_MODES:
+        raise LedgerError(f"ledger mode must be one of {', '.join(LEDGER_MODES)}")
+    with write_transaction(database):
+        _operator(operator_id)
+        _control(operator_id)
+        OperatorControl.update(ledger_mode=mode, updated_at=clock.now()).where(
+            OperatorControl.operator == operator_id
+        ).execute()
+    return controls(operator_id)
+
+
+def set_paused(operator_id: str, paused: bool, actor: str) -> dict[str, Any]:
+    with write_transaction(database):
+        _operator(operator_id)
+        _control(operator_id)
+        OperatorControl.update(
+            paused=paused,
+            paused_by=actor if paused else None,
+            paused_at=clock.now() if paused else None,
+            updated_at=clock.now(),
+        ).where(OperatorControl.operator == operator_id).execute()
+    return controls(operator_id)
+
+
+def set_limits(operator_id: str, chain_id: str, code: str, changes: dict[str, str | None]) -> dict[str, Any]:
+    """``changes``: max_payout_minor, daily_volume_minor, approval_above_minor; a value "none"
+    removes that limit, an absent key leaves it."""
+    values: dict[str, str | None] = {}
+    for name, text in changes.items():
+        if text is None:
+            continue
+        values[name] = None if text.lower() == "none" else str(parse_amount(text, option=name))
+    with write_transaction(database):
+        _operator(operator_id)
+        OperatorLimit.insert(
+            operator=operator_id, chain_id=chain_id, asset_code=code, updated_at=clock.now()
+        ).on_conflict_ignore().execute()
+        OperatorLimit.update(**values, updated_at=clock.now()).where(
+            (OperatorLimit.operator == operator_id)
+            & (OperatorLimit.chain_id == chain_id)
+            & (OperatorLimit.asset_code == code)
+        ).execute()
+    return controls(operator_id)
+
+
+def set_destination(operator_id: str, chain_id: str, address: str, allowed: bool) -> dict[str, Any]:
+    try:
+        check_destination(address)
+    except Exception:
+        raise LedgerError(
+            "the address must be 0x and 40 hex digits (a valid EIP-55 checksum if mixed case)"
+        ) from None
+    with write_transaction(database):
+        _operator(operator_id)
+        if allowed:
+            OperatorDestination.insert(
+                operator=operator_id, chain_id=chain_id, address=eip55(address), created_at=clock.now()
+            ).on_conflict_ignore().execute()
+        else:
+            OperatorDestination.delete().where(
+                (OperatorDestination.operator == operator_id)
+                & (OperatorDestination.chain_id == chain_id)
+                & (OperatorDestination.address == eip55(address))
+            ).execute()
+    return controls(operator_id)
+
+
+def controls(operator_id: str) -> dict[str, Any]:
+    _operator(operator_id)
+    control = control_of(operator_id)
+    limits = OperatorLimit.select().where(OperatorLimit.operator == operator_id).order_by(OperatorLimit.id)
+    destinations = (
+        OperatorDestination.select()
+        .where(OperatorDestination.operator == operator_id)
+        .order_by(OperatorDestination.id)
+    )
+    return {
+        "operatorId": operator_id,
+        "ledgerMode": control.ledger_mode if control else UNLIMITED,
+        "paused": bool(control and control.paused),
+        "pausedBy": control.paused_by if control else None,
+        "pausedAt": clock.iso(control.paused_at) if control and control.paused_at else None,
+        "limits": [
+            {
+                "assetId": f"{row.chain_id}:{row.asset_code}",
+                "maxPayoutMinor": row.max_payout_minor,
+                "dailyVolumeMinor": row.daily_volume_minor,
+                "approvalAboveMinor": row.approval_above_minor,
+            }
+            for row in limits
+        ],
+        "allowedDestinations": [{"chainId": row.chain_id, "address": row.address} for row in destinations],
+    }
+
+
+def balance(operator_id: str) -> dict[str, Any]:
+    _operator(operator_id)
+    control = control_of(operator_id)
+    rows = []
+    for (chain_id, code), accounts in sorted(book.balances(operator_id).items()):
+        rows.append(
+            {
+                "assetId": f"{chain_id}:{code}",
+                "chainId": chain_id,
+                "assetCode": code,
+                "availableMinor": str(accounts[book.BALANCE]),
+                "inFlightMinor": str(accounts[book.IN_FLIGHT]),
+                "depositedMinor": str(-accounts[book.DEPOSITS]),
+                "paidOutMinor": str(accounts[book.PAID_OUT]),
+                "networkFeesMinor": str(accounts[book.FEES]),
+                "adjustmentsMinor": str(-accounts[book.ADJUSTMENTS]),
+            }
+        )
+    return {
+        "operatorId": operator_id,
+        "ledgerMode": control.ledger_mode if control else UNLIMITED,
+        "balances": rows,
+    }
+
+
+def decide(payout: Payout, approve: bool, actor: str, memo: str | None = None) -> dict[str, Any]:
+    """An administrator's approval or rejection of a payout above its operator's threshold: the
+    decision (who, when) is recorded once; a rejection makes the payout FAILED with the reason."""
+    moment = clock.now()
+    with write_transaction(database):
+        payout = Payout.get_by_id(payout.id)
+        if payout.status != "REQUESTED":
+            raise LedgerError(
+                f"payout {payout.payout_id} is {payout.status}: only a REQUESTED payout is decided"
+            )
+        if not needs_approval(payout):
+            raise LedgerError(
+                f"payout {payout.payout_id} is not above its operator's approval threshold: nothing to decide"
+            )
+        if PayoutApproval.get_or_none(PayoutApproval.payout == payout.id) is not None:
+            raise LedgerError(f"payout {payout.payout_id} is already decided")
+        decision = "approved" if approve else "rejected"
+        PayoutApproval.create(payout=payout.id, decision=decision, decided_by=actor, decided_at=moment)
+        if not approve:
+            transition(
+                payout,
+                "FAILED",
+                reason=f"rejected by the administrator {actor} at {clock.iso(moment)}"
+                + (f": {memo}" if memo else "")
+                + "; nothing was signed or paid",
+            )
+            from appliance.engine.payouts.service import entry
+
+            emit(payout.operator_id, PAYOUT_FAILED, {**entry(payout), "networkFeeMinor": None})
+        else:
+            # Looked at again at once by the pipeline.
+            Payout.update(next_attempt_at=moment).where(Payout.id == payout.id).execute()
+    return {
+        "payoutId": payout.payout_id,
+        "operatorId": payout.operator_id,
+        "decision": decision,
+        "decidedBy": actor,
+        "decidedAt": clock.iso(moment),
+        "status": payout.status,
+    }
