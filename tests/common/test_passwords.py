@@ -11,3 +11,12 @@ def test_a_password_verifies_against_its_hash_and_a_wrong_one_does_not() -> None
 def test_verifying_without_a_hash_is_false() -> None:
     assert not verify_password(None, "placeholder-password-for-timing")
     assert not verify_password("not-a-hash", "anything")
+
+
+def test_the_placeholder_for_missing_accounts_costs_what_a_real_hash_costs() -> None:
+    """The placeholder is a fixed string; its parameters must stay the hasher's, or a wrong email
+    would answer faster than a wrong password."""
+    from appliance.common import passwords
+
+    assert not passwords.needs_rehash(passwords._PLACEHOLDER)
+    assert passwords._hasher.verify(passwords._PLACEHOLDER, "placeholder-password-for-timing")
