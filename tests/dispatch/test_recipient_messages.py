@@ -4,6 +4,7 @@ order's history, retries while the provider is down, settings, languages and the
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -12,6 +13,8 @@ from appliance.common import clock
 from appliance.dispatch.messages.outbox import queue
 from appliance.dispatch.messages.secrets import unseal
 from appliance.dispatch.models import (
+    CourierLocation,
+    JobLease,
     Order,
     OrderEvent,
     OutgoingMail,
@@ -109,6 +112,8 @@ def test_with_the_smpp_server_down_status_changes_go_through_and_the_message_is_
     set_up_sms(dispatch_client, owner, port)
     order = assigned_order(dispatch_client, dispatcher, courier)
     assert courier_status(dispatch_client, courier, order["id"], status="picked_up").status_code == 200
+    # The requests never touched the provider: their messages wait, untried, for the worker.
+    assert [(r.status, r.attempts) for r in RecipientMessage.select()] == [("queued", 0), ("queued", 0)]
     with dispatch_app.app_context():
         sender.run_pass()
     rows = list(RecipientMessage.select().order_by(RecipientMessage.id))
@@ -312,3 +317,67 @@ def test_creating_an_order_with_a_bad_language_or_email_is_a_400(dispatch_client
         assert response.status_code == 400, extra
     assert OrderEvent.select().count() == 0
     assert create_order(dispatch_client, dispatcher, recipientLanguage="en")["recipientLanguage"] == "en"
+
+
+def test_the_recipient_hears_arriving_from_the_estimate_and_late_when_it_passes_the_window(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    set_up_sms(dispatch_client, owner, free_port(), events=["arriving", "late"], arrivingMinutes=10)
+    window_end = clock.iso(clock.now() - timedelta(minutes=30))
+    near = assigned_order(dispatch_client, dispatcher, courier)
+    overdue = assigned_order(
+        dispatch_client,
+        dispatcher,
+        courier,
+        deliveryWindowStart=clock.iso(clock.now() - timedelta(hours=1)),
+        deliveryWindowEnd=window_end,
+    )
+    assert courier_status(dispatch_client, courier, near["id"], status="picked_up").status_code == 200
+    CourierLocation.create(
+        courier=courier.courier.id,
+        lat=near["pin"]["lat"],
+        lon=near["pin"]["lon"] + 0.001,
+        captured_at=clock.now(),
+        received_at=clock.now(),
+    )
+    sender.estimate_every_seconds = 0
+    with dispatch_app.app_context():
+        sender.run_pass()
+        sender.run_pass()  # a second look queues nothing twice
+    rows = {(r.order_id, r.event): json.loads(r.data) for r in RecipientMessage.select()}
+    assert set(rows) == {(int(near["id"]), "arriving"), (int(overdue["id"]), "late")}
+    assert rows[(int(near["id"]), "arriving")]["minutes"] <= 10
+    assert rows[(int(overdue["id"]), "late")]["minutes"] >= 30
+
+
+def test_the_throughput_limit_spaces_submissions_to_the_providers_rate(monkeypatch) -> None:
+    from appliance.dispatch.messages import smpp
+
+    now = [100.0]
+    slept: list[float] = []
+    monkeypatch.setattr(smpp.time, "monotonic", lambda: now[0])
+
+    def sleep(seconds: float) -> None:
+        slept.append(round(seconds, 6))
+        now[0] += seconds
+
+    monkeypatch.setattr(smpp.time, "sleep", sleep)
+    provider = smpp.Provider("127.0.0.1", 1, "arev", "pw", "Arev", False, per_second=4)
+    session = smpp.SmppSession(provider, lambda *_: None)
+    for _ in range(3):
+        session._pace()
+    assert slept == [0.25, 0.25]  # the first goes at once, then one every 1/4 s
+
+
+def test_another_process_sending_for_the_provider_leaves_the_messages_queued(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, company, sender
+) -> None:
+    set_up_sms(dispatch_client, owner, free_port())
+    assigned_order(dispatch_client, dispatcher, courier)
+    JobLease.create(
+        name=f"smpp:{company.id}", holder="other-host:1:1", lease_until=clock.now() + timedelta(minutes=1)
+    )
+    with dispatch_app.app_context():
+        assert sender.run_pass() == 0
+    row = RecipientMessage.get()
+    assert row.status == "queued" and row.attempts == 0 and row.next_attempt_at > clock.now()
