@@ -2,7 +2,7 @@
 // recipient-message tests: node smpp_server.js PORT SYSTEM_ID PASSWORD RECEIPT_DELAY_MS
 // It answers binds (refusing wrong credentials), acknowledges every submit_sm with a message id,
 // and RECEIPT_DELAY_MS later sends a delivery receipt (deliver_sm, stat:DELIVRD) on the session
-// that submitted, or, when that session has closed, keeps it for the next session that binds (as
+// that submitted (a number ending in 0000 is refused: ESME_RINVDSTADR), or, when that session has closed, keeps it for the next session that binds (as
 // a provider stores receipts for an absent client). Every PDU it receives is printed as a JSON line.
 "use strict";
 const path = require("path");
@@ -57,6 +57,11 @@ const server = smpp.createServer((session) => {
     });
   }
   session.on("submit_sm", (pdu) => {
+    if (pdu.destination_addr.endsWith("0000")) {  // a number the provider refuses
+      report({ event: "submit_sm_refused", destination_addr: pdu.destination_addr });
+      session.send(pdu.response({ command_status: smpp.ESME_RINVDSTADR }));
+      return;
+    }
     const id = `m${nextId++}`;
     const body = pdu.short_message || {};
     const text = typeof body.message === "string" ? body.message : String(body.message || body);

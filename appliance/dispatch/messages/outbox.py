@@ -47,6 +47,8 @@ def queue(
     moment = clock.now()
     for channel, address in channels(settings, order):
         key = f"{order.id}:{order.attempt}:{event}:{channel}" if once else None
+        if key is not None and RecipientMessage.select().where(RecipientMessage.dedupe_key == key).exists():
+            continue  # queued before (the unique key also stops a concurrent second insert)
         row_id = (
             RecipientMessage.insert(
                 company=order.company_id,

@@ -19,6 +19,8 @@ from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
+import smpplib.exceptions
+
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.holders import process_holder
@@ -166,6 +168,13 @@ class RecipientSender:
                 ).execute()
         return True
 
+    def _renew(self, company_id: int, row_ids: list[int]) -> None:
+        until = clock.now() + LEASE
+        JobLease.update(lease_until=until).where(
+            (JobLease.name == f"smpp:{company_id}") & (JobLease.holder == process_holder())
+        ).execute()
+        RecipientMessage.update(lease_until=until).where(RecipientMessage.id.in_(row_ids)).execute()
+
     def _free_provider(self, company_id: int) -> None:
         JobLease.update(holder=None, lease_until=None).where(
             (JobLease.name == f"smpp:{company_id}") & (JobLease.holder == process_holder())
@@ -183,13 +192,24 @@ class RecipientSender:
             return 0
         sent = 0
         pending = list(row_ids)
+        renewed = time.monotonic()
         try:
             with SmppSession(
                 provider_of(self.master_key, settings), self._receipt(company_id), timeout=self.timeout
             ) as session:
                 while pending:
+                    if time.monotonic() - renewed > LEASE.total_seconds() / 4:
+                        # A long batch at a low rate: keep the rows and the provider ours.
+                        self._renew(company_id, pending)
+                        renewed = time.monotonic()
                     row, text = self._render(pending[0])
-                    message_id = session.submit(row.to_address, text)
+                    try:
+                        message_id = session.submit(row.to_address, text)
+                    except smpplib.exceptions.PDUError as exc:
+                        # The provider refused this message (a bad number, throttling): it alone
+                        # waits and tries again; the session and the others go on.
+                        self._failed_attempt(pending.pop(0), f"refused by the provider: {exc}")
+                        continue
                     pending.pop(0)
                     self._mark_sent(row, provider_id=message_id)
                     sent += 1
