@@ -397,3 +397,37 @@ def test_a_number_the_provider_refuses_waits_alone_while_the_others_go_out(
     waiting = rows[int(refused["id"])]
     assert (waiting.status, waiting.attempts) == ("queued", 1) and "refused" in waiting.last_error
     assert rows[int(fine["id"])].status in {"sent", "delivered"}
+
+
+def test_the_queue_of_messages_waiting_for_the_provider_shows_in_metrics(
+    dispatch_client, owner, dispatcher, courier
+) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    set_up_sms(dispatch_client, owner, free_port())
+    assigned_order(dispatch_client, dispatcher, courier)
+    text = dispatch_client.get("/metrics").get_data(as_text=True)
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    assert samples[("appliance_queue_depth", frozenset({"queue": "recipient_messages"}.items()))] == 1
+
+
+def test_the_openapi_document_describes_the_messages_and_the_recipients_language(dispatch_client) -> None:
+    document = dispatch_client.get("/openapi.json").json
+    for path in (
+        "/company/messages",
+        "/orders/{order_id}/messages",
+        "/orders/{order_id}/messages/late",
+        "/orders/{order_id}/messages/late/preview",
+    ):
+        assert path in document["paths"], path
+    create = document["components"]["schemas"]["OrderCreate"]["properties"]
+    assert "recipientLanguage" in create and "recipientEmail" in create
+    assert "hy" in json.dumps(create["recipientLanguage"])
+    patch = document["components"]["schemas"]["MessageSettingsPatch"]["properties"]
+    assert "smppPassword" in patch
+    out = document["components"]["schemas"]["MessageSettingsOut"]["properties"]
+    assert "smppPassword" not in out and "hasSmppPassword" in out
