@@ -62,12 +62,15 @@ class SmppServer:
 
 
 @contextlib.contextmanager
-def running_smpp(port: int, *, receipt_delay_ms: int = 100) -> Iterator[SmppServer]:
+def running_smpp(
+    port: int, *, receipt_delay_ms: int = 100, tls: tuple[Path, Path] | None = None
+) -> Iterator[SmppServer]:
+    """The server on 127.0.0.1:port; ``tls`` (certificate, key) makes it TLS from the first byte."""
     node = shutil.which("node")
     if node is None or not PACKAGE.exists():
         pytest.skip("the npm package smpp is not installed: `make setup` installs it (needs npm)")
     process = subprocess.Popen(
-        [node, str(SCRIPT), str(port), SYSTEM_ID, PASSWORD, str(receipt_delay_ms)],
+        [node, str(SCRIPT), str(port), SYSTEM_ID, PASSWORD, str(receipt_delay_ms), *map(str, tls or ())],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

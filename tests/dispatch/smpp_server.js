@@ -1,5 +1,6 @@
 // A real SMPP 3.4 server (the npm package `smpp`, installed by `make setup` into .tools) for the
-// recipient-message tests: node smpp_server.js PORT SYSTEM_ID PASSWORD RECEIPT_DELAY_MS
+// recipient-message tests: node smpp_server.js PORT SYSTEM_ID PASSWORD RECEIPT_DELAY_MS [CERT KEY]
+// (with CERT and KEY it speaks TLS from the first byte).
 // It answers binds (refusing wrong credentials), acknowledges every submit_sm with a message id,
 // and RECEIPT_DELAY_MS later sends a delivery receipt (deliver_sm, stat:DELIVRD) on the session
 // that submitted (a number ending in 0000 is refused: ESME_RINVDSTADR), or, when that session has closed, keeps it for the next session that binds (as
@@ -8,7 +9,9 @@
 const path = require("path");
 const smpp = require(path.join(__dirname, "..", "..", ".tools", "node_modules", "smpp"));
 
-const [port, systemId, password, delayArg] = process.argv.slice(2);
+const fs = require("fs");
+const [port, systemId, password, delayArg, certPath, keyPath] = process.argv.slice(2);
+const tlsOptions = certPath ? { cert: fs.readFileSync(certPath), key: fs.readFileSync(keyPath) } : {};
 const delay = Number(delayArg || 100);
 const kept = [];
 const bound = new Set();
@@ -40,7 +43,7 @@ function deliver(session, id) {
   }
 }
 
-const server = smpp.createServer((session) => {
+const server = smpp.createServer(tlsOptions, (session) => {
   session.on("error", () => {});
   session.on("close", () => bound.delete(session));
   for (const command of ["bind_transceiver", "bind_transmitter", "bind_receiver"]) {

@@ -431,3 +431,26 @@ def test_the_openapi_document_describes_the_messages_and_the_recipients_language
     assert "smppPassword" in patch
     out = document["components"]["schemas"]["MessageSettingsOut"]["properties"]
     assert "smppPassword" not in out and "hasSmppPassword" in out
+
+
+def test_a_provider_offering_tls_is_reached_over_tls_and_an_untrusted_certificate_sends_nothing(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender, tmp_path
+) -> None:
+    from tests.engine.tls_receiver import make_ca_and_server_cert
+
+    ca, cert, key = make_ca_and_server_cert(tmp_path)
+    port = free_port()
+    with running_smpp(port, tls=(cert, key)) as smsc:
+        set_up_sms(dispatch_client, owner, port, smppTls=True, events=["assigned"])
+        assigned_order(dispatch_client, dispatcher, courier)
+        # Without the test authority the certificate is not trusted: nothing is sent, it waits.
+        with dispatch_app.app_context():
+            sender.run_pass()
+        row = RecipientMessage.get()
+        assert (row.status, row.attempts) == ("queued", 1) and "CERTIFICATE_VERIFY_FAILED" in row.last_error
+        sender.ca_file = str(ca)
+        clock.advance(timedelta(minutes=1))
+        with dispatch_app.app_context():
+            sender.run_pass()
+        assert smsc.wait_for("submit_sm")["data_coding"] == 8
+    assert RecipientMessage.get().status in {"sent", "delivered"}

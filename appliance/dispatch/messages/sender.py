@@ -78,6 +78,7 @@ class RecipientSender:
         receipt_poll_seconds: float = 60.0,
         estimate_every_seconds: float = 30.0,
         timeout: float = 10.0,
+        ca_file: str = "",
     ) -> None:
         self.app_settings = app_settings
         self.master_key = master_key
@@ -87,6 +88,7 @@ class RecipientSender:
         self.receipt_poll_seconds = receipt_poll_seconds
         self.estimate_every_seconds = estimate_every_seconds
         self.timeout = timeout
+        self.ca_file = ca_file  # a private certificate authority for providers' TLS, beside the system's
         self._last_listen: dict[int, float] = {}
         self._last_estimate = -math.inf
         self.queue = LeasedQueue(
@@ -195,7 +197,10 @@ class RecipientSender:
         renewed = time.monotonic()
         try:
             with SmppSession(
-                provider_of(self.master_key, settings), self._receipt(company_id), timeout=self.timeout
+                provider_of(self.master_key, settings),
+                self._receipt(company_id),
+                timeout=self.timeout,
+                ca_file=self.ca_file,
             ) as session:
                 while pending:
                     if time.monotonic() - renewed > LEASE.total_seconds() / 4:
@@ -250,7 +255,10 @@ class RecipientSender:
             try:
                 callback = self._receipt(company_id, counted)
                 with SmppSession(
-                    provider_of(self.master_key, settings), callback, timeout=self.timeout
+                    provider_of(self.master_key, settings),
+                    callback,
+                    timeout=self.timeout,
+                    ca_file=self.ca_file,
                 ) as session:
                     session.listen(self.listen_seconds)
             except SmppError as exc:

@@ -73,12 +73,23 @@ def _address(value: str) -> tuple[int, int, str]:
 
 class SmppSession:
     def __init__(
-        self, provider: Provider, on_receipt: Callable[[str, str], None], *, timeout: float = 10.0
+        self,
+        provider: Provider,
+        on_receipt: Callable[[str, str], None],
+        *,
+        timeout: float = 10.0,
+        ca_file: str = "",
     ) -> None:
         self.provider = provider
         self.on_receipt = on_receipt
         self.timeout = timeout
-        context = ssl.create_default_context() if provider.tls else None
+        # TLS checks the provider's certificate and name against the system store (plus
+        # ``ca_file``, a private authority, when given).
+        context = None
+        if provider.tls:
+            context = ssl.create_default_context()
+            if ca_file:
+                context.load_verify_locations(cafile=ca_file)
         self.client = smpplib.client.Client(
             provider.host,
             provider.port,
@@ -94,7 +105,14 @@ class SmppSession:
 
     def __enter__(self) -> SmppSession:
         try:
-            self.client.connect()
+            try:
+                self.client.connect()
+            except smpplib.exceptions.ConnectionError as exc:
+                # smpplib calls every socket error "Connection refused": keep the real cause (an
+                # untrusted certificate, a timeout) for the message's last error.
+                cause = exc.__context__ or exc
+                where = f"{self.provider.host}:{self.provider.port}"
+                raise smpplib.exceptions.ConnectionError(f"cannot connect to {where}: {cause}") from exc
             self.client.bind_transceiver(system_id=self.provider.system_id, password=self.provider.password)
         except BaseException:
             self.client.disconnect()
