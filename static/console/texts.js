@@ -124,7 +124,7 @@ const MESSAGE_TEXTS = {
     segment: "SMS", segments: "SMS", noChannel: "SMS կամ էլ. փոստ կարգավորված չէ (Ընկերություն)", lateQueued: "Ուղարկվում է ստացողին",
     makeLate: "Նախադիտում", sendLate: "Ուղարկել ստացողին",
     msgEvent_assigned: "նշանակված", msgEvent_picked_up: "վերցված", msgEvent_arriving: "մոտենում է", msgEvent_delivered: "առաքված", msgEvent_failed: "չհաջողված", msgEvent_late: "ուշանում է",
-    audit_message_sent: "հաղորդագրություն ուղարկված", audit_message_delivered: "հաղորդագրությունը հասավ", audit_message_undelivered: "հաղորդագրությունը չհասավ", audit_message_failed: "հաղորդագրությունը չուղարկվեց",
+    audit_message_sent: "հաղորդագրություն ուղարկված", audit_message_delivered: "հաղորդագրությունը հասավ", audit_message_undelivered: "հաղորդագրությունը չհասավ", audit_message_failed: "հաղորդագրությունը չուղարկվեց", audit_message_skipped: "հաղորդագրությունը հնացավ",
   },
   ru: {
     messagesTitle: "Сообщения получателям", messagesHelp: "SMS через вашего SMPP-провайдера и e-mail, на языке получателя, со ссылкой отслеживания.",
@@ -136,7 +136,7 @@ const MESSAGE_TEXTS = {
     segment: "SMS", segments: "SMS", noChannel: "SMS или e-mail не настроены (Компания)", lateQueued: "Отправляется получателю",
     makeLate: "Предпросмотр", sendLate: "Отправить получателю",
     msgEvent_assigned: "назначен", msgEvent_picked_up: "забран", msgEvent_arriving: "подъезжает", msgEvent_delivered: "доставлен", msgEvent_failed: "не доставлен", msgEvent_late: "опаздывает",
-    audit_message_sent: "сообщение отправлено", audit_message_delivered: "сообщение доставлено", audit_message_undelivered: "сообщение не доставлено", audit_message_failed: "сообщение не отправлено",
+    audit_message_sent: "сообщение отправлено", audit_message_delivered: "сообщение доставлено", audit_message_undelivered: "сообщение не доставлено", audit_message_failed: "сообщение не отправлено", audit_message_skipped: "сообщение устарело",
   },
   en: {
     messagesTitle: "Messages to recipients", messagesHelp: "SMS through your SMPP provider and e-mail, in the recipient's language, with the tracking link.",
@@ -148,7 +148,7 @@ const MESSAGE_TEXTS = {
     segment: "SMS", segments: "SMS", noChannel: "no SMS or e-mail is set up (Company)", lateQueued: "Sending to the recipient",
     makeLate: "Preview", sendLate: "Send to the recipient",
     msgEvent_assigned: "assigned", msgEvent_picked_up: "picked up", msgEvent_arriving: "arriving", msgEvent_delivered: "delivered", msgEvent_failed: "failed", msgEvent_late: "late",
-    audit_message_sent: "message sent", audit_message_delivered: "message delivered", audit_message_undelivered: "message not delivered", audit_message_failed: "message not sent",
+    audit_message_sent: "message sent", audit_message_delivered: "message delivered", audit_message_undelivered: "message not delivered", audit_message_failed: "message not sent", audit_message_skipped: "message outdated, not sent",
   },
 };
 for (const [language, words] of Object.entries(MESSAGE_TEXTS)) { Object.assign(TEXTS[language], words); }

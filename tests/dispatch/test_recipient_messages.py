@@ -454,3 +454,27 @@ def test_a_provider_offering_tls_is_reached_over_tls_and_an_untrusted_certificat
             sender.run_pass()
         assert smsc.wait_for("submit_sm")["data_coding"] == 8
     assert RecipientMessage.get().status in {"sent", "delivered"}
+
+
+def test_news_the_order_overtook_while_the_provider_was_down_is_skipped_not_sent(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    port = free_port()
+    set_up_sms(
+        dispatch_client, owner, port, events=["assigned", "picked_up", "delivered"], defaultLanguage="en"
+    )
+    order = assigned_order(dispatch_client, dispatcher, courier)
+    with dispatch_app.app_context():
+        sender.run_pass()  # the provider is down: "assigned" waits
+    courier_status(dispatch_client, courier, order["id"], status="picked_up")
+    courier_status(dispatch_client, courier, order["id"], status="delivered")
+    clock.advance(timedelta(minutes=1))
+    with running_smpp(port) as smsc:
+        with dispatch_app.app_context():
+            sender.run_pass()
+        assert "was delivered" in smsc.wait_for("submit_sm")["text"]
+        smsc.wait_for("deliver_sm_resp")
+        assert [e for e in smsc.drain() if e["event"] == "submit_sm"] == []  # nothing else went out
+    statuses = {r.event: r.status for r in RecipientMessage.select()}
+    assert statuses == {"assigned": "skipped", "picked_up": "skipped", "delivered": "delivered"}
+    assert "message_skipped" in [e["kind"] for e in history(dispatch_client, dispatcher, order["id"])]

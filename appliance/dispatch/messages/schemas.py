@@ -87,7 +87,7 @@ class MessageOut(BaseModel):
     channel: Literal["sms", "email"]
     to: str
     language: Language
-    status: Literal["queued", "sent", "delivered", "undelivered", "failed"]
+    status: Literal["queued", "sent", "delivered", "undelivered", "failed", "skipped"]
     segments: int | None
     attempts: int
     lastError: str | None

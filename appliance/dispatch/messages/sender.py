@@ -34,7 +34,7 @@ from appliance.dispatch.messages.service import recipient_link, settings_of, tex
 from appliance.dispatch.messages.smpp import Provider, SmppError, SmppSession
 from appliance.dispatch.messages.texts import sms_shape
 from appliance.dispatch.models import Company, Courier, JobLease, Order, RecipientMessage, RecipientSettings
-from appliance.dispatch.orders.state import audit
+from appliance.dispatch.orders.state import FINAL, audit
 from appliance.dispatch.routing.engines import Router
 from appliance.dispatch.routing.memo import RouteMemo
 from appliance.settings import Settings
@@ -110,7 +110,10 @@ class RecipientSender:
         for row in (
             RecipientMessage.select().where(RecipientMessage.id.in_(ids)).order_by(RecipientMessage.id)
         ):
-            if row.channel == "email":
+            if self._outdated(row):
+                self._skip(row.id)
+                handled += 1
+            elif row.channel == "email":
                 handled += self._hand_to_mail(row.id)
             else:
                 by_company[row.company_id].append(row.id)
@@ -123,6 +126,15 @@ class RecipientSender:
         run_worker("recipient-messages", database, stop, self.run_pass, idle_seconds=interval)
 
     # -- texts ------------------------------------------------------------------------------------
+
+    def _outdated(self, row: RecipientMessage) -> bool:
+        """A message the order has overtaken while it waited (a provider down for an hour): news of
+        an earlier attempt, of a cancelled order, or "on its way"/"arriving"/"late" once the order
+        is delivered or failed. It would only confuse the recipient."""
+        order = Order.get_by_id(row.order_id)
+        if order.attempt != row.attempt or order.status == "cancelled":
+            return True
+        return order.status in FINAL and row.event in ("assigned", "picked_up", "arriving", "late")
 
     def _render(self, row_id: int) -> tuple[RecipientMessage, str]:
         """The row and its text, the link issued or reused in this transaction; the row keeps the
@@ -314,6 +326,14 @@ class RecipientSender:
             self._give_up(row_id, error)
             return
         self.queue.retry_later(row_id, error)
+
+    def _skip(self, row_id: int) -> None:
+        with write_transaction(database):
+            row = RecipientMessage.get_by_id(row_id)
+            RecipientMessage.update(
+                status="skipped", lease_until=None, lease_holder=None, last_error="outdated by the order"
+            ).where(RecipientMessage.id == row_id).execute()
+            self._history(row, "message_skipped")
 
     def _give_up(self, row_id: int, error: str) -> None:
         with write_transaction(database):

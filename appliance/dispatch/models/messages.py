@@ -49,7 +49,8 @@ class RecipientMessage(BaseModel):
     dedupe_key = peewee.CharField(max_length=80, null=True, unique=True)
     body = peewee.TextField(null=True)  # the text as sent, its link token replaced by {token}
     segments = peewee.IntegerField(null=True)
-    # queued → sent → delivered | undelivered (the provider's receipt); failed when given up.
+    # queued → sent → delivered | undelivered (the provider's receipt); failed when given up;
+    # skipped when the order overtook it while it waited (sender._outdated).
     status = peewee.CharField(max_length=16, default="queued")
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(null=True)
