@@ -304,6 +304,7 @@ export class Board {
       const parts = editing.addressDetails || {};
       DOOR.forEach((part) => { $("o-" + part).value = parts[part] || ""; });
       $("o-note").value = editing.noteToCourier || ""; $("o-ref").value = editing.externalRef || "";
+      $("o-lang").value = editing.recipientLanguage || ""; $("o-email").value = editing.recipientEmail || "";
     }
     dialog.showModal();
     if (!this.picker) {
@@ -337,6 +338,8 @@ export class Board {
       deliveryWindowStart: fromYerevanLocal($("o-from").value), deliveryWindowEnd: fromYerevanLocal($("o-until").value),
       pin: {lat: lat, lon: lon},
       externalRef: optional("o-ref"), noteToCourier: optional("o-note"), addressDetails: null,
+      // Messages to the recipient (docs/recipient-messages.md): their language, an e-mail address.
+      recipientLanguage: $("o-lang").value || null, recipientEmail: optional("o-email"),
     };
     DOOR.forEach((part) => { if (optional("o-" + part)) { body.addressDetails = Object.assign(body.addressDetails || {}, {[part]: optional("o-" + part)}); } });
     if (body.isCod && $("o-cod-amount").value) { body.codAmountAmd = parseInt($("o-cod-amount").value, 10); }

@@ -85,6 +85,9 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         _fill_order(page, "Tigran Mkrtchyan", "+37477000111", "Թումանյան 5", ROAD_C)
         page.fill("#o-amount", "7000")
         page.check("#o-cod")
+        # Tigran reads Russian and gets e-mail too; Gayane gets the company's default language.
+        page.select_option("#o-lang", "ru")
+        page.fill("#o-email", "tigran@example.am")
         page.click("#order-save")
         wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=ready]').length === 2")
 
@@ -93,6 +96,9 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         assert (round(gayane.lat, 5), round(gayane.lon, 5)) == (round(ROAD_B[0], 5), round(ROAD_B[1], 5))
         assert gayane.otp_required and created["Tigran Mkrtchyan"].is_cod
         assert created["Tigran Mkrtchyan"].cod_amount_amd == 7000
+        tigran = created["Tigran Mkrtchyan"]
+        assert (tigran.recipient_language, tigran.recipient_email) == ("ru", "tigran@example.am")
+        assert (gayane.recipient_language, gayane.recipient_email) == (None, None)
         assert page.inner_text("[data-count='ready']") == "2"
         assert wait_until(page, "document.querySelectorAll('.map-marker.order').length") == 2
 
