@@ -478,3 +478,19 @@ def test_news_the_order_overtook_while_the_provider_was_down_is_skipped_not_sent
     statuses = {r.event: r.status for r in RecipientMessage.select()}
     assert statuses == {"assigned": "skipped", "picked_up": "skipped", "delivered": "delivered"}
     assert "message_skipped" in [e["kind"] for e in history(dispatch_client, dispatcher, order["id"])]
+
+
+def test_an_imported_day_carries_each_recipients_language_and_email(dispatch_client, dispatcher) -> None:
+    from tests.dispatch.import_helpers import csv_bytes, post_csv, row
+
+    rows = [
+        row(1, Լեզու="Русский", email="one@example.am"),
+        row(2, Լեզու="en"),
+        row(3),
+        row(4, Լեզու="de"),
+    ]
+    answer = post_csv(dispatch_client, dispatcher, csv_bytes(rows))
+    assert answer.status_code in (200, 201), answer.json
+    stored = {o.external_ref: (o.recipient_language, o.recipient_email) for o in Order.select()}
+    assert stored == {"SHOP-1": ("ru", "one@example.am"), "SHOP-2": ("en", None), "SHOP-3": (None, None)}
+    assert [r["row"] for r in answer.json["refused"]] == [5]
