@@ -494,3 +494,22 @@ def test_an_imported_day_carries_each_recipients_language_and_email(dispatch_cli
     stored = {o.external_ref: (o.recipient_language, o.recipient_email) for o in Order.select()}
     assert stored == {"SHOP-1": ("ru", "one@example.am"), "SHOP-2": ("en", None), "SHOP-3": (None, None)}
     assert [r["row"] for r in answer.json["refused"]] == [5]
+
+
+def test_a_failing_estimate_does_not_hold_up_the_messages_already_queued(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender, monkeypatch
+) -> None:
+    port = free_port()
+    set_up_sms(dispatch_client, owner, port, events=["assigned", "arriving"])
+    assigned_order(dispatch_client, dispatcher, courier)
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the road engine is gone")
+
+    monkeypatch.setattr("appliance.dispatch.messages.sender.courier_eta", broken)
+    sender.estimate_every_seconds = 0
+    with running_smpp(port) as smsc:
+        with dispatch_app.app_context():
+            sender.run_pass()
+        assert smsc.wait_for("submit_sm")
+    assert RecipientMessage.get().status in {"sent", "delivered"}

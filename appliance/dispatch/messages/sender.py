@@ -104,7 +104,11 @@ class RecipientSender:
 
     def run_pass(self) -> int:
         """Queue what the estimates call for, send what is due, read the receipts awaited."""
-        handled = self.watch_estimates()
+        try:
+            handled = self.watch_estimates()
+        except Exception:  # a road engine's failure must not hold up the messages already queued
+            log.exception("arrival estimates for recipient messages failed")
+            handled = 0
         ids = self.queue.claim(100)
         by_company: dict[int, list[int]] = defaultdict(list)
         for row in (
