@@ -25,7 +25,15 @@ $(ANVIL):
 	  npm install --silent --no-audit --no-fund --prefix .tools @foundry-rs/anvil-linux-amd64@$(ANVIL_VERSION); \
 	else echo "npm not found: the tests against anvil will be skipped"; fi
 
-setup: $(VENV)/.installed $(ANVIL)
+# smpp (node) runs a real SMPP 3.4 server in the recipient-message tests (tests/dispatch/smpp_server.js).
+SMPP_VERSION := 0.5.1
+SMPP_NODE := .tools/node_modules/smpp/package.json
+$(SMPP_NODE):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools smpp@$(SMPP_VERSION); \
+	else echo "npm not found: the tests against an SMPP server will be skipped"; fi
+
+setup: $(VENV)/.installed $(ANVIL) $(SMPP_NODE)
 
 run: setup
 	$(VENV)/bin/appliance demo

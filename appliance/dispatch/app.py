@@ -33,6 +33,8 @@ from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
+from appliance.dispatch.messages import routes as messages
+from appliance.dispatch.messages.sender import RecipientSender
 from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.objects import routes as objects
 from appliance.dispatch.orders import routes as orders
@@ -66,6 +68,7 @@ AREAS: tuple[Blueprint, ...] = (
     plans.bp,
     eta.bp,
     tracking.bp,
+    messages.bp,
     events.bp,
     tiles.bp,
     pages.bp,
@@ -116,7 +119,9 @@ def build_health(settings: Settings, router: Router, store: ObjectStore) -> Heal
     return health
 
 
-def build_workers(settings: Settings, mailer: Mailer) -> list[tuple[str, Worker]]:
+def build_workers(
+    settings: Settings, mailer: Mailer, recipients: RecipientSender
+) -> list[tuple[str, Worker]]:
     """The service's background work for `appliance serve`, each claimed from the database."""
     housekeeping = Housekeeping(settings)
     return [
@@ -125,6 +130,7 @@ def build_workers(settings: Settings, mailer: Mailer) -> list[tuple[str, Worker]
             lambda stop: run_worker("housekeeping", database, stop, housekeeping.run_pass, idle_seconds=60),
         ),
         ("mail", mailer.worker),
+        ("recipient-messages", recipients.worker),
         *checkpoint_workers(database, settings.sqlite_checkpoint_seconds),
     ]
 
@@ -134,13 +140,16 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
     router = make_router(settings)
     store = build_object_store(settings, master_key)
     mailer = build_mailer(settings)
+    routes = RouteMemo(router)
+    recipients = RecipientSender(settings, master_key, mailer, routes)
     return DispatchRuntime(
         settings=settings,
         master_key=master_key,
         health=build_health(settings, router, store),
-        workers=build_workers(settings, mailer),
+        workers=build_workers(settings, mailer, recipients),
         router=router,
-        routes=RouteMemo(router),
+        routes=routes,
+        recipients=recipients,
         objects=store,
         mailer=mailer,
         event_slots=StreamSlots(settings.event_stream_max),

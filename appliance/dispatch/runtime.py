@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from appliance.common.mail import Mailer
     from appliance.common.objects import ObjectStore
     from appliance.dispatch.events.stream import StreamSlots
+    from appliance.dispatch.messages.sender import RecipientSender
     from appliance.dispatch.routing.engines import Router
     from appliance.dispatch.routing.memo import RouteMemo
 
@@ -26,6 +27,8 @@ class DispatchRuntime(Runtime):
     routes: RouteMemo
     objects: ObjectStore
     mailer: Mailer
+    # Messages to recipients (SMS through the company's SMPP provider, e-mail): the worker's engine.
+    recipients: RecipientSender
     event_slots: StreamSlots
     # The orders listings this app answered, served again while their orders are unchanged.
     listings: KeptAnswers

@@ -3,6 +3,7 @@
 // Each loads when shown; the API decides who may do what (a dispatcher's refused change is shown
 // as the API's Problem).
 import {amd} from "/static/js/i18n.js";
+import {MessageSettings} from "/static/console/messages.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -36,6 +37,7 @@ export class Admin {
     $("company-form").addEventListener("submit", (event) => { event.preventDefault(); this.saveCompany(); });
     $("c-logo-file").addEventListener("change", () => this.uploadLogo());
     $("depot-form").addEventListener("submit", (event) => { event.preventDefault(); this.addDepot(); });
+    this.messages = new MessageSettings(ctx);
   }
 
   async show(view) {
@@ -123,11 +125,11 @@ export class Admin {
   // ---- company ----------------------------------------------------------------------------
   async loadCompany() {
     const T = this.ctx.T, lang = this.ctx.lang, api = this.ctx.api;
-    const [{company}, {depots}, {billing}] = await Promise.all([api.get("/company"), api.get("/company/depots"), api.get("/company/billing")]);
+    const [{company}, {depots}, {billing}] = await Promise.all([api.get("/company"), api.get("/company/depots"), api.get("/company/billing"),
+      this.messages.load()]);
     $("c-name").value = company.name; $("c-city").value = company.city; $("c-phone").value = company.phone || "";
     $("c-support").value = company.supportPhone || ""; $("c-brand").value = company.brandColor || "#1F6FEB";
-    $("c-show-phone").checked = company.showCourierPhone; $("c-sender").value = company.smsSender || "";
-    $("c-template").value = company.smsTemplate || "";
+    $("c-show-phone").checked = company.showCourierPhone;
     $("c-logo").hidden = !company.logoUrl;
     if (company.logoUrl) { $("c-logo").src = company.logoUrl; }
     $("depots").replaceChildren(...depots.map((d) => el("li", {dataset: {depot: d.id}},
@@ -152,8 +154,7 @@ export class Admin {
   async saveCompany() {
     const body = {name: $("c-name").value.trim(), city: $("c-city").value.trim(), phone: $("c-phone").value.trim() || null,
                   supportPhone: $("c-support").value.trim() || null, brandColor: $("c-brand").value.toUpperCase(),
-                  showCourierPhone: $("c-show-phone").checked, smsSender: $("c-sender").value.trim() || null,
-                  smsTemplate: $("c-template").value.trim() || null};
+                  showCourierPhone: $("c-show-phone").checked};
     try {
       await this.ctx.api.patch("/company", body);
       $("company-error").textContent = "";

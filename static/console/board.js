@@ -49,8 +49,8 @@ export class Board {
     $("order-form").addEventListener("submit", (event) => { event.preventDefault(); this.create(); });
     $("o-cod").addEventListener("change", () => { if ($("o-cod").checked && !$("o-cod-amount").value) { $("o-cod-amount").value = $("o-amount").value; } });
     $("link-copy").addEventListener("click", () => this.copy("link-url"));
-    $("late-copy").addEventListener("click", () => this.copy("late-text"));
     $("late-make").addEventListener("click", () => this.lateText());
+    $("late-send").addEventListener("click", () => this.sendLate());
     $("code-reset").addEventListener("click", () => this.resetCode());
     this.picker = null;
     this.importer = new Importer(ctx, () => this.load());
@@ -233,7 +233,9 @@ export class Board {
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
       $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind}},
         timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
-        (e.data && e.data.reason ? " (" + e.data.reason + ")" : ""))));
+        (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") +
+        // A message to the recipient: which one, on which channel (SMS, e-mail).
+        (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : ""))));
       const edit = $("detail-edit");
       edit.hidden = !["draft", "ready"].includes(order.status);
       edit.onclick = () => { $("detail-dialog").close(); this.openCreate(order); };
@@ -302,6 +304,7 @@ export class Board {
       const parts = editing.addressDetails || {};
       DOOR.forEach((part) => { $("o-" + part).value = parts[part] || ""; });
       $("o-note").value = editing.noteToCourier || ""; $("o-ref").value = editing.externalRef || "";
+      $("o-lang").value = editing.recipientLanguage || ""; $("o-email").value = editing.recipientEmail || "";
     }
     dialog.showModal();
     if (!this.picker) {
@@ -335,6 +338,8 @@ export class Board {
       deliveryWindowStart: fromYerevanLocal($("o-from").value), deliveryWindowEnd: fromYerevanLocal($("o-until").value),
       pin: {lat: lat, lon: lon},
       externalRef: optional("o-ref"), noteToCourier: optional("o-note"), addressDetails: null,
+      // Messages to the recipient (docs/recipient-messages.md): their language, an e-mail address.
+      recipientLanguage: $("o-lang").value || null, recipientEmail: optional("o-email"),
     };
     DOOR.forEach((part) => { if (optional("o-" + part)) { body.addressDetails = Object.assign(body.addressDetails || {}, {[part]: optional("o-" + part)}); } });
     if (body.isCod && $("o-cod-amount").value) { body.codAmountAmd = parseInt($("o-cod-amount").value, 10); }
@@ -359,15 +364,15 @@ export class Board {
 
   async openLink(order) {
     const T = this.ctx.T;
-    $("late-text").value = ""; $("late-to").textContent = ""; $("late-copy").hidden = true;
+    $("late-text").value = ""; $("late-to").textContent = ""; $("late-send").hidden = true;
     try {
       // Fresh: wrong codes the courier typed since the board loaded may have locked the code.
       order = (await this.ctx.api.get("/orders/" + order.id)).order;
       this.upsert(order);
       this.linkOrder = order;
       this.showCode(order);
-      // The API writes a late notice only for an order on its way (picked up or arrived).
-      $("late-section").hidden = !["picked_up", "arrived"].includes(order.status);
+      // A late notice goes only to a recipient whose order is out (assigned, picked up or arrived).
+      $("late-section").hidden = !["assigned", "picked_up", "arrived"].includes(order.status);
       const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
       $("link-url").value = new URL(link.path, location.origin).href;
       $("link-expires").textContent = T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"});
@@ -376,19 +381,36 @@ export class Board {
     } catch (error) { this.ctx.fail(error); }
   }
 
-  // The late notice: the API writes the text (recipient's language: the console's, by default) with
-  // a fresh tracking link, ready to paste into an SMS; nothing is sent from here.
+  // The late notice, as the recipient will get it (their language, the link their messages
+  // carry): first previewed with what it costs (SMS segments, UCS-2 for Armenian), then sent
+  // through the company's SMS provider and e-mail (docs/recipient-messages.md).
+  lateBody() {
+    return {delayMinutes: parseInt($("late-delay").value || "15", 10)};
+  }
+
   async lateText() {
     const T = this.ctx.T;
     const order = this.linkOrder;
     try {
-      const late = await this.ctx.api.post("/orders/" + order.id + "/notify-late",
-                                            {delayMinutes: parseInt($("late-delay").value || "15", 10), language: this.ctx.lang});
-      $("late-text").value = late.message;
-      $("link-url").value = late.trackingLink.url;
-      $("late-to").textContent = T.smsTo + late.recipientPhone + (late.sender ? " · " + T.sender + late.sender : "");
-      $("late-copy").hidden = false;
+      const preview = await this.ctx.api.post("/orders/" + order.id + "/messages/late/preview", this.lateBody());
+      $("late-text").value = preview.text;
+      const cost = preview.segments + " " + (preview.segments === 1 ? T.segment : T.segments) + " · " + preview.encoding.toUpperCase();
+      $("late-to").textContent = preview.channels.length
+        ? T.smsTo + order.recipientPhone + " · " + cost + " · " + preview.channels.join(", ")
+        : cost + " · " + T.noChannel;
+      $("late-to").dataset.segments = String(preview.segments);
+      $("late-send").hidden = !preview.channels.length;
     } catch (error) { this.ctx.fail(error); }
+  }
+
+  async sendLate() {
+    const order = this.linkOrder;
+    $("late-send").disabled = true;
+    try {
+      const sent = await this.ctx.api.post("/orders/" + order.id + "/messages/late", this.lateBody());
+      $("late-send").hidden = true;
+      this.ctx.toast(this.ctx.T.lateQueued + " (" + sent.messages.length + ")");
+    } catch (error) { this.ctx.fail(error); } finally { $("late-send").disabled = false; }
   }
 
   // An open order with a code: what to do when it is locked (it is, after five wrong tries: the

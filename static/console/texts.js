@@ -111,3 +111,44 @@ export const TEXTS = {
     audit: "History", photo: "Photo",
   },
 };
+
+// Messages to recipients (issue 28): the company's settings and the late notice that is sent.
+const MESSAGE_TEXTS = {
+  hy: {
+    messagesTitle: "Հաղորդագրություններ ստացողներին", messagesHelp: "SMS՝ Ձեր SMPP մատակարարի միջոցով, և էլ. նամակ՝ ստացողի լեզվով, հետևման հղումով։",
+    smsOn: "Ուղարկել SMS", smppHost: "SMPP հասցե", smppPort: "Պորտ", smppSystemId: "System id", smppPassword: "Գաղտնաբառ",
+    smppSource: "Ուղարկող (անուն կամ համար)", smppTls: "TLS (եթե մատակարարն առաջարկում է)", smppRate: "Առավելագույնը SMS վայրկյանում",
+    emailOn: "Ուղարկել էլ. նամակ (հասցե ունեցող պատվերներին)", defaultLanguage: "Ստացողի լեզուն, երբ պատվերը չի նշում",
+    eventsThatSend: "Որ իրադարձություններն են ուղարկում", arrivingMinutes: "«Մոտենում է»՝ երբ առաքիչը այսքան րոպե հեռու է",
+    templatesTitle: "Տեքստեր ({company}, {order}, {link}, {minutes}), դատարկ՝ ներկառուցված տեքստը", passwordKept: "պահպանված է (դատարկ՝ չփոխել)",
+    segment: "SMS", segments: "SMS", noChannel: "SMS կամ էլ. փոստ կարգավորված չէ (Ընկերություն)", lateQueued: "Ուղարկվում է ստացողին",
+    makeLate: "Նախադիտում", recipientLanguage: "Ստացողի լեզուն (հաղորդագրություններ)", recipientEmail: "Ստացողի էլ. փոստը (հաղորդագրություններ)", companyDefault: "ընկերության լռելյայն", sendLate: "Ուղարկել ստացողին",
+    msgEvent_assigned: "նշանակված", msgEvent_picked_up: "վերցված", msgEvent_arriving: "մոտենում է", msgEvent_delivered: "առաքված", msgEvent_failed: "չհաջողված", msgEvent_late: "ուշանում է",
+    audit_message_sent: "հաղորդագրություն ուղարկված", audit_message_delivered: "հաղորդագրությունը հասավ", audit_message_undelivered: "հաղորդագրությունը չհասավ", audit_message_failed: "հաղորդագրությունը չուղարկվեց", audit_message_skipped: "հաղորդագրությունը հնացավ",
+  },
+  ru: {
+    messagesTitle: "Сообщения получателям", messagesHelp: "SMS через вашего SMPP-провайдера и e-mail, на языке получателя, со ссылкой отслеживания.",
+    smsOn: "Отправлять SMS", smppHost: "SMPP-хост", smppPort: "Порт", smppSystemId: "System id", smppPassword: "Пароль",
+    smppSource: "Отправитель (имя или номер)", smppTls: "TLS (если провайдер поддерживает)", smppRate: "Не больше SMS в секунду",
+    emailOn: "Отправлять e-mail (заказам с адресом)", defaultLanguage: "Язык получателя, если в заказе не указан",
+    eventsThatSend: "Какие события отправляют", arrivingMinutes: "«Подъезжает» — когда курьер в стольких минутах",
+    templatesTitle: "Тексты ({company}, {order}, {link}, {minutes}); пусто — встроенный текст", passwordKept: "сохранён (пусто — не менять)",
+    segment: "SMS", segments: "SMS", noChannel: "SMS или e-mail не настроены (Компания)", lateQueued: "Отправляется получателю",
+    makeLate: "Предпросмотр", recipientLanguage: "Язык получателя (сообщения)", recipientEmail: "E-mail получателя (сообщения)", companyDefault: "по умолчанию компании", sendLate: "Отправить получателю",
+    msgEvent_assigned: "назначен", msgEvent_picked_up: "забран", msgEvent_arriving: "подъезжает", msgEvent_delivered: "доставлен", msgEvent_failed: "не доставлен", msgEvent_late: "опаздывает",
+    audit_message_sent: "сообщение отправлено", audit_message_delivered: "сообщение доставлено", audit_message_undelivered: "сообщение не доставлено", audit_message_failed: "сообщение не отправлено", audit_message_skipped: "сообщение устарело",
+  },
+  en: {
+    messagesTitle: "Messages to recipients", messagesHelp: "SMS through your SMPP provider and e-mail, in the recipient's language, with the tracking link.",
+    smsOn: "Send SMS", smppHost: "SMPP host", smppPort: "Port", smppSystemId: "System id", smppPassword: "Password",
+    smppSource: "Sender (name or number)", smppTls: "TLS (when the provider offers it)", smppRate: "SMS per second at most",
+    emailOn: "Send e-mail (orders with an address)", defaultLanguage: "Recipients' language when the order names none",
+    eventsThatSend: "Events that send", arrivingMinutes: "\"Arriving\" when the courier is this many minutes away",
+    templatesTitle: "Texts ({company}, {order}, {link}, {minutes}); empty: the built-in text", passwordKept: "kept (empty: unchanged)",
+    segment: "SMS", segments: "SMS", noChannel: "no SMS or e-mail is set up (Company)", lateQueued: "Sending to the recipient",
+    makeLate: "Preview", recipientLanguage: "Recipient's language (messages)", recipientEmail: "Recipient's e-mail (messages)", companyDefault: "the company's default", sendLate: "Send to the recipient",
+    msgEvent_assigned: "assigned", msgEvent_picked_up: "picked up", msgEvent_arriving: "arriving", msgEvent_delivered: "delivered", msgEvent_failed: "failed", msgEvent_late: "late",
+    audit_message_sent: "message sent", audit_message_delivered: "message delivered", audit_message_undelivered: "message not delivered", audit_message_failed: "message not sent", audit_message_skipped: "message outdated, not sent",
+  },
+};
+for (const [language, words] of Object.entries(MESSAGE_TEXTS)) { Object.assign(TEXTS[language], words); }

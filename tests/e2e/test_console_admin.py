@@ -12,7 +12,8 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Company, Depot, Membership, Order, User
+from appliance.dispatch.messages.texts import sms_shape
+from appliance.dispatch.models import Company, Depot, Membership, Order, RecipientSettings, User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -166,9 +167,32 @@ def test_the_office_views_of_the_console(office) -> None:
         page.click("[data-view-tab='company']")
         wait_until(page, "document.querySelector('#c-name').value === 'Arev Express'")
         page.fill("#c-support", "+37410101010")
-        page.fill("#c-sender", "AREV")
         page.click("#company-form button[type='submit']")
-        eventually(lambda: Company.get(Company.name == "Arev Express").sms_sender == "AREV")
+        eventually(lambda: Company.get(Company.name == "Arev Express").support_phone == "+37410101010")
+        # Messages to recipients: the SMPP provider, the events that send, an Armenian text
+        # with its SMS cost shown as it is typed (UCS-2).
+        page.wait_for_selector("#m-events input[data-event='assigned']")
+        page.check("#m-sms")
+        page.fill("#m-host", "smpp.example.am")
+        page.fill("#m-port", "2775")
+        page.fill("#m-system", "arev")
+        page.fill("#m-password", "s3cret")
+        page.fill("#m-source", "AREV")
+        page.check("#m-events input[data-event='assigned']")
+        page.check("#m-events input[data-event='delivered']")
+        page.click("#m-templates details:first-child summary")
+        typed = "{company}: պատվերը ճանապարհին է {link}"
+        page.fill("#m-t-assigned-hy", typed)
+        cost = page.locator("#m-t-assigned-hy + span").inner_text()
+        # The count the sender will make (smpplib's split), the link as long as a real one.
+        shape = sms_shape(typed.replace("{link}", page.evaluate("location.origin") + "/t/" + "x" * 32))
+        assert cost == f"{shape['segments']} SMS · UCS2", cost
+        page.click("#messages-form button[type='submit']")
+        eventually(lambda: RecipientSettings.select().where(RecipientSettings.sms_enabled).count() == 1)
+        saved = RecipientSettings.get()
+        assert saved.smpp_host == "smpp.example.am" and b"s3cret" not in bytes(saved.smpp_password_cipher)
+        assert '"assigned"' in saved.events and "պատվերը" in saved.templates
+        wait_until(page, "document.querySelector('#m-password').placeholder.length > 0")
         page.fill("#dp-name", "North")
         page.fill("#dp-address", "Komitas 20")
         page.fill("#dp-lat", str(ROAD_C[0]))

@@ -9,7 +9,8 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Order
+from appliance.dispatch.messages.secrets import seal
+from appliance.dispatch.models import Order, RecipientMessage, RecipientSettings
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
@@ -34,6 +35,16 @@ def board(mapped_data_dir, settings):
     make_member(app, company, "dispatcher", email="lilit@arev.am", password_hash=hash_password(PASSWORD))
     first = make_member(app, company, "courier", name="Narek Hovhannisyan")
     second = make_member(app, company, "courier", name="Armen Grigoryan")
+    # An SMS provider (never reached here: no sender runs in this test) for the late notice.
+    RecipientSettings.create(
+        company=company,
+        sms_enabled=True,
+        smpp_host="127.0.0.1",
+        smpp_port=free_port(),
+        smpp_system_id="arev",
+        smpp_password_cipher=seal(app.extensions["dispatch"].master_key, company.id, "pw"),
+        smpp_source_addr="Arev",
+    )
     with serving(mapped_data_dir, port) as url:
         yield url, first.courier, second
 
@@ -74,6 +85,9 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         _fill_order(page, "Tigran Mkrtchyan", "+37477000111", "Թումանյան 5", ROAD_C)
         page.fill("#o-amount", "7000")
         page.check("#o-cod")
+        # Tigran reads Russian and gets e-mail too; Gayane gets the company's default language.
+        page.select_option("#o-lang", "ru")
+        page.fill("#o-email", "tigran@example.am")
         page.click("#order-save")
         wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=ready]').length === 2")
 
@@ -82,6 +96,9 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         assert (round(gayane.lat, 5), round(gayane.lon, 5)) == (round(ROAD_B[0], 5), round(ROAD_B[1], 5))
         assert gayane.otp_required and created["Tigran Mkrtchyan"].is_cod
         assert created["Tigran Mkrtchyan"].cod_amount_amd == 7000
+        tigran = created["Tigran Mkrtchyan"]
+        assert (tigran.recipient_language, tigran.recipient_email) == ("ru", "tigran@example.am")
+        assert (gayane.recipient_language, gayane.recipient_email) == (None, None)
         assert page.inner_text("[data-count='ready']") == "2"
         assert wait_until(page, "document.querySelectorAll('.map-marker.order').length") == 2
 
@@ -125,7 +142,8 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
             )
         assert wrong.status_code == 423, wrong.text
 
-        # The tracking link, copied, and the late notice with a fresh link, ready for an SMS.
+        # The tracking link, copied; the late notice previewed with its SMS cost (Armenian: UCS-2),
+        # then sent to the recipient through the company's provider (queued for the sender).
         page.click(f"{row} [data-link]")
         page.wait_for_selector("#link-dialog[open]")
         link = page.input_value("#link-url")
@@ -136,9 +154,14 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         page.click("#late-make")
         wait_until(page, "document.querySelector('#late-text').value.length > 0")
         text = page.input_value("#late-text")
-        fresh = page.input_value("#link-url")
-        assert fresh in text and fresh != link and "20" in text
-        assert "+37491123456" in page.inner_text("#late-to")
+        assert "/t/" in text and "20 րոպե" in text
+        cost = page.inner_text("#late-to")
+        assert "+37491123456" in cost and "UCS2" in cost
+        assert page.get_attribute("#late-to", "data-segments") == "2"
+        page.click("#late-send")
+        wait_until(page, "document.querySelector('#late-send').hidden")
+        late = RecipientMessage.get(RecipientMessage.event == "late")
+        assert (late.order_id, late.channel, late.status) == (gayane.id, "sms", "queued")
         screenshot(page, "console-tracking-link")
         # The locked code is shown with what to do, one click from a fresh one (the tracking page
         # shows it); the board flags the row until then.

@@ -15,6 +15,7 @@ from appliance.dispatch.models.identity import (
     User,
 )
 from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
+from appliance.dispatch.models.messages import RecipientLink, RecipientMessage, RecipientSettings
 from appliance.dispatch.models.orders import (
     Assignment,
     Collection,
@@ -45,6 +46,9 @@ __all__ = [
     "OutgoingMail",
     "Rating",
     "RealtimeEvent",
+    "RecipientLink",
+    "RecipientMessage",
+    "RecipientSettings",
     "RefreshToken",
     "Settlement",
     "Shift",

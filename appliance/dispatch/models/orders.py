@@ -79,6 +79,10 @@ class Order(BaseModel):
     address_apartment = peewee.CharField(max_length=40, null=True)
     address_intercom = peewee.CharField(max_length=40, null=True)
     note_to_courier = peewee.CharField(max_length=500, null=True)
+    # Migration 0016 (issue 28): the language of messages to the recipient (hy, ru, en; the
+    # company's default when NULL) and an address for e-mailed messages.
+    recipient_language = peewee.CharField(max_length=2, null=True)
+    recipient_email = peewee.CharField(max_length=320, null=True)
 
     class Meta:
         table_name = "order"

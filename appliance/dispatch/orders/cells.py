@@ -126,7 +126,17 @@ def _parse_moment(column: str, text: str) -> datetime:
     raise CellError(column, f"expected a date and a time, such as 2026-11-26 10:00, found {text[:40]!r}")
 
 
+# The recipient's language as a shop's file may name it: a code or the language's own name.
+_LANGUAGE_NAMES = {"հայերեն": "hy", "armenian": "hy", "русский": "ru", "russian": "ru", "english": "en"}
+
+
+def _language(column: str, cell: Any) -> str:
+    value = text(column, cell).casefold()
+    return _LANGUAGE_NAMES.get(value, value)  # anything else is refused by the order's schema
+
+
 CONVERT = {
+    "recipientLanguage": _language,
     "recipientPhone": _phone,
     "amountAmd": _amount,
     "codAmountAmd": _amount,

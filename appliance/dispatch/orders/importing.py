@@ -67,6 +67,23 @@ _ALIASES: dict[str, tuple[str, ...]] = {
         "Комментарий",
     ),
 }
+# Issue 28: messages to the recipient.
+_ALIASES["recipientLanguage"] = (
+    "recipientLanguage",
+    "language",
+    "Լեզու",
+    "Ստացողի լեզու",
+    "Язык",
+    "Язык получателя",
+)
+_ALIASES["recipientEmail"] = (
+    "recipientEmail",
+    "email",
+    "e-mail",
+    "Էլ. փոստ",
+    "Эл. почта",
+    "Email получателя",
+)
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BaseModel, EmailStr, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
 from appliance.common.api import QuerySchema, Schema
@@ -24,6 +24,8 @@ Weight = Annotated[float, Field(ge=0, le=10000)]
 ExternalRef = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 DoorPart = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
 CourierNote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+# Issue 28: the language of messages to the recipient; the company's default when absent.
+RecipientLanguage = Literal["hy", "ru", "en"]
 
 
 def _plausible(value: datetime) -> datetime:
@@ -67,6 +69,12 @@ class OrderCreate(Schema):
     noteToCourier: CourierNote | None = Field(
         default=None, description="Seen by couriers, never by the recipient"
     )
+    recipientLanguage: RecipientLanguage | None = Field(
+        default=None, description="Messages to the recipient; the company's default when absent"
+    )
+    recipientEmail: EmailStr | None = Field(
+        default=None, description="Where e-mailed messages go, when the company sends e-mail"
+    )
 
 
 class OrderPatch(Schema):
@@ -88,6 +96,10 @@ class OrderPatch(Schema):
         default=None, description="replaces every part; null clears"
     )
     noteToCourier: CourierNote | None = Field(default=None, description="null clears it")
+    recipientLanguage: RecipientLanguage | None = Field(
+        default=None, description="null: the company's default"
+    )
+    recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
 
 
 class LastAttempt(BaseModel):
@@ -138,6 +150,8 @@ class OrderOut(BaseModel):
     externalRef: str | None = None
     addressDetails: AddressDetailsOut | None = None
     noteToCourier: str | None = None
+    recipientLanguage: RecipientLanguage | None = None
+    recipientEmail: str | None = None
     createdAt: str
     updatedAt: str
     finishedAt: str | None

@@ -53,6 +53,8 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "externalRef": d.get("external_ref"),
         "addressDetails": address_details(d),
         "noteToCourier": d.get("note_to_courier"),
+        "recipientLanguage": d.get("recipient_language"),
+        "recipientEmail": d.get("recipient_email"),
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),

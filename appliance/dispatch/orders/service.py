@@ -125,6 +125,8 @@ def insert_order(company_id: int, actor_id: int | None, fields: dict[str, Any], 
         lon=fields["pin"]["lon"],
         external_ref=fields.get("externalRef"),
         note_to_courier=fields.get("noteToCourier"),
+        recipient_language=fields.get("recipientLanguage"),
+        recipient_email=fields.get("recipientEmail"),
         otp_hash=None,
         otp_cipher=None,
         created_at=moment,
@@ -153,6 +155,8 @@ _EDITABLE = {
     "addressLabelRu": "address_ru",
     "externalRef": "external_ref",
     "noteToCourier": "note_to_courier",
+    "recipientLanguage": "recipient_language",
+    "recipientEmail": "recipient_email",
 }
 _REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
 

@@ -11,6 +11,7 @@ from appliance.common import clock
 from appliance.common.compiled import insert_new
 from appliance.common.problems import Conflict
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.messages import outbox
 from appliance.dispatch.models import Assignment, Order, OrderEvent
 
 FINAL = frozenset({"delivered", "failed", "cancelled"})
@@ -134,3 +135,5 @@ def transition(
             **data,
         )
         record_event(order.company_id, "order.status_changed", {**order_payload(order), "from": previous})
+        # Messages to the recipient: queued rows in this same transaction, sent later (issue 28).
+        outbox.on_status(order, to)

@@ -1,0 +1,84 @@
+"""Recipient messages: the company's settings, an order's messages and the late notice."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from appliance.common.api import endpoint
+from appliance.dispatch.auth.guards import D, O, current_caller
+from appliance.dispatch.messages import schemas, service
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("messages", __name__)
+TAGS = ["Recipient messages"]
+
+
+@endpoint(bp, "GET", "/company/messages", guard=D, response=schemas.MessageSettingsEnvelope, tags=TAGS)
+def get_settings():
+    """The company's SMS provider, e-mail switch, events that send and templates (no password)."""
+    return {"settings": service.get_settings(current_caller().company_id)}
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/company/messages",
+    guard=O,
+    body=schemas.MessageSettingsPatch,
+    response=schemas.MessageSettingsEnvelope,
+    errors=(422,),
+    tags=TAGS,
+)
+def patch_settings(body: schemas.MessageSettingsPatch):
+    """Change the settings; smsEnabled needs the whole provider (422 names what is missing)."""
+    changes = body.model_dump(include=body.model_fields_set)
+    return {"settings": service.update_settings(runtime().master_key, current_caller().company_id, changes)}
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/orders/<int:order_id>/messages",
+    guard=D,
+    response=schemas.MessageList,
+    errors=(404,),
+    tags=TAGS,
+)
+def order_messages(order_id: int):
+    """The order's messages to its recipient and what became of each, oldest first."""
+    return {"messages": service.order_messages(current_caller().company_id, order_id)}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/messages/late/preview",
+    guard=D,
+    body=schemas.LateNotice,
+    body_required=False,
+    response=schemas.LatePreview,
+    errors=(404,),
+    tags=TAGS,
+)
+def preview_late(order_id: int, body: schemas.LateNotice):
+    """The late notice as it would be sent: text, encoding and SMS segments; nothing is sent."""
+    return service.preview_late(runtime(), current_caller().company_id, order_id, body.delayMinutes)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/messages/late",
+    guard=D,
+    body=schemas.LateNotice,
+    body_required=False,
+    status=201,
+    response=schemas.LateSent,
+    errors=(404, 409),
+    tags=TAGS,
+)
+def send_late(order_id: int, body: schemas.LateNotice):
+    """Send the late notice to the recipient on every channel set up (409 when none, or when
+    the order is not out for delivery)."""
+    caller = current_caller()
+    return service.send_late(runtime(), caller.company_id, order_id, caller.user.id, body.delayMinutes)
