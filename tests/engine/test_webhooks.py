@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.common import clock
+from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
 from appliance.common.jobs import run_worker
 from appliance.engine import protocol
@@ -20,7 +21,6 @@ from appliance.engine.client import verify_webhook
 from appliance.engine.db import database
 from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.models import WebhookDelivery
-from appliance.engine.webhooks import transport
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, emit
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings

@@ -14,6 +14,12 @@ from appliance.dispatch.models.identity import (
     RefreshToken,
     User,
 )
+from appliance.dispatch.models.integrations import (
+    CompanyWebhook,
+    IntegrationKey,
+    WebhookDelivery,
+    WebhookMessage,
+)
 from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
 from appliance.dispatch.models.orders import (
     Assignment,
@@ -34,9 +40,11 @@ __all__ = [
     "BaseModel",
     "Collection",
     "Company",
+    "CompanyWebhook",
     "Courier",
     "CourierLocation",
     "Depot",
+    "IntegrationKey",
     "JobLease",
     "LinkToken",
     "Membership",
@@ -51,4 +59,6 @@ __all__ = [
     "StatusRequest",
     "TrackingLink",
     "User",
+    "WebhookDelivery",
+    "WebhookMessage",
 ]

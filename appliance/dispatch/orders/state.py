@@ -11,6 +11,7 @@ from appliance.common import clock
 from appliance.common.compiled import insert_new
 from appliance.common.problems import Conflict
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.integrations.outbox import ANNOUNCED_STATUSES, announce
 from appliance.dispatch.models import Assignment, Order, OrderEvent
 
 FINAL = frozenset({"delivered", "failed", "cancelled"})
@@ -134,3 +135,5 @@ def transition(
             **data,
         )
         record_event(order.company_id, "order.status_changed", {**order_payload(order), "from": previous})
+        if to in ANNOUNCED_STATUSES:
+            announce(order, f"order.{to}")  # the shop's webhooks, in this transaction (the outbox)
