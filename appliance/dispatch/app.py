@@ -30,6 +30,7 @@ from appliance.dispatch.eta import routes as eta
 from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
 from appliance.dispatch.geo import routes as geo
+from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
@@ -66,6 +67,7 @@ AREAS: tuple[Blueprint, ...] = (
     courier_app.bp,
     cash.bp,
     geo.bp,
+    geocoding.bp,
     plans.bp,
     eta.bp,
     tracking.bp,

@@ -11,6 +11,7 @@ from appliance.common.kept import json_response
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
 from appliance.dispatch.auth.guards import DK, D, current_actor, current_caller
+from appliance.dispatch.geocoding.search import company_geocoder
 from appliance.dispatch.orders import importing, listing, schemas, service, sheets
 from appliance.dispatch.runtime import runtime
 
@@ -70,8 +71,14 @@ def import_orders(query: schemas.ImportQuery):
     the same counts and creates nothing. Columns and formats: docs/orders.md."""
     caller = current_actor()
     data = _uploaded_file()
+    rt = runtime()
     return importing.import_file(
-        caller.company_id, caller.actor_id, data, runtime().master_key, dry_run=query.dryRun
+        caller.company_id,
+        caller.actor_id,
+        data,
+        rt.master_key,
+        dry_run=query.dryRun,
+        geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
     )
 
 
