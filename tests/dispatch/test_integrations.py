@@ -483,3 +483,30 @@ def test_the_openapi_document_describes_keys_webhooks_and_which_routes_take_a_ke
         ("/orders/import", "post"),
         ("/orders/{order_id}", "get"),
     ]
+
+
+def test_an_import_announces_each_created_order_and_an_endpoint_added_later_gets_later_changes(
+    dispatch_client, owner, dispatcher, receiver
+) -> None:
+    key = bearer(new_key(dispatch_client, owner)["key"])
+    csv = "externalRef,recipientName,recipientPhone,amountAmd,addressLabelHy,lat,lon\n" + "".join(
+        f"I-{n},Ani,+3749112345{n},1000,Աբովյան {n},40.1812,44.5140\n" for n in range(3)
+    )
+    assert (
+        dispatch_client.post("/orders/import", data=csv.encode(), content_type="text/csv", headers=key).json[
+            "created"
+        ]
+        == 3
+    )
+    assert WebhookMessage.select().count() == 0  # no endpoint yet: nothing queued
+    subscribe(dispatch_client, key, receiver.url, ["order.created"])
+    more = csv.replace("I-", "J-")
+    assert (
+        dispatch_client.post("/orders/import", data=more.encode(), content_type="text/csv", headers=key).json[
+            "created"
+        ]
+        == 3
+    )
+    refs = sorted(json.loads(m.payload)["data"]["order"]["externalRef"] for m in WebhookMessage.select())
+    assert refs == ["J-0", "J-1", "J-2"]
+    assert WebhookDelivery.select().where(WebhookDelivery.status == "queued").count() == 3

@@ -10,6 +10,7 @@ import secrets
 
 from appliance.common import clock
 from appliance.common.compiled import insert_new
+from appliance.dispatch.db import database
 from appliance.dispatch.models import CompanyWebhook, Order, WebhookDelivery, WebhookMessage
 from appliance.dispatch.orders.serializers import order_body
 
@@ -26,11 +27,30 @@ ORDER_EVENTS = (
 ANNOUNCED_STATUSES = frozenset({"picked_up", "delivered", "failed", "cancelled"})
 
 
-def subscribers(company_id: int, event_type: str) -> list[int]:
+def _endpoints(company_id: int) -> list[tuple[int, frozenset[str]]]:
     rows = CompanyWebhook.select(CompanyWebhook.id, CompanyWebhook.events).where(
         (CompanyWebhook.company == company_id) & CompanyWebhook.deleted_at.is_null()
     )
-    return [row.id for row in rows if event_type in json.loads(row.events)]
+    return [(row.id, frozenset(json.loads(row.events))) for row in rows]
+
+
+def subscribers(company_id: int, event_type: str) -> list[int]:
+    """The company's endpoints subscribed to ``event_type``, read once per transaction (an import
+    writes thousands of orders in one): an endpoint added meanwhile gets the changes after it."""
+    real = database.obj
+    if not real.in_transaction():
+        endpoints = _endpoints(company_id)
+    else:
+        outermost = real._state.transactions[0]
+        memo: dict[int, list[tuple[int, frozenset[str]]]] | None = getattr(
+            outermost, "appliance_webhooks", None
+        )
+        if memo is None:
+            memo = outermost.appliance_webhooks = {}
+        if company_id not in memo:
+            memo[company_id] = _endpoints(company_id)
+        endpoints = memo[company_id]
+    return [endpoint for endpoint, events in endpoints if event_type in events]
 
 
 def announce(order: Order, event_type: str) -> str | None:
