@@ -251,6 +251,8 @@ def test_webhooks_are_managed_by_owners_and_keys_with_the_secret_shown_once_and_
     [
         ("http://example.com/hook", ALL_EVENTS, 400),  # not https: the schema's pattern
         ("https://user:pw@example.com/hook", ALL_EVENTS, 400),
+        ("https://[/hook", ALL_EVENTS, 400),  # urlsplit's ValueError: was a 500 (the contract tests)
+        ("https://[example.com]/hook", ALL_EVENTS, 400),
         ("https://example.com/hook", [], 422),  # a list with fewer items than it allows
         ("https://example.com/hook", ["order.updated"], 400),
     ],

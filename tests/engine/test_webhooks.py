@@ -126,6 +126,8 @@ def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
         "https://[::ffff:127.0.0.1]/hook",
         "https://100.64.0.1/hook",
         "https://user:pw@example.com/hook",
+        "https://[/hook",  # urlsplit refuses it with a ValueError: was a 500
+        "https://[example.com]/hook",
     ],
 )
 def test_private_targets_and_plain_http_are_refused_when_subscribing(
