@@ -27,6 +27,7 @@ def import_command(settings: Settings, as_json: bool, file: Path, company_id: in
     from appliance.cli.company import with_dispatch
     from appliance.common.keys import load_or_create_master_key
     from appliance.common.problems import NotFound
+    from appliance.dispatch.geocoding.search import company_geocoder
     from appliance.dispatch.models import Company
     from appliance.dispatch.orders import importing
 
@@ -36,7 +37,8 @@ def import_command(settings: Settings, as_json: bool, file: Path, company_id: in
     def run() -> dict[str, Any]:
         if Company.get_or_none(Company.id == company_id) is None:
             raise NotFound(f"No company {company_id}.")
-        return importing.import_file(company_id, None, data, master_key, dry_run=dry_run)
+        geocode = company_geocoder(settings.data_dir, company_id)  # rows with an address only
+        return importing.import_file(company_id, None, data, master_key, dry_run=dry_run, geocode=geocode)
 
     result = with_dispatch(settings, run)
     emit(as_json, result, lambda: _summary(result, dry_run))

@@ -13,6 +13,7 @@ import secrets
 from pathlib import Path
 
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 KEY_FILE = "appliance.key"
@@ -38,3 +39,15 @@ def load_or_create_master_key(data_dir: Path) -> bytes:
 
 def subkey(master: bytes, purpose: str, length: int = 32) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose.encode()).derive(master)
+
+
+def seal(master: bytes, purpose: str, context: str, plaintext: str) -> bytes:
+    """``plaintext`` encrypted at rest (AES-GCM under the purpose's subkey); ``context`` (the owner
+    and id of the value) is authenticated, so a ciphertext cannot be moved to another row."""
+    nonce = os.urandom(12)
+    return nonce + AESGCM(subkey(master, purpose)).encrypt(nonce, plaintext.encode(), context.encode())
+
+
+def unseal(master: bytes, purpose: str, context: str, blob: bytes) -> str:
+    blob = bytes(blob)
+    return AESGCM(subkey(master, purpose)).decrypt(blob[:12], blob[12:], context.encode()).decode()

@@ -30,11 +30,14 @@ from appliance.dispatch.eta import routes as eta
 from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
 from appliance.dispatch.geo import routes as geo
+from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
 from appliance.dispatch.messages import routes as messages
 from appliance.dispatch.messages.sender import RecipientSender
+from appliance.dispatch.integrations import routes as integrations
+from appliance.dispatch.integrations.sender import OrderWebhookSender
 from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.objects import routes as objects
 from appliance.dispatch.orders import routes as orders
@@ -58,6 +61,7 @@ AREAS: tuple[Blueprint, ...] = (
     health.bp,
     auth.bp,
     company.bp,
+    integrations.bp,
     team.bp,
     objects.bp,
     orders.bp,
@@ -65,6 +69,7 @@ AREAS: tuple[Blueprint, ...] = (
     courier_app.bp,
     cash.bp,
     geo.bp,
+    geocoding.bp,
     plans.bp,
     eta.bp,
     tracking.bp,
@@ -120,10 +125,14 @@ def build_health(settings: Settings, router: Router, store: ObjectStore) -> Heal
 
 
 def build_workers(
-    settings: Settings, mailer: Mailer, recipients: RecipientSender
+    settings: Settings, mailer: Mailer, recipients: RecipientSender, master_key: bytes
 ) -> list[tuple[str, Worker]]:
     """The service's background work for `appliance serve`, each claimed from the database."""
     housekeeping = Housekeeping(settings)
+    # Order webhooks: the payout engine's SSRF and CA settings (docs/integrations.md).
+    webhooks = OrderWebhookSender(
+        master_key, ca_file=settings.webhook_ca_file, allow_private=settings.webhook_allow_private
+    )
     return [
         (
             "housekeeping",
@@ -131,6 +140,10 @@ def build_workers(
         ),
         ("mail", mailer.worker),
         ("recipient-messages", recipients.worker),
+        (
+            "order-webhooks",
+            lambda stop: run_worker("order-webhooks", database, stop, webhooks.run_pass, idle_seconds=0.5),
+        ),
         *checkpoint_workers(database, settings.sqlite_checkpoint_seconds),
     ]
 
@@ -146,7 +159,7 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
         settings=settings,
         master_key=master_key,
         health=build_health(settings, router, store),
-        workers=build_workers(settings, mailer, recipients),
+        workers=build_workers(settings, mailer, recipients, master_key),
         router=router,
         routes=routes,
         recipients=recipients,
@@ -187,7 +200,14 @@ def create_app(settings: Settings) -> Flask:
                 version=API_VERSION,
                 description=f"Multi-company delivery dispatch (appliance {__version__}).",
                 problem_schema=problems.PROBLEM_SCHEMA,
-                security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+                security_schemes={
+                    "bearerAuth": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "a signed-in member's access token (a JWT) or, on the routes "
+                        "whose access names them, a company's integration key (ik_…)",
+                    }
+                },
             )
         ),
     )

@@ -1,11 +1,11 @@
-"""The dispatch service's gauges for GET /metrics: the mail and recipient-message queues and
-the single-holder leases (housekeeping, each SMPP provider's sender)."""
+"""The dispatch service's gauges for GET /metrics: the mail, recipient-message and order-webhook
+queues and the single-holder leases (housekeeping, each SMPP provider's sender)."""
 
 from __future__ import annotations
 
 from appliance.common.metrics import DatabaseCollector, Lease, Queue
 from appliance.dispatch.db import database
-from appliance.dispatch.models import JobLease, OutgoingMail, RecipientMessage
+from appliance.dispatch.models import JobLease, OutgoingMail, RecipientMessage, WebhookDelivery
 
 
 def collector() -> DatabaseCollector:
@@ -14,6 +14,7 @@ def collector() -> DatabaseCollector:
         queues=[
             Queue("mail", OutgoingMail, lambda: OutgoingMail.status == "queued"),
             Queue("recipient_messages", RecipientMessage, lambda: RecipientMessage.status == "queued"),
+            Queue("order_webhooks", WebhookDelivery, lambda: WebhookDelivery.status == "queued"),
         ],
         leases=[Lease("job", JobLease, "name")],
     )

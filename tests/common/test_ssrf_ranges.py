@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from appliance.common import webhook_transport as transport
 from appliance.common.addresses import embedded_ipv4, forbidden
-from appliance.engine.webhooks import transport
 
 REFUSED = {
     "NAT64 well-known prefix to loopback": "64:ff9b::7f00:1",

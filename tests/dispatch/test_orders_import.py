@@ -173,11 +173,15 @@ def test_armenian_and_russian_headers_and_semicolons_are_understood(dispatch_cli
     assert orders["R-1"]["addressLabelHy"] == "Абовяна 10" and orders["R-1"]["noteToCourier"] == "Позвонить"
 
 
-def test_an_address_without_coordinates_is_refused_for_now(dispatch_client, dispatcher) -> None:
+def test_an_address_without_coordinates_is_refused_when_no_address_index_is_built(
+    dispatch_client, dispatcher
+) -> None:
     data = b"externalRef,recipientName,recipientPhone,address\nX-1,Ani,091123456,Abovyan 10\n"
     answer = _ok(post_csv(dispatch_client, dispatcher, data))
     assert answer["created"] == 0
-    assert answer["refused"][0]["row"] == 2 and "not available yet" in answer["refused"][0]["message"]
+    refused = answer["refused"][0]
+    assert refused["row"] == 2 and refused["column"] == "address"
+    assert "no address index" in refused["message"] and "routing build" in refused["message"]
 
 
 def test_blank_lines_are_skipped_and_rows_keep_their_file_numbers(dispatch_client, dispatcher) -> None:

@@ -152,7 +152,8 @@ def test_routing_build_reports_its_build_and_a_bad_extract_keeps_the_previous_da
     )
     assert result.exit_code == 0, result.output
     info = json.loads(result.stdout)["routing"]
-    assert set(info) == {"source", "builtAt", "seconds"}
+    assert set(info) == {"source", "builtAt", "seconds", "addressEntries"}
+    assert info["addressEntries"] > 0  # the address index, from the same extract
     current = (tmp_path / "routing" / "current").resolve()
     broken = tmp_path / "broken.osm.pbf"
     broken.write_bytes(b"not an extract")

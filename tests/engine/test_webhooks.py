@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.common import clock
+from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
 from appliance.common.jobs import run_worker
 from appliance.engine import protocol
@@ -20,7 +21,6 @@ from appliance.engine.client import verify_webhook
 from appliance.engine.db import database
 from appliance.engine.deposits.watcher import DepositWatcher
 from appliance.engine.models import WebhookDelivery
-from appliance.engine.webhooks import transport
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, emit
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
@@ -126,6 +126,8 @@ def test_subscribing_answers_the_secret_once_and_lists_the_active_subscriptions(
         "https://[::ffff:127.0.0.1]/hook",
         "https://100.64.0.1/hook",
         "https://user:pw@example.com/hook",
+        "https://[/hook",  # urlsplit refuses it with a ValueError: was a 500
+        "https://[example.com]/hook",
     ],
 )
 def test_private_targets_and_plain_http_are_refused_when_subscribing(

@@ -14,6 +14,12 @@ from appliance.dispatch.models.identity import (
     RefreshToken,
     User,
 )
+from appliance.dispatch.models.integrations import (
+    CompanyWebhook,
+    IntegrationKey,
+    WebhookDelivery,
+    WebhookMessage,
+)
 from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
 from appliance.dispatch.models.messages import RecipientLink, RecipientMessage, RecipientSettings
 from appliance.dispatch.models.orders import (
@@ -35,9 +41,11 @@ __all__ = [
     "BaseModel",
     "Collection",
     "Company",
+    "CompanyWebhook",
     "Courier",
     "CourierLocation",
     "Depot",
+    "IntegrationKey",
     "JobLease",
     "LinkToken",
     "Membership",
@@ -55,4 +63,6 @@ __all__ = [
     "StatusRequest",
     "TrackingLink",
     "User",
+    "WebhookDelivery",
+    "WebhookMessage",
 ]

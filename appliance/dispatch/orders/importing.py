@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -25,11 +25,15 @@ from appliance.common.api import validation_error
 from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Conflict
 from appliance.dispatch.db import database
+from appliance.dispatch.geocoding.search import Unplaced
 from appliance.dispatch.models import Order
 from appliance.dispatch.orders import service
 from appliance.dispatch.orders.cells import CONVERT, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
+
+# An address to its point (lat, lon), or Unplaced with the reason (geocoding/search.py place).
+Geocoder = Callable[[str], tuple[float, float]]
 
 # Rows written per transaction: short enough that other writers wait little, long enough that a
 # 2,000-row file is a handful of commits.
@@ -127,7 +131,13 @@ class Outcome:
 
 
 def import_file(
-    company_id: int, actor_id: int | None, data: bytes, master_key: bytes, *, dry_run: bool = False
+    company_id: int,
+    actor_id: int | None,
+    data: bytes,
+    master_key: bytes,
+    *,
+    dry_run: bool = False,
+    geocode: Geocoder | None = None,
 ) -> dict[str, Any]:
     """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
 
@@ -142,7 +152,7 @@ def import_file(
         if not any(cell is not None and str(cell).strip() for cell in row):
             continue  # a blank line is not an order
         try:
-            fields = row_fields(columns, row)
+            fields = row_fields(columns, row, geocode)
         except RowRefused as exc:
             outcome.refuse_all(number, exc.problems)
             continue
@@ -215,9 +225,10 @@ def header_columns(header: Row) -> list[str | None]:
     return columns
 
 
-def row_fields(columns: list[str | None], row: Row) -> dict[str, Any]:
+def row_fields(columns: list[str | None], row: Row, geocode: Geocoder | None = None) -> dict[str, Any]:
     """The POST /orders body of one row (cells converted, empty cells left out); RowRefused with
-    every cell that cannot be read."""
+    every cell that cannot be read. A row with an address and no coordinates is placed by
+    ``geocode`` (refused with its reason when it cannot be)."""
     cells: dict[str, Any] = {}
     for column, cell in zip(columns, row, strict=False):
         if column is None or cell is None or (isinstance(cell, str) and not cell.strip()):
@@ -239,10 +250,14 @@ def row_fields(columns: list[str | None], row: Row) -> dict[str, Any]:
     address = convert("address", cells["address"]) if "address" in cells else None
     if "lat" in cells or "lon" in cells:
         fields["pin"] = {"lat": convert("lat", cells.get("lat")), "lon": convert("lon", cells.get("lon"))}
-    elif address is not None:
-        problems.append(
-            ("lat", "no coordinates: give lat and lon (finding a place by its address is not available yet)")
-        )
+    elif address is not None and geocode is None:
+        problems.append(("lat", "no coordinates: give lat and lon"))
+    elif address is not None and geocode is not None:
+        try:  # the offline address index (geocoding/search.py)
+            lat, lon = geocode(address)
+            fields["pin"] = {"lat": lat, "lon": lon}
+        except Unplaced as exc:
+            problems.append(("address", str(exc)))
     else:
         problems.append(("lat", "no coordinates: give lat and lon"))
     if "addressLabelHy" not in fields and address is not None:

@@ -10,7 +10,8 @@ from appliance.common.api import endpoint
 from appliance.common.kept import json_response
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
-from appliance.dispatch.auth.guards import D, current_caller
+from appliance.dispatch.auth.guards import DK, D, current_actor, current_caller
+from appliance.dispatch.geocoding.search import company_geocoder
 from appliance.dispatch.orders import importing, listing, schemas, service, sheets
 from appliance.dispatch.runtime import runtime
 
@@ -18,12 +19,12 @@ bp = Blueprint("orders", __name__)
 TAGS = ["Orders"]
 
 
-@endpoint(bp, "GET", "/orders", guard=D, query=schemas.OrderListQuery, response=schemas.OrderList, tags=TAGS)
+@endpoint(bp, "GET", "/orders", guard=DK, query=schemas.OrderListQuery, response=schemas.OrderList, tags=TAGS)
 def list_orders(query: schemas.OrderListQuery):
     """One Yerevan working day (created, due or finished that day, plus open work carried over),
     newest first; without date the latest 200."""
     answer, kept = listing.listing_answer(
-        runtime().listings, current_caller().company_id, query.date, query.limit
+        runtime().listings, current_actor().company_id, query.date, query.limit
     )
     return json_response(answer, kept=kept)
 
@@ -32,7 +33,7 @@ def list_orders(query: schemas.OrderListQuery):
     bp,
     "POST",
     "/orders",
-    guard=D,
+    guard=DK,
     body=schemas.OrderCreate,
     status=201,
     response=schemas.OrderEnvelope,
@@ -42,8 +43,8 @@ def list_orders(query: schemas.OrderListQuery):
 )
 def create_order(body: schemas.OrderCreate):
     """Create a pin-first draft (a delivery code is generated when otpRequired)."""
-    caller = current_caller()
-    order = service.create_order(caller.company_id, caller.user.id, body.model_dump(), runtime().master_key)
+    caller = current_actor()
+    order = service.create_order(caller.company_id, caller.actor_id, body.model_dump(), runtime().master_key)
     return {"order": order}
 
 
@@ -51,7 +52,7 @@ def create_order(body: schemas.OrderCreate):
     bp,
     "POST",
     "/orders/import",
-    guard=D,
+    guard=DK,
     query=schemas.ImportQuery,
     response=schemas.ImportResult,
     errors=(400, 413, 415),
@@ -68,10 +69,16 @@ def import_orders(query: schemas.ImportQuery):
     Each row goes through the same checks as POST /orders and is created whole or refused; rows
     whose externalRef exists are counted as existing, never created twice. dryRun=true answers
     the same counts and creates nothing. Columns and formats: docs/orders.md."""
-    caller = current_caller()
+    caller = current_actor()
     data = _uploaded_file()
+    rt = runtime()
     return importing.import_file(
-        caller.company_id, caller.user.id, data, runtime().master_key, dry_run=query.dryRun
+        caller.company_id,
+        caller.actor_id,
+        data,
+        rt.master_key,
+        dry_run=query.dryRun,
+        geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
     )
 
 
@@ -132,11 +139,11 @@ def document_uploads(document: dict[str, Any]) -> dict[str, Any]:
 
 
 @endpoint(
-    bp, "GET", "/orders/<int:order_id>", guard=D, response=schemas.OrderEnvelope, errors=(404,), tags=TAGS
+    bp, "GET", "/orders/<int:order_id>", guard=DK, response=schemas.OrderEnvelope, errors=(404,), tags=TAGS
 )
 def get_order(order_id: int):
     """Order detail."""
-    return {"order": service.order_detail(current_caller().company_id, order_id)}
+    return {"order": service.order_detail(current_actor().company_id, order_id)}
 
 
 @endpoint(

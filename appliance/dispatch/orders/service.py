@@ -17,6 +17,7 @@ from appliance.common.db import locked, savepoint, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.integrations.outbox import announce
 from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
@@ -55,7 +56,9 @@ def _set_code(order: Order, master_key: bytes) -> None:
     order.otp_attempts = 0
 
 
-def create_order(company_id: int, actor_id: int, fields: dict[str, Any], master_key: bytes) -> dict[str, Any]:
+def create_order(
+    company_id: int, actor_id: int | None, fields: dict[str, Any], master_key: bytes
+) -> dict[str, Any]:
     """POST /orders: one draft in its own transaction."""
     check_order(fields)
     with write_transaction(database):
@@ -138,6 +141,7 @@ def insert_order(company_id: int, actor_id: int | None, fields: dict[str, Any], 
     _save_new(order)
     audit(order, "created", actor_id, to_status="draft")
     record_event(company_id, "order.created", order_payload(order))
+    announce(order, "order.created")
     return order
 
 
@@ -240,6 +244,7 @@ def _assign_one(order: Order, courier_id: int, sequence: int | None, actor_id: i
         order=order.id, courier=courier_id, sequence=sequence, status="active", created_at=clock.now()
     )
     audit(order, "assigned", actor_id, courierId=str(courier_id), sequence=sequence)
+    announce(order, "order.assigned")  # here, not in transition(): the courier is set now
     record_event(
         order.company_id,
         "assignment.created",

@@ -12,6 +12,7 @@ from appliance.common.compiled import insert_new
 from appliance.common.problems import Conflict
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.messages import outbox
+from appliance.dispatch.integrations.outbox import ANNOUNCED_STATUSES, announce
 from appliance.dispatch.models import Assignment, Order, OrderEvent
 
 FINAL = frozenset({"delivered", "failed", "cancelled"})
@@ -137,3 +138,5 @@ def transition(
         record_event(order.company_id, "order.status_changed", {**order_payload(order), "from": previous})
         # Messages to the recipient: queued rows in this same transaction, sent later (issue 28).
         outbox.on_status(order, to)
+        if to in ANNOUNCED_STATUSES:
+            announce(order, f"order.{to}")  # the shop's webhooks, in this transaction (the outbox)

@@ -1,4 +1,5 @@
-"""`appliance routing build`: OSM extract → OSRM CH data in <data_dir>/routing, swapped in whole.
+"""`appliance routing build`: OSM extract → OSRM CH data and the address index
+(geocoding/build.py) in <data_dir>/routing, swapped in whole.
 
 Runs the osrm-extract and osrm-contract executables shipped inside the osrm-bindings wheel, with
 the car profile it ships. Contraction hierarchies rather than MLD (partition and customize):
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from appliance.common import clock
+from appliance.dispatch.geocoding.build import INDEX_NAME, build_index
 
 DATA_NAME = "map.osrm"
 
@@ -81,8 +83,16 @@ def build(pbf: Path, data_dir: Path, progress: Callable[[str], None]) -> dict[st
                 tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
                 raise BuildError(f"osrm-{name} failed: {' | '.join(tail) or result.returncode}")
             progress(f"[{number}/{len(steps)}] osrm-{name} done in {time.monotonic() - step_started:.1f} s")
+        # The address index, from the same extract, beside the road data (swapped in with it).
+        progress("address index …")
+        entries = build_index(source, target / INDEX_NAME, progress)
         source.unlink()
-        info = {"source": str(pbf.resolve()), "builtAt": clock.iso(clock.now()), "seconds": 0.0}
+        info = {
+            "source": str(pbf.resolve()),
+            "builtAt": clock.iso(clock.now()),
+            "seconds": 0.0,
+            "addressEntries": entries,
+        }
         info["seconds"] = round(time.monotonic() - started, 2)
         (target / "build.json").write_text(json.dumps(info))
         link = root / "current"

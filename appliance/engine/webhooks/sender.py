@@ -1,11 +1,7 @@
-"""The webhook delivery worker: queued deliveries, claimed with a lease (common/jobs.py), sent in
-parallel so that one slow receiver never holds up the others or the chain watcher.
-
-A pass never waits for the deliveries it starts: it fills the free places of a pool of PARALLEL
-threads and returns, so a delivery that ends frees its place for the next one at once (waiting for
-a whole batch let one slow receiver hold every other delivery). At most PER_ENDPOINT deliveries to
-one endpoint are under way at once, so a slow receiver with a backlog takes two places, never the
-pool. Every attempt is bounded as a whole (transport.TIMEOUT_SECONDS), well inside the lease.
+"""The webhook delivery worker: queued deliveries, claimed with a lease and sent in parallel by
+the pool shared with the dispatch service's order webhooks (common/webhook_pool.py: PARALLEL
+places, at most PER_ENDPOINT to one endpoint, a pass never waits for the deliveries it starts),
+so that one slow receiver never holds up the others or the chain watcher.
 
 ``x-webhook-id`` is the message's id: the same on every attempt of one event to one endpoint
 (Standard Webhooks), so a receiver can deduplicate on it.
@@ -19,31 +15,24 @@ error).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import http.client
 import logging
-import threading
-from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
-from typing import Any
 
 from appliance.common import clock
+from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
-from appliance.common.jobs import LeasedQueue
+from appliance.common.webhook_pool import DeliveryPool
 from appliance.engine import protocol
 from appliance.engine.auth.operators import decrypt_secret
 from appliance.engine.db import database
 from appliance.engine.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from appliance.engine.webhooks import transport
 
 log = logging.getLogger("appliance.engine.webhooks")
 
 RETRY_FOR = timedelta(days=3)
 DISABLE_AFTER = timedelta(days=3)
-PARALLEL = 8
-PER_ENDPOINT = 2  # deliveries to one endpoint under way at once
 
 
 def message_id(event_id: str, endpoint_id: str) -> str:
@@ -52,85 +41,12 @@ def message_id(event_id: str, endpoint_id: str) -> str:
     return "dlv_" + hashlib.sha256(f"{event_id}:{endpoint_id}".encode()).hexdigest()[:24]
 
 
-class WebhookSender:
+class WebhookSender(DeliveryPool):
     def __init__(self, master_key: bytes, *, ca_file: str, allow_private: bool) -> None:
+        super().__init__(WebhookDelivery, database, name="webhook", backoff_base=5.0, backoff_cap=6 * 3600.0)
         self.master_key = master_key
         self.ca_file = ca_file
         self.allow_private = allow_private
-        self.queue = LeasedQueue(
-            WebhookDelivery,
-            database,
-            pending=self._claimable,
-            lease=timedelta(seconds=60),
-            error_field="last_error",
-            backoff_base=5.0,
-            backoff_cap=6 * 3600.0,
-        )
-        self.pool = ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="webhook")
-        self._lock = threading.Lock()
-        self._busy: Counter[int] = Counter()  # endpoint row id -> deliveries under way
-        self._futures: set[Future] = set()
-        self._full: list[int] = []  # endpoints with PER_ENDPOINT deliveries under way, at a claim
-
-    def _claimable(self) -> Any:
-        queued = WebhookDelivery.status == "queued"
-        return queued & WebhookDelivery.endpoint.not_in(self._full) if self._full else queued
-
-    def in_flight(self) -> int:
-        with self._lock:
-            return sum(self._busy.values())
-
-    def run_pass(self) -> int:
-        """Start due deliveries in the pool's free places; returns how many were started (0: all
-        places taken or nothing due, and the worker rests half a second)."""
-        started = 0
-        while self.in_flight() < PARALLEL:
-            with self._lock:
-                self._full = [endpoint for endpoint, n in self._busy.items() if n >= PER_ENDPOINT]
-            claimed = self._claim()
-            if claimed is None:
-                break
-            row_id, endpoint_id = claimed
-            with self._lock:
-                self._busy[endpoint_id] += 1
-                future = self.pool.submit(self._deliver_in_connection, row_id)
-                self._futures.add(future)
-            future.add_done_callback(functools.partial(self._done, endpoint_id=endpoint_id))
-            started += 1
-        return started
-
-    def _claim(self) -> tuple[int, int] | None:
-        """Lease the oldest due delivery to an endpoint that has a place left: (row id, endpoint)."""
-        ids = self.queue.claim(1)
-        if not ids:
-            return None
-        row = WebhookDelivery.select(WebhookDelivery.endpoint).where(WebhookDelivery.id == ids[0]).first()
-        return ids[0], row.endpoint_id
-
-    def _done(self, future: Future, endpoint_id: int) -> None:
-        with self._lock:
-            self._futures.discard(future)
-            self._busy[endpoint_id] -= 1
-            if self._busy[endpoint_id] <= 0:
-                del self._busy[endpoint_id]
-
-    def wait(self) -> None:
-        """Until every delivery started has ended (for tests and an orderly stop)."""
-        while True:
-            with self._lock:
-                pending: list[Future] = list(self._futures)
-            if not pending:
-                return
-            for future in pending:
-                future.result()
-
-    def _deliver_in_connection(self, delivery_id: int) -> int:
-        with database.connection_context():
-            try:
-                return int(self.deliver(delivery_id))
-            except Exception:  # keep the pass going; the lease expires and the row is retried
-                log.exception("webhook delivery %s failed unexpectedly", delivery_id)
-                return 0
 
     def deliver(self, row_id: int) -> bool:
         delivery = WebhookDelivery.get_by_id(row_id)

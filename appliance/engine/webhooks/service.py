@@ -7,12 +7,12 @@ import secrets
 from typing import Any
 
 from appliance.common import clock
+from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest
 from appliance.engine.auth.operators import encrypt_secret, new_secret
 from appliance.engine.db import database
 from appliance.engine.models import WebhookEndpoint, WebhookSubscription
-from appliance.engine.webhooks import transport
 from appliance.engine.webhooks.events import EVENT_TYPES
 
 

@@ -47,7 +47,10 @@ def ssl_context(ca_file: str) -> ssl.SSLContext:
 
 def check_url(url: str) -> tuple[str, int, str]:
     """(host, port, path with query) of an https URL, or Refused."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket, a bracketed host that is no address
+        raise Refused("the endpoint URL is malformed") from None
     if parts.scheme != "https" or not parts.hostname:
         raise Refused("the endpoint must be an https URL")
     if parts.username or parts.password:

@@ -1,0 +1,1 @@
+"""Shops as integrations: integration keys, webhook endpoints and signed order webhooks."""

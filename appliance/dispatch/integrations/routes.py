@@ -1,0 +1,86 @@
+"""Integration keys (owners) and webhook endpoints (owners and the company's keys)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from appliance.common.api import endpoint
+from appliance.dispatch.auth.guards import OK, O, current_actor, current_caller
+from appliance.dispatch.integrations import schemas, service
+from appliance.dispatch.runtime import runtime
+
+bp = Blueprint("integrations", __name__)
+TAGS = ["Integrations"]
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/company/integration-keys",
+    guard=O,
+    body=schemas.KeyCreate,
+    status=201,
+    response=schemas.KeyCreated,
+    tags=TAGS,
+)
+def create_key(body: schemas.KeyCreate):
+    """A new integration key for a shop: the key is in this answer only (it rests as a hash)."""
+    caller = current_caller()
+    return service.create_key(caller.company_id, caller.user.id, body.name)
+
+
+@endpoint(bp, "GET", "/company/integration-keys", guard=O, response=schemas.KeyList, tags=TAGS)
+def list_keys():
+    """The company's keys, without the keys themselves."""
+    return {"keys": service.list_keys(current_caller().company_id)}
+
+
+@endpoint(
+    bp, "DELETE", "/company/integration-keys/<int:key_id>", guard=O, status=204, errors=(404,), tags=TAGS
+)
+def revoke_key(key_id: int):
+    """Revoke a key: its next request is refused (401)."""
+    service.revoke_key(current_caller().company_id, key_id)
+    return Response(status=204)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/company/webhooks",
+    guard=OK,
+    body=schemas.WebhookCreate,
+    status=201,
+    response=schemas.WebhookCreated,
+    errors=(400, 422),
+    error_notes={
+        422: "no events, or more than the six there are",
+        400: "the URL is refused: not https, credentials in it, a host that does not resolve or "
+        "resolves to a non-public address",
+    },
+    tags=TAGS,
+)
+def create_webhook(body: schemas.WebhookCreate):
+    """Send the chosen order events to an https receiver, signed as Standard Webhooks with the
+    secret in this answer (shown only here)."""
+    rt = runtime()
+    return service.create_webhook(
+        rt.master_key,
+        rt.settings.webhook_allow_private,
+        current_actor().company_id,
+        body.url,
+        [str(e) for e in body.events],
+    )
+
+
+@endpoint(bp, "GET", "/company/webhooks", guard=OK, response=schemas.WebhookList, tags=TAGS)
+def list_webhooks():
+    """The company's webhook endpoints (never their secrets)."""
+    return {"webhooks": service.list_webhooks(current_actor().company_id)}
+
+
+@endpoint(bp, "DELETE", "/company/webhooks/<int:webhook_id>", guard=OK, status=204, errors=(404,), tags=TAGS)
+def delete_webhook(webhook_id: int):
+    """Stop sending to an endpoint; its queued deliveries are given up."""
+    service.delete_webhook(current_actor().company_id, webhook_id)
+    return Response(status=204)

@@ -1,0 +1,60 @@
+"""Shapes of integration keys and webhook endpoints (docs/integrations.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from appliance.common.api import Schema
+
+OrderEvent = Literal[
+    "order.created",
+    "order.assigned",
+    "order.picked_up",
+    "order.delivered",
+    "order.failed",
+    "order.cancelled",
+]
+KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+WebhookUrl = Annotated[str, StringConstraints(pattern=r"^https://\S{1,2030}$", max_length=2040)]
+
+
+class KeyCreate(Schema):
+    name: KeyName = Field(description="what the key is for, e.g. the shop's name")
+
+
+class KeyOut(BaseModel):
+    id: str
+    name: str
+    createdAt: str
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="the key (ik_…), sent as `Authorization: Bearer`: shown only here")
+
+
+class KeyList(BaseModel):
+    keys: list[KeyOut] = Field(description="the company's unrevoked keys, oldest first (never the key)")
+
+
+class WebhookCreate(Schema):
+    url: WebhookUrl = Field(description="https URL of the receiver; public addresses only")
+    events: list[OrderEvent] = Field(min_length=1, max_length=6, description="the order events to send")
+
+
+class WebhookOut(BaseModel):
+    id: str
+    url: str
+    events: list[OrderEvent]
+    createdAt: str
+    failingSince: str | None = Field(description="since when deliveries fail (null after a success)")
+    lastError: str | None = Field(description="the last failed attempt's error")
+
+
+class WebhookCreated(WebhookOut):
+    secret: str = Field(description="the signing secret (whsec_…, Standard Webhooks): shown only here")
+
+
+class WebhookList(BaseModel):
+    webhooks: list[WebhookOut]

@@ -1,0 +1,151 @@
+"""Integration keys and webhook endpoints of a company (owners manage keys; owners and the
+company's keys manage webhooks). A key is shown once and rests as its SHA-256 hash; a webhook's
+signing secret is shown once and rests encrypted under a subkey of appliance.key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import Any
+
+from appliance.common import clock
+from appliance.common import webhook_transport as transport
+from appliance.common.db import write_transaction
+from appliance.common.keys import seal, unseal
+from appliance.common.problems import BadRequest, NotFound
+from appliance.dispatch.db import database
+from appliance.dispatch.integrations import signing
+from appliance.dispatch.integrations.outbox import ORDER_EVENTS
+from appliance.dispatch.models import CompanyWebhook, IntegrationKey, WebhookDelivery
+from appliance.dispatch.orders import ids
+
+KEY_PREFIX = "ik_"  # never the start of an access token (a JWT starts with "eyJ")
+SECRET_PURPOSE = "dispatch-webhook-secrets"
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _key_body(row: IntegrationKey) -> dict[str, Any]:
+    return {"id": str(row.id), "name": row.name, "createdAt": clock.iso(row.created_at)}
+
+
+def create_key(company_id: int, user_id: int, name: str) -> dict[str, Any]:
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    with write_transaction(database):
+        row = IntegrationKey.create(
+            company=company_id, name=name, key_hash=key_hash(key), created_by=user_id, created_at=clock.now()
+        )
+    return {**_key_body(row), "key": key}
+
+
+def list_keys(company_id: int) -> list[dict[str, Any]]:
+    rows = IntegrationKey.select().where(
+        (IntegrationKey.company == company_id) & IntegrationKey.revoked_at.is_null()
+    )
+    return [_key_body(row) for row in rows.order_by(IntegrationKey.id)]
+
+
+def revoke_key(company_id: int, key_id: int) -> None:
+    """Revoked at once: every request authenticates its key against this row."""
+    ids.require(key_id, "integration key")
+    with write_transaction(database):
+        updated = (
+            IntegrationKey.update(revoked_at=clock.now())
+            .where(
+                (IntegrationKey.id == key_id)
+                & (IntegrationKey.company == company_id)
+                & IntegrationKey.revoked_at.is_null()
+            )
+            .execute()
+        )
+    if updated != 1:
+        raise NotFound("No such integration key.")
+
+
+def key_of(key: str) -> IntegrationKey | None:
+    """The unrevoked key row of a presented key, or None."""
+    return IntegrationKey.get_or_none(
+        (IntegrationKey.key_hash == key_hash(key)) & IntegrationKey.revoked_at.is_null()
+    )
+
+
+# -- webhook endpoints -------------------------------------------------------------------------------
+
+
+def _context(company_id: int, endpoint_id: int) -> str:
+    return f"{company_id}/{endpoint_id}"  # binds a ciphertext to its row
+
+
+def endpoint_secret(master_key: bytes, endpoint: CompanyWebhook) -> str:
+    return unseal(
+        master_key, SECRET_PURPOSE, _context(endpoint.company_id, endpoint.id), endpoint.secret_cipher
+    )
+
+
+def _webhook_body(row: CompanyWebhook) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "url": row.url,
+        "events": json.loads(row.events),
+        "createdAt": clock.iso(row.created_at),
+        "failingSince": clock.iso(row.failing_since),
+        "lastError": row.last_error,
+    }
+
+
+def check_url(url: str, allow_private: bool) -> None:
+    """The payout engine's rules (common/webhook_transport.py): https, no credentials, and a host
+    resolving to public addresses only unless ``webhook_allow_private``."""
+    try:
+        host, port, _ = transport.check_url(url)
+        transport.resolve(host, port, allow_private)
+    except transport.Refused as exc:
+        raise BadRequest(
+            f"The webhook endpoint is refused: {exc}.", errors=[{"field": "url", "message": str(exc)}]
+        ) from None
+
+
+def create_webhook(
+    master_key: bytes, allow_private: bool, company_id: int, url: str, events: list[str]
+) -> dict[str, Any]:
+    check_url(url, allow_private)
+    wanted = [e for e in ORDER_EVENTS if e in set(events)]  # in the documented order, once each
+    secret = signing.new_secret()
+    with write_transaction(database):
+        row = CompanyWebhook.create(
+            company=company_id, url=url, events=json.dumps(wanted), secret_cipher=b"", created_at=clock.now()
+        )
+        row.secret_cipher = seal(master_key, SECRET_PURPOSE, _context(company_id, row.id), secret)
+        row.save()
+    return {**_webhook_body(row), "secret": secret}
+
+
+def list_webhooks(company_id: int) -> list[dict[str, Any]]:
+    rows = CompanyWebhook.select().where(
+        (CompanyWebhook.company == company_id) & CompanyWebhook.deleted_at.is_null()
+    )
+    return [_webhook_body(row) for row in rows.order_by(CompanyWebhook.id)]
+
+
+def delete_webhook(company_id: int, webhook_id: int) -> None:
+    """Nothing more is sent to it: its queued deliveries are given up in the same transaction."""
+    ids.require(webhook_id, "webhook")
+    moment = clock.now()
+    with write_transaction(database):
+        updated = (
+            CompanyWebhook.update(deleted_at=moment)
+            .where(
+                (CompanyWebhook.id == webhook_id)
+                & (CompanyWebhook.company == company_id)
+                & CompanyWebhook.deleted_at.is_null()
+            )
+            .execute()
+        )
+        if updated != 1:
+            raise NotFound("No such webhook.")
+        WebhookDelivery.update(status="failed", last_error="the endpoint was deleted").where(
+            (WebhookDelivery.endpoint == webhook_id) & (WebhookDelivery.status == "queued")
+        ).execute()
