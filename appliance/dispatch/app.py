@@ -34,10 +34,10 @@ from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
-from appliance.dispatch.messages import routes as messages
-from appliance.dispatch.messages.sender import RecipientSender
 from appliance.dispatch.integrations import routes as integrations
 from appliance.dispatch.integrations.sender import OrderWebhookSender
+from appliance.dispatch.messages import routes as messages
+from appliance.dispatch.messages.sender import RecipientSender
 from appliance.dispatch.models import OutgoingMail
 from appliance.dispatch.objects import routes as objects
 from appliance.dispatch.orders import routes as orders

@@ -11,8 +11,8 @@ from appliance.common import clock
 from appliance.common.compiled import insert_new
 from appliance.common.problems import Conflict
 from appliance.dispatch.events.store import record_event
-from appliance.dispatch.messages import outbox
 from appliance.dispatch.integrations.outbox import ANNOUNCED_STATUSES, announce
+from appliance.dispatch.messages import outbox
 from appliance.dispatch.models import Assignment, Order, OrderEvent
 
 FINAL = frozenset({"delivered", "failed", "cancelled"})
