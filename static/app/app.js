@@ -11,7 +11,7 @@ let lang = initialLanguage();
 let T = TEXTS[lang];
 let me = null;        // GET /courier/me: profile, shift, location
 let run = [];         // GET /courier/orders, in run order
-let pending = [];     // queued moves (outbox), shown on their orders
+let pending = [];     // queued moves (outbox), shown on their orders; a refused one stays (needs attention)
 let runChanges = 0;   // moves the server accepted: a run fetched before one of them is stale
 let watch = null;
 let poll = null;
@@ -160,16 +160,60 @@ function address(order) {
 const NEXT = {assigned: [["picked_up", "pickedUp"]], picked_up: [["arrived", "arrived"], ["delivered", "delivered"], ["failed", "failedMove"]],
               arrived: [["delivered", "delivered"], ["failed", "failedMove"]]};
 
+// A move the server refused for good stays in the outbox, marked refused, until it is resolved: a
+// new move of the same order goes through (the right code), or the order left the run (the
+// dispatcher resolved it) and the courier says so. Its cash stays counted as in the courier's hands.
+function refusedOf(orderId) { return pending.filter((m) => m.refused && m.orderId === orderId); }
+function heldUnrecorded() { return pending.filter((m) => m.refused).reduce((sum, m) => sum + (m.body.collectedAmountAmd || 0), 0); }
+
+function attentionBox(move) {
+  const box = document.createElement("div");
+  box.className = "attention";
+  box.dataset.attentionReason = move.refused.reason;
+  const title = document.createElement("p");
+  title.className = "warning";
+  title.textContent = T.needsAttention + " " + move.refused.reason;
+  box.append(title);
+  if (move.body.collectedAmountAmd) {
+    const held = document.createElement("p");
+    held.className = "small"; held.dataset.held = String(move.body.collectedAmountAmd);
+    held.textContent = T.heldCash + amd(move.body.collectedAmountAmd, lang);
+    box.append(held);
+  }
+  const advice = document.createElement("p");
+  advice.className = "small muted";
+  advice.textContent = move.refused.reported ? T.dispatcherSees : T.willTell;
+  box.append(advice);
+  return box;
+}
+
 function renderRun() {
   const list = $("run");
   if (!list) { return; }
-  list.replaceChildren(...run.map((order, index) => {
-    const queued = pending.filter((m) => m.orderId === order.id);
+  const inRun = new Set(run.map((o) => o.id));
+  // Refused moves of orders no longer in the run (the dispatcher resolved them): kept on screen
+  // until the courier confirms it is settled.
+  const orphans = pending.filter((m) => m.refused && !inRun.has(m.orderId)).map((move) => {
+    const li = document.createElement("li");
+    li.dataset.orderId = move.orderId; li.dataset.attention = "true"; li.dataset.status = "";
+    const title = document.createElement("h3");
+    title.textContent = move.publicId || move.orderId;
+    const settled = document.createElement("button");
+    settled.type = "button"; settled.className = "big ghost"; settled.dataset.settled = move.orderId;
+    settled.textContent = T.settled;
+    settled.addEventListener("click", async () => { await outbox.dropMove(move.seq); pending = await outbox.moves(); renderRun(); renderQueue(); });
+    li.append(title, attentionBox(move), settled);
+    return li;
+  });
+  list.replaceChildren(...orphans, ...run.map((order, index) => {
+    const queued = pending.filter((m) => m.orderId === order.id && !m.refused);
+    const refused = refusedOf(order.id);
     const status = queued.length ? queued[queued.length - 1].body.status : order.status;
     const li = document.createElement("li");
     li.dataset.orderId = order.id;
     li.dataset.status = status;
     li.dataset.pending = String(queued.length > 0);
+    li.dataset.attention = String(refused.length > 0);
     const title = document.createElement("h3");
     const seq = document.createElement("span");
     seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);
@@ -211,6 +255,7 @@ function renderRun() {
     call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
     links.append(geo, mapLink, call);
     li.append(title, where, door, note, who, extra, lockedNote, links);
+    if (refused.length) { li.append(attentionBox(refused[refused.length - 1])); }
     if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";
@@ -222,7 +267,8 @@ function renderRun() {
       (NEXT[status] || []).forEach(([to, label]) => {
         const button = document.createElement("button");
         button.type = "button"; button.className = "big" + (to === "failed" ? " ghost" : "");
-        button.dataset.move = to; button.textContent = T[label];
+        button.dataset.move = to;
+        button.textContent = refused.length && to === "delivered" && order.otpRequired ? T.enterCodeAgain : T[label];
         button.addEventListener("click", () => startMove(order, to));
         row.append(button);
       });
@@ -248,6 +294,13 @@ function startMove(order, status) {
     $("d-code").required = order.otpRequired;
     $("d-cash-box").hidden = !order.isCod;
     $("d-collected").value = order.isCod ? String(order.codAmountAmd) : "";
+    const before = refusedOf(order.id).filter((m) => m.body.status === "delivered").pop();
+    if (before) {  // entering the code again: what the courier wrote the first time stays
+      $("d-name").value = before.body.recipientName || order.recipientName;
+      $("d-notes").value = before.body.notes || "";
+      if (before.body.collectedAmountAmd !== undefined) { $("d-collected").value = String(before.body.collectedAmountAmd); }
+      $("deliver-error").textContent = before.refused.reason;
+    }
     $("deliver-dialog").showModal();
   } else if (status === "failed") {
     $("fail-form").reset();
@@ -293,7 +346,7 @@ async function shrink(file) {
 }
 
 async function queueMove(order, body, photo) {
-  await outbox.addMove({orderId: order.id, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
+  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
                         photoKey: null, queuedAt: new Date().toISOString()});
   pending = await outbox.moves();
   renderRun(); renderQueue();
@@ -306,6 +359,10 @@ async function flush() {
   flushing = true;
   try {
     for (const move of await outbox.moves()) {
+      if (move.refused) {
+        if (!move.refused.reported) { await reportRefused(move); }
+        continue;
+      }
       if (!(await sendMove(move))) { break; }
     }
     for (;;) {
@@ -342,6 +399,8 @@ async function sendMove(move) {
     if (move.photoKey) { body.photoKey = move.photoKey; }
     const answer = await api.post("/courier/orders/" + move.orderId + "/status", body);
     await outbox.dropMove(move.seq);
+    // A move of the order went through: what was refused before is resolved by it.
+    for (const old of await outbox.moves()) { if (old.refused && old.orderId === move.orderId) { await outbox.dropMove(old.seq); } }
     runChanges += 1;
     const index = run.findIndex((o) => o.id === answer.order.id);
     if (index >= 0 && ["delivered", "failed"].includes(answer.order.status)) { run.splice(index, 1); } else if (index >= 0) { run[index] = answer.order; }
@@ -350,19 +409,39 @@ async function sendMove(move) {
     return true;
   } catch (error) {
     if (error.offline || error.status >= 500 || error.status === 429) { return false; }
-    // Refused for good (a wrong or locked code, a move no longer allowed): drop it and say why.
-    await outbox.dropMove(move.seq);
-    toast(error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error));
+    // Refused for good (a wrong or locked code, a move no longer allowed). The courier may have
+    // left with the cash: the move stays on screen as "needs attention" with the reason, and the
+    // dispatcher is told (POST /courier/orders/{id}/attention), until it is resolved.
+    const reason = error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error);
+    move.refused = {reason: reason, status: error.status, reported: false};
+    await outbox.updateMove(move);
+    await reportRefused(move);
+    toast(reason);
     refresh();
     return true;
   }
 }
 
+async function reportRefused(move) {
+  const held = move.body.status === "delivered" && move.body.collectedAmountAmd !== undefined ? move.body.collectedAmountAmd : null;
+  try {
+    await api.post("/courier/orders/" + move.orderId + "/attention", {move: move.body.status, reason: move.refused.reason, heldAmountAmd: held});
+  } catch (error) {
+    if (error.offline || !(error instanceof ApiError) || error.status >= 500 || error.status === 429 || error.status === 401) { return; }
+    // 404/409: the order is no longer the courier's to move; the card stays until settled.
+  }
+  move.refused.reported = true;
+  await outbox.updateMove(move);
+}
+
 async function renderQueue() {
   const counts = await outbox.counts();
-  document.body.dataset.queuedMoves = String(counts.moves);
+  const refused = (await outbox.moves()).filter((m) => m.refused).length;
+  const waiting = counts.moves - refused;
+  document.body.dataset.queuedMoves = String(waiting);
+  document.body.dataset.attentionMoves = String(refused);
   document.body.dataset.queuedPoints = String(counts.points);
-  $("queue-state").textContent = counts.moves + counts.points ? (counts.moves + counts.points) + " " + T.queued : "";
+  $("queue-state").textContent = waiting + counts.points ? (waiting + counts.points) + " " + T.queued : "";
 }
 
 // ---- GPS -----------------------------------------------------------------------------------
@@ -442,6 +521,12 @@ function item(text) { const li = document.createElement("li"); li.textContent = 
 async function showCash() {
   const cash = await api.get("/courier/cash");
   $("cash-outstanding").textContent = T.outstanding + amd(cash.outstandingAmd, lang);
+  // Cash of refused deliveries is in the courier's hands too, though not recorded yet: the phone's
+  // own count (it includes what the server has not heard about).
+  pending = await outbox.moves();
+  const held = Math.max(heldUnrecorded(), cash.unrecordedAmd || 0);
+  $("cash-unrecorded").hidden = !held;
+  $("cash-unrecorded").textContent = held ? T.heldCash + amd(held, lang) : "";
   $("cash-open").textContent = cash.openSettlement ? T.awaiting + amd(cash.openSettlement.expectedAmd, lang) : "";
   $("cash-settle").disabled = !cash.outstandingAmd || Boolean(cash.openSettlement);
   $("cash-list").replaceChildren(...cash.recentCollections.map((c) => item(c.publicId + " · " + amd(c.amountAmd, lang) + " · " + timeOf(c.collectedAt, lang))));

@@ -169,6 +169,13 @@ export class Board {
       locked.addEventListener("click", () => this.openLink(order));
       status.append(" ", locked);
     }
+    if (order.needsAttention) {  // the courier's app could not record a move (docs/courier-app.md)
+      const flag = order.needsAttention;
+      const text = T.needsAttention + (flag.heldAmountAmd ? " · " + T.attentionHeld + amd(flag.heldAmountAmd, lang) : "");
+      const badge = el("button", {type: "button", className: "badge risk", dataset: {attention: order.id}, title: flag.reason}, text);
+      badge.addEventListener("click", () => this.openDetail(order.id));
+      status.append(" ", badge, el("span", {className: "small muted", dataset: {attentionReason: order.id}}, " " + flag.reason));
+    }
     let courierCell;
     if (order.status === "ready" || order.status === "assigned") {
       const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
@@ -227,6 +234,7 @@ export class Board {
         [T.window, order.deliveryWindowStart || order.deliveryWindowEnd ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "—"],
         [T.amount, amd(order.amountAmd, lang) + (order.isCod ? " · " + T.cod + " " + amd(order.codAmountAmd, lang) : "")],
         [T.code, order.otpRequired ? "✓" : "—"], [T.courier, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "—"]];
+      if (order.needsAttention) { rows.push([T.needsAttention, order.needsAttention.reason + (order.needsAttention.heldAmountAmd ? " · " + T.attentionHeld + amd(order.needsAttention.heldAmountAmd, lang) : "")]); }
       if (order.proof) { rows.push([T.proofBy, (order.proof.recipientName || "—") + (order.proof.notes ? " · " + order.proof.notes : "")]); }
       if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
       $("detail-title").textContent = order.publicId;

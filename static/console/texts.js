@@ -3,6 +3,7 @@ export const STATES = ["draft", "ready", "assigned", "picked_up", "arrived", "de
 
 export const TEXTS = {
   hy: {
+    needsAttention: "Ուշադրություն", attentionHeld: "առաքիչի մոտ՝ ", audit_needs_attention: "առաքիչի քայլը մերժվեց",
     title: "Դիսպետչերի վահանակ",
     inviteTitle: "Միանա՞լ ընկերությանը", inviteAsk: "{inviter}-ը ձեզ հրավիրում է {company} որպես {role}։", inviteAskNoInviter: "Ձեզ հրավիրում են {company} որպես {role}։", inviteJoin: "Միանալ", inviteDecline: "Ոչ հիմա",
     audit_created: "ստեղծված", audit_updated: "փոփոխված", audit_status_changed: "վիճակ", audit_assigned: "նշանակված", audit_unassigned: "հանված", audit_resequenced: "հերթականությունը փոխված", audit_tracking_link_issued: "հետևման հղում", audit_late_notified: "ուշացման տեքստ", audit_rated: "գնահատված", audit_delivery_code_reset: "նոր կոդ",
@@ -39,6 +40,7 @@ export const TEXTS = {
     audit: "Պատմություն", photo: "Լուսանկար",
   },
   ru: {
+    needsAttention: "Требует внимания", attentionHeld: "у курьера: ", audit_needs_attention: "ход курьера отклонён",
     title: "Консоль диспетчера",
     inviteTitle: "Присоединиться к компании?", inviteAsk: "{inviter} приглашает вас в {company} на роль {role}.", inviteAskNoInviter: "Вас приглашают в {company} на роль {role}.", inviteJoin: "Присоединиться", inviteDecline: "Не сейчас",
     audit_created: "создан", audit_updated: "изменён", audit_status_changed: "статус", audit_assigned: "назначен", audit_unassigned: "снят", audit_resequenced: "порядок изменён", audit_tracking_link_issued: "ссылка отслеживания", audit_late_notified: "текст об опоздании", audit_rated: "оценён", audit_delivery_code_reset: "новый код",
@@ -75,6 +77,7 @@ export const TEXTS = {
     audit: "История", photo: "Фото",
   },
   en: {
+    needsAttention: "Needs attention", attentionHeld: "courier holds ", audit_needs_attention: "courier's move refused",
     title: "Dispatcher console",
     inviteTitle: "Join this company?", inviteAsk: "{inviter} invites you to {company} as {role}.", inviteAskNoInviter: "You are invited to {company} as {role}.", inviteJoin: "Join", inviteDecline: "Not now",
     audit_created: "created", audit_updated: "edited", audit_status_changed: "status", audit_assigned: "assigned", audit_unassigned: "unassigned", audit_resequenced: "resequenced", audit_tracking_link_issued: "tracking link", audit_late_notified: "late notice", audit_rated: "rated", audit_delivery_code_reset: "new code",

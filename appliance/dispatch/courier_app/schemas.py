@@ -94,6 +94,18 @@ class CourierStatusChange(Schema):
     idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=128)] | None = None
 
 
+class AttentionReport(Schema):
+    move: Literal["picked_up", "arrived", "delivered", "failed"] = Field(
+        description="the status the refused queued move asked for"
+    )
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = Field(
+        description="why the server refused it, as the app shows it to the courier"
+    )
+    heldAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = Field(
+        default=None, description="cash the courier collected with the refused move"
+    )
+
+
 class OtpVerify(Schema):
     code: Annotated[str, StringConstraints(min_length=1, max_length=32)]
 

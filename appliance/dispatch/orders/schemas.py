@@ -110,6 +110,15 @@ class AddressDetailsOut(BaseModel):
     intercom: str | None
 
 
+class NeedsAttention(BaseModel):
+    reason: str = Field(description="why the server refused the courier's queued move, as the app showed it")
+    move: str | None = Field(description="the status the courier's refused move asked for")
+    heldAmountAmd: int | None = Field(
+        description="cash the courier collected with the refused move: held by the courier, not yet recorded"
+    )
+    at: str
+
+
 class OrderOut(BaseModel):
     id: str
     publicId: str
@@ -138,6 +147,11 @@ class OrderOut(BaseModel):
     externalRef: str | None = None
     addressDetails: AddressDetailsOut | None = None
     noteToCourier: str | None = None
+    needsAttention: NeedsAttention | None = Field(
+        default=None,
+        description="a queued move of the courier's app the server refused (docs/courier-app.md), "
+        "until the order moves on",
+    )
     createdAt: str
     updatedAt: str
     finishedAt: str | None

@@ -53,6 +53,7 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "externalRef": d.get("external_ref"),
         "addressDetails": address_details(d),
         "noteToCourier": d.get("note_to_courier"),
+        "needsAttention": attention(d),
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),
@@ -70,6 +71,19 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
             "collectedAmountAmd": d.get("collected_amount_amd"),
         }
     return body
+
+
+def attention(d: dict[str, Any]) -> dict[str, Any] | None:
+    """A queued move of the courier's app that the server refused (POST
+    /courier/orders/{id}/attention), until the order moves on; None otherwise."""
+    if not d.get("attention_at"):
+        return None
+    return {
+        "reason": d.get("attention_reason") or "",
+        "move": d.get("attention_move"),
+        "heldAmountAmd": d.get("attention_held_amd"),
+        "at": clock.wire(d.get("attention_at")),
+    }
 
 
 DOOR_PARTS = {

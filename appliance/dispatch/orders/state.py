@@ -112,6 +112,11 @@ def transition(
         order.courier = None
         order.sequence = None
     order.status = to
+    if previous != to:
+        # Whatever the courier's app reported as refused is resolved once the order moves on.
+        order.attention_reason = order.attention_move = None
+        order.attention_held_amd = None
+        order.attention_at = None  # type: ignore[assignment]
     order.updated_at = moment  # type: ignore[assignment]
     if to in FINAL:
         order.finished_at = moment  # type: ignore[assignment]
