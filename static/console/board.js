@@ -52,6 +52,9 @@ export class Board {
     $("late-copy").addEventListener("click", () => this.copy("late-text"));
     $("late-make").addEventListener("click", () => this.lateText());
     $("code-reset").addEventListener("click", () => this.resetCode());
+    $("link-new").addEventListener("click", () => this.askNewLink());
+    $("link-new-yes").addEventListener("click", () => this.issueLink());
+    $("link-new-no").addEventListener("click", () => { $("link-new-confirm").hidden = true; });
     this.picker = null;
     this.importer = new Importer(ctx, () => this.load());
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
@@ -376,11 +379,39 @@ export class Board {
       this.showCode(order);
       // The API writes a late notice only for an order on its way (picked up or arrived).
       $("late-section").hidden = !["picked_up", "arrived"].includes(order.status);
-      const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
-      $("link-url").value = new URL(link.path, location.origin).href;
-      $("link-expires").textContent = T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"});
+      // The link the recipient holds now: opening the dialog issues nothing and ends nothing.
+      // With none in force (never issued, expired), one is issued: that ends nothing.
+      const {link} = await this.ctx.api.get("/orders/" + order.id + "/tracking");
+      this.showLink(link);
       $("link-dialog").showModal();
+      if (!link) { await this.issueLink(true); } else if (link.path) { $("link-url").select(); }
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  showLink(link) {
+    const T = this.ctx.T;
+    this.linkInForce = link;
+    $("link-new-confirm").hidden = true;
+    $("link-url").value = link && link.path ? new URL(link.path, location.origin).href : "";
+    $("link-url").closest(".row").hidden = !(link && link.path);
+    $("link-expires").textContent = link ? T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"}) : "";
+    $("link-none").hidden = Boolean(link && link.path);
+    $("link-none").textContent = link ? T.linkNotShown : T.noLink;
+    $("link-dialog").dataset.link = link ? (link.path ? "shown" : "hidden") : "none";
+  }
+
+  // A new link ends the recipient's: a separate action, confirmed when a link is in force.
+  askNewLink() {
+    if (this.linkInForce) { $("link-new-confirm").hidden = false; $("link-new-yes").focus(); return; }
+    this.issueLink();
+  }
+
+  async issueLink(first) {
+    try {
+      const link = await this.ctx.api.post("/orders/" + this.linkOrder.id + "/tracking", {});
+      this.showLink({path: link.path, expiresAt: link.expiresAt});
       $("link-url").select();
+      if (!first) { this.ctx.toast(this.ctx.T.newLinkIssued); }
     } catch (error) { this.ctx.fail(error); }
   }
 
@@ -394,6 +425,7 @@ export class Board {
                                             {delayMinutes: parseInt($("late-delay").value || "15", 10), language: this.ctx.lang});
       $("late-text").value = late.message;
       $("link-url").value = late.trackingLink.url;
+      this.linkInForce = late.trackingLink;  // the notice's link replaced the one in force
       $("late-to").textContent = T.smsTo + late.recipientPhone + (late.sender ? " · " + T.sender + late.sender : "");
       $("late-copy").hidden = false;
     } catch (error) { this.ctx.fail(error); }

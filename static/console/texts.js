@@ -3,6 +3,7 @@ export const STATES = ["draft", "ready", "assigned", "picked_up", "arrived", "de
 
 export const TEXTS = {
   hy: {
+    newLink: "Նոր հղում", newLinkWarn: "Ստացողի ներկայիս հղումը կդադարի աշխատել։ Ստեղծե՞լ նորը։", newLinkYes: "Ստեղծել նոր հղում և փակել հինը", keepLink: "Թողնել ներկայիս հղումը", noLink: "Գործող հղում չկա։", linkNotShown: "Գործող հղում կա, բայց այն ստեղծվել է նախքան հղումները պահվելը և չի կարող ցուցադրվել։", newLinkIssued: "Նոր հղումը պատրաստ է․ հինը այլևս չի աշխատում։",
     needsAttention: "Ուշադրություն", attentionHeld: "առաքիչի մոտ՝ ", audit_needs_attention: "առաքիչի քայլը մերժվեց",
     title: "Դիսպետչերի վահանակ",
     inviteTitle: "Միանա՞լ ընկերությանը", inviteAsk: "{inviter}-ը ձեզ հրավիրում է {company} որպես {role}։", inviteAskNoInviter: "Ձեզ հրավիրում են {company} որպես {role}։", inviteJoin: "Միանալ", inviteDecline: "Ոչ հիմա",
@@ -36,10 +37,11 @@ export const TEXTS = {
     notReady: "պատրաստ չէ", didNotFit: "չի տեղավորվում (տարողություն, ժամանակ կամ հերթափոխ)", applied: "Պլանը հաստատված է",
     stale: "Պլանը հնացել է․ առաջարկեք նորից։", planning: "Հաշվում ենք…", arrival: "ժամանում", straight: "ուղիղ գծերով (ճանապարհների տվյալ չկա)",
     moveHint: "Քաշեք կանգառը այլ առաքիչի մոտ կամ ընտրեք առաքիչին ցանկից․ ↑ ↓ սլաքները փոխում են հերթականությունը։", moveTo: "Տեղափոխել", keyboardMove: "↑ ↓՝ տեղափոխել գծի մեջ",
-    codeLocked: "Կոդը արգելափակված է՝ շատ սխալ փորձեր։ Ստեղծեք նոր կոդ և ուղարկեք ստացողին նոր հղում։", resetCode: "Նոր կոդ", codeReset: "Նոր կոդը պատրաստ է․ ստացողը այն կտեսնի հետևման էջում։", codeLockedBadge: "Կոդը արգելափակված է", codeHelp: "Եթե առաքիչի հավելվածն ասում է, որ կոդն արգելափակված է (5 սխալ փորձ), ստեղծեք նոր կոդ․ ստացողը այն կտեսնի հետևման էջում։",
+    codeLocked: "Կոդը արգելափակված է՝ շատ սխալ փորձեր։ Ստեղծեք նոր կոդ․ ստացողը այն կտեսնի իր ունեցած հետևման հղումով։", resetCode: "Նոր կոդ", codeReset: "Նոր կոդը պատրաստ է․ ստացողը այն կտեսնի հետևման էջում։", codeLockedBadge: "Կոդը արգելափակված է", codeHelp: "Եթե առաքիչի հավելվածն ասում է, որ կոդն արգելափակված է (5 սխալ փորձ), ստեղծեք նոր կոդ․ ստացողը այն կտեսնի հետևման էջում։",
     audit: "Պատմություն", photo: "Լուսանկար",
   },
   ru: {
+    newLink: "Новая ссылка", newLinkWarn: "Текущая ссылка получателя перестанет работать. Создать новую?", newLinkYes: "Создать новую и закрыть старую", keepLink: "Оставить текущую ссылку", noLink: "Действующей ссылки нет.", linkNotShown: "Действующая ссылка есть, но она создана до того, как ссылки стали храниться, и не может быть показана.", newLinkIssued: "Новая ссылка готова; старая больше не работает.",
     needsAttention: "Требует внимания", attentionHeld: "у курьера: ", audit_needs_attention: "ход курьера отклонён",
     title: "Консоль диспетчера",
     inviteTitle: "Присоединиться к компании?", inviteAsk: "{inviter} приглашает вас в {company} на роль {role}.", inviteAskNoInviter: "Вас приглашают в {company} на роль {role}.", inviteJoin: "Присоединиться", inviteDecline: "Не сейчас",
@@ -73,10 +75,11 @@ export const TEXTS = {
     notReady: "не готов", didNotFit: "не помещается (вместимость, время или смена)", applied: "План применён",
     stale: "План устарел, предложите заново.", planning: "Считаем…", arrival: "прибытие", straight: "по прямой (нет данных о дорогах)",
     moveHint: "Перетащите остановку к другому курьеру или выберите курьера в списке; стрелки ↑ ↓ меняют порядок.", moveTo: "Переместить", keyboardMove: "↑ ↓: переместить в маршруте",
-    codeLocked: "Код заблокирован после многих ошибок. Создайте новый код и отправьте получателю новую ссылку.", resetCode: "Новый код", codeReset: "Новый код готов: получатель увидит его на странице отслеживания.", codeLockedBadge: "Код заблокирован", codeHelp: "Если приложение курьера сообщает, что код заблокирован (5 ошибок), создайте новый код: получатель увидит его на странице отслеживания.",
+    codeLocked: "Код заблокирован после многих ошибок. Создайте новый код: получатель увидит его по ссылке, которая у него уже есть.", resetCode: "Новый код", codeReset: "Новый код готов: получатель увидит его на странице отслеживания.", codeLockedBadge: "Код заблокирован", codeHelp: "Если приложение курьера сообщает, что код заблокирован (5 ошибок), создайте новый код: получатель увидит его на странице отслеживания.",
     audit: "История", photo: "Фото",
   },
   en: {
+    newLink: "Issue a new link", newLinkWarn: "The recipient's current link stops working. Issue a new one?", newLinkYes: "Issue a new link and end the old one", keepLink: "Keep the current link", noLink: "No link in force.", linkNotShown: "A link is in force, but it was issued before links were kept and cannot be shown.", newLinkIssued: "A new link is ready; the old one no longer works.",
     needsAttention: "Needs attention", attentionHeld: "courier holds ", audit_needs_attention: "courier's move refused",
     title: "Dispatcher console",
     inviteTitle: "Join this company?", inviteAsk: "{inviter} invites you to {company} as {role}.", inviteAskNoInviter: "You are invited to {company} as {role}.", inviteJoin: "Join", inviteDecline: "Not now",
@@ -110,7 +113,7 @@ export const TEXTS = {
     notReady: "not ready", didNotFit: "did not fit (capacity, window or shift)", applied: "Plan applied",
     stale: "The plan is stale; suggest again.", planning: "Planning…", arrival: "arrival", straight: "straight lines (no road data)",
     moveHint: "Drag a stop onto another courier, or pick the courier in its list; the ↑ ↓ keys change the order.", moveTo: "Move", keyboardMove: "↑ ↓ to move it along the lane",
-    codeLocked: "The delivery code is locked after too many wrong tries. Make a new code and send the recipient a fresh link.", resetCode: "New code", codeReset: "A new code is ready: the recipient sees it on the tracking page.", codeLockedBadge: "Code locked", codeHelp: "If the courier's app says the code is locked (five wrong tries), make a new code: the recipient sees it on the tracking page.",
+    codeLocked: "The delivery code is locked after too many wrong tries. Make a new code: the recipient sees it through the link they already have.", resetCode: "New code", codeReset: "A new code is ready: the recipient sees it on the tracking page.", codeLockedBadge: "Code locked", codeHelp: "If the courier's app says the code is locked (five wrong tries), make a new code: the recipient sees it on the tracking page.",
     audit: "History", photo: "Photo",
   },
 };

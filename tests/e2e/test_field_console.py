@@ -1,0 +1,100 @@
+"""Issue 28, item 3 in a real browser: the console in the field. The tracking-link dialog shows the
+link the recipient holds and issues a new one only as a separate, confirmed action (the "Code
+locked" badge opens it without ending the recipient's link)."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from appliance.common.passwords import hash_password
+from appliance.dispatch.app import create_app
+from tests.conftest import free_port
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import ORDER
+from tests.e2e.console_server import (
+    BROWSER_TEST,
+    PASSWORD,
+    launch_chromium,
+    screenshot,
+    serving,
+    sign_in_console,
+    wait_until,
+)
+from tests.geo_fixtures import ROAD_A, ROAD_B
+
+pytestmark = BROWSER_TEST
+
+
+@pytest.fixture
+def desk(mapped_data_dir, settings):
+    port = free_port()
+    app = create_app(settings.replace(dispatch_port=port))
+    company = make_company("Arev Express", depot=ROAD_A)
+    dispatcher = make_member(
+        app, company, "dispatcher", email="lilit@arev.am", name="Lilit", password_hash=hash_password(PASSWORD)
+    )
+    courier = make_member(app, company, "courier", name="Narek")
+    with serving(mapped_data_dir, port) as url:
+        yield url, dispatcher, courier
+
+
+def picked_up_order(url: str, dispatcher, courier, **extra) -> dict:
+    body = ORDER | {"recipientName": "Gayane", "pin": {"lat": ROAD_B[0], "lon": ROAD_B[1]}} | extra
+    order = requests.post(f"{url}/orders", json=body, headers=dispatcher.headers).json()["order"]
+    requests.post(f"{url}/orders/{order['id']}/status", json={"status": "ready"}, headers=dispatcher.headers)
+    requests.post(
+        f"{url}/orders/{order['id']}/assign",
+        json={"courierId": int(courier.courier.id)},
+        headers=dispatcher.headers,
+    )
+    moved = requests.post(
+        f"{url}/courier/orders/{order['id']}/status", json={"status": "picked_up"}, headers=courier.headers
+    )
+    assert moved.status_code == 200, moved.text
+    return order
+
+
+def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_action(desk) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, courier = desk
+    order = picked_up_order(url, dispatcher, courier, otpRequired=True)
+    held = requests.post(f"{url}/orders/{order['id']}/tracking", headers=dispatcher.headers).json()
+    for _ in range(5):  # the courier's wrong codes lock the code
+        requests.post(
+            f"{url}/courier/orders/{order['id']}/otp/verify", json={"code": "000000"}, headers=courier.headers
+        )
+    row = f"#orders tbody tr[data-order-id='{order['id']}']"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "lilit@arev.am")
+        # "Code locked" opens the dialog on the link the recipient holds, which keeps working.
+        page.click(f"{row} [data-code-locked]")
+        page.wait_for_selector("#link-dialog[open]")
+        assert page.input_value("#link-url").endswith(held["path"])
+        assert page.get_attribute("#link-code", "data-locked") == "true"
+        page.click("#code-reset")
+        wait_until(page, "document.querySelector('#link-code').dataset.locked === 'false'")
+        assert requests.get(f"{url}/track/{held['token']}").status_code == 200
+        screenshot(page, "console-link-in-force")
+        # A new link is a separate action that asks first; keeping the link changes nothing.
+        page.click("#link-new")
+        page.wait_for_selector("#link-new-confirm:not([hidden])")
+        page.click("#link-new-no")
+        assert page.is_hidden("#link-new-confirm")
+        assert requests.get(f"{url}/track/{held['token']}").status_code == 200
+        page.click("#link-new")
+        page.click("#link-new-yes")
+        wait_until(page, f"!document.querySelector('#link-url').value.endsWith('{held['path']}')")
+        fresh = page.input_value("#link-url")
+        assert "/t/" in fresh
+        assert requests.get(f"{url}/track/{held['token']}").status_code == 404
+        assert requests.get(fresh.replace("/t/", "/track/")).status_code == 200
+        page.click("#link-dialog button[type='submit']")
+        # Opening it again shows the new link, and issues nothing.
+        page.click(f"{row} [data-link]")
+        page.wait_for_selector("#link-dialog[open]")
+        assert page.input_value("#link-url") == fresh
+        browser.close()
