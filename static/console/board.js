@@ -13,7 +13,8 @@ const MOVES = {  // the dispatcher's buttons per state (the API decides; these o
   draft: [["ready", "makeReady"], ["cancelled", "cancel"]],
   ready: [["draft", "toDraft"], ["cancelled", "cancel"]],
   assigned: [["ready", "unassign"], ["cancelled", "cancel"]],
-  picked_up: [], arrived: [],
+  picked_up: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],  // each through its dialog
+  arrived: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],
   failed: [["ready", "retry"]],
   delivered: [], cancelled: [],
 };
@@ -53,6 +54,10 @@ export class Board {
     $("late-make").addEventListener("click", () => this.lateText());
     $("code-reset").addEventListener("click", () => this.resetCode());
     $("link-new").addEventListener("click", () => this.askNewLink());
+    $("fail-close").addEventListener("click", () => $("fail-dialog").close());
+    $("fail-form").addEventListener("submit", (event) => { event.preventDefault(); this.failOnTheWay(); });
+    $("behalf-close").addEventListener("click", () => $("behalf-dialog").close());
+    $("behalf-form").addEventListener("submit", (event) => { event.preventDefault(); this.deliverForCourier(); });
     $("link-new-yes").addEventListener("click", () => this.issueLink());
     $("link-new-no").addEventListener("click", () => { $("link-new-confirm").hidden = true; });
     this.picker = null;
@@ -194,7 +199,8 @@ export class Board {
     const actions = el("div", {className: "actions"});
     MOVES[order.status].forEach(([to, label]) => {
       const button = el("button", {type: "button", className: "small ghost", dataset: {move: to}}, T[label]);
-      button.addEventListener("click", () => this.move(order, to));
+      const onTheWay = ["picked_up", "arrived"].includes(order.status);
+      button.addEventListener("click", () => (onTheWay && to === "failed" ? this.openFail(order) : onTheWay && to === "delivered" ? this.openBehalf(order) : this.move(order, to)));
       actions.append(button);
     });
     if (OPEN.has(order.status) && order.status !== "draft" || order.status === "delivered") {
@@ -242,9 +248,12 @@ export class Board {
       if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
-      $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind}},
+      // Every step names who made it and in which role (a dispatcher's act for a courier says so).
+      const who = (e) => (e.actorName ? e.actorName + " (" + (T["role_" + e.actorRole] || e.actorRole || "—") + ")" : T.system) +
+        (e.onBehalfOf ? " " + T.forCourier + " " + e.onBehalfOf.name : "");
+      $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind, actor: e.actorName || "", role: e.actorRole || "system"}},
         timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
-        (e.data && e.data.reason ? " (" + e.data.reason + ")" : ""))));
+        (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") + " · " + who(e))));
       const edit = $("detail-edit");
       edit.hidden = !["draft", "ready"].includes(order.status);
       edit.onclick = () => { $("detail-dialog").close(); this.openCreate(order); };
@@ -256,6 +265,54 @@ export class Board {
         photo.src = url; photo.alt = T.photo + " " + order.publicId; photo.hidden = false;
       }
     } catch (error) { this.ctx.fail(error); }
+  }
+
+  // A courier whose phone died: the dispatcher fails a picked-up or arrived order with a reason
+  // (POST /orders/{id}/status), or records it delivered for the courier with the recipient's code
+  // or name (POST /orders/{id}/deliver-for-courier), audited as the dispatcher's act.
+  openFail(order) {
+    this.fieldOrder = order;
+    $("fail-form").reset();
+    $("fail-error").textContent = "";
+    $("fail-order").textContent = order.publicId + " · " + this.address(order);
+    $("fail-dialog").showModal();
+  }
+
+  async failOnTheWay() {
+    const code = $("fd-reason").value, note = $("fd-note").value.trim();
+    // The API keeps a failure code as the order's failureReason and any other text as given
+    // (failureReason other) in the audit trail.
+    const reason = code === "other" && note ? note : code;
+    try {
+      const {order} = await this.ctx.api.post("/orders/" + this.fieldOrder.id + "/status", {status: "failed", reason: reason});
+      this.upsert(order);
+      $("fail-dialog").close();
+    } catch (error) { $("fail-error").textContent = this.ctx.explain(error); }
+  }
+
+  openBehalf(order) {
+    this.fieldOrder = order;
+    $("behalf-form").reset();
+    $("behalf-error").textContent = "";
+    $("behalf-order").textContent = order.publicId + " · " + this.address(order);
+    $("bd-code-box").hidden = !order.otpRequired;
+    $("bd-cash-box").hidden = !order.isCod;
+    $("bd-collected").value = order.isCod ? String(order.codAmountAmd) : "";
+    $("behalf-dialog").showModal();
+  }
+
+  async deliverForCourier() {
+    const order = this.fieldOrder;
+    const body = {};
+    if (order.otpRequired && $("bd-code").value.trim()) { body.otpCode = $("bd-code").value.trim(); }
+    if ($("bd-name").value.trim()) { body.recipientName = $("bd-name").value.trim(); }
+    if (order.isCod && $("bd-collected").value !== "") { body.collectedAmountAmd = parseInt($("bd-collected").value, 10); }
+    if ($("bd-notes").value.trim()) { body.notes = $("bd-notes").value.trim(); }
+    try {
+      const {order: done} = await this.ctx.api.post("/orders/" + order.id + "/deliver-for-courier", body);
+      this.upsert(done);
+      $("behalf-dialog").close();
+    } catch (error) { $("behalf-error").textContent = this.ctx.explain(error); }
   }
 
   async move(order, status) {

@@ -9,6 +9,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
+from appliance.dispatch.models import Order
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -97,4 +98,56 @@ def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_ac
         page.click(f"{row} [data-link]")
         page.wait_for_selector("#link-dialog[open]")
         assert page.input_value("#link-url") == fresh
+        browser.close()
+
+
+def test_a_dispatcher_fails_or_delivers_for_a_courier_whose_phone_died_and_the_history_says_who(desk) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, courier = desk
+    lost = picked_up_order(url, dispatcher, courier)
+    paid = picked_up_order(url, dispatcher, courier, isCod=True, amountAmd=3000)
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "lilit@arev.am")
+        # Failed, with a reason.
+        row = f"#orders tbody tr[data-order-id='{lost['id']}']"
+        page.click(f"{row} [data-move='failed']")
+        page.wait_for_selector("#fail-dialog[open]")
+        page.select_option("#fd-reason", "wrong_address")
+        page.click("#fail-send")
+        page.wait_for_selector(f"{row}[data-status='failed']")
+        failed = Order.get_by_id(lost["id"])
+        assert failed.status == "failed" and failed.failure_reason == "wrong_address"
+
+        # Delivered for the courier by the recipient's name; the cash is the courier's.
+        row = f"#orders tbody tr[data-order-id='{paid['id']}']"
+        page.click(f"{row} [data-move='delivered']")
+        page.wait_for_selector("#behalf-dialog[open]")
+        assert page.input_value("#bd-collected") == "3000"
+        page.click("#behalf-send")  # neither code nor name: the API says what is missing
+        wait_until(page, "document.querySelector('#behalf-error').textContent.length > 0")
+        page.fill("#bd-name", "Gayane")
+        screenshot(page, "console-deliver-for-courier")
+        page.click("#behalf-send")
+        page.wait_for_selector(f"{row}[data-status='delivered']")
+        delivered = Order.get_by_id(paid["id"])
+        assert delivered.proof_recipient_name == "Gayane" and delivered.collected_amount_amd == 3000
+        assert requests.get(f"{url}/courier/cash", headers=courier.headers).json()["outstandingAmd"] == 3000
+
+        # The history names the person and the role of every step, and the act for the courier.
+        page.click(f"{row} [data-detail]")
+        page.wait_for_selector("#detail-dialog[open]")
+        steps = page.locator("#detail-audit li")
+        wait_until(page, "document.querySelectorAll('#detail-audit li').length > 3")
+        who = [
+            (steps.nth(i).get_attribute("data-actor"), steps.nth(i).get_attribute("data-role"))
+            for i in range(steps.count())
+        ]
+        assert set(who) == {("Lilit", "dispatcher"), ("Narek", "courier")}, who
+        texts = [steps.nth(i).inner_text() for i in range(steps.count())]
+        assert all("Lilit" in t or "Narek" in t for t in texts), texts
+        assert "Lilit" in texts[-1] and "Narek" in texts[-1]  # delivered by the dispatcher for Narek
+        screenshot(page, "console-history-names")
         browser.close()
