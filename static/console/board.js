@@ -188,7 +188,8 @@ export class Board {
     if (order.status === "ready" || order.status === "assigned") {
       const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
         el("option", {value: ""}, order.courierId ? "" : T.noCourier),
-        ...couriers.filter((c) => c.active).map((c) => el("option", {value: c.id, selected: c.id === order.courierId}, c.displayName)));
+        ...this.byShift(couriers.filter((c) => c.active)).map((c) => el("option", {value: c.id, selected: c.id === order.courierId,
+          dataset: {shift: c.shift ? c.shift.status : "off"}}, c.displayName + " · " + this.ctx.fleet.shiftLabel(c))));
       if (order.courierId) { select.firstChild.remove(); }
       select.addEventListener("change", () => { if (select.value) { this.assign(order, select.value); } });
       courierCell = el("td", {}, select);
@@ -220,6 +221,12 @@ export class Board {
       el("td", {lang: lang === "ru" && order.addressLabelRu ? "ru" : lang === "en" && order.addressLabelEn ? "en" : "hy"}, this.address(order)),
       el("td", {}, window),
       status, courierCell, el("td", {}, actions));
+  }
+
+  // Who can take an order now comes first: on shift, then on a break, then off shift.
+  byShift(couriers) {
+    const rank = (c) => (!c.shift ? 2 : c.shift.status === "on_break" ? 1 : 0);
+    return [...couriers].sort((a, b) => rank(a) - rank(b) || a.displayName.localeCompare(b.displayName));
   }
 
   detailButton(order) {

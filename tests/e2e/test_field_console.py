@@ -36,8 +36,9 @@ def desk(mapped_data_dir, settings):
         app, company, "dispatcher", email="lilit@arev.am", name="Lilit", password_hash=hash_password(PASSWORD)
     )
     courier = make_member(app, company, "courier", name="Narek")
+    armen = make_member(app, company, "courier", name="Armen")
     with serving(mapped_data_dir, port) as url:
-        yield url, dispatcher, courier
+        yield url, dispatcher, courier, armen
 
 
 def picked_up_order(url: str, dispatcher, courier, **extra) -> dict:
@@ -59,7 +60,7 @@ def picked_up_order(url: str, dispatcher, courier, **extra) -> dict:
 def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_action(desk) -> None:
     from playwright.sync_api import sync_playwright
 
-    url, dispatcher, courier = desk
+    url, dispatcher, courier, _ = desk
     order = picked_up_order(url, dispatcher, courier, otpRequired=True)
     held = requests.post(f"{url}/orders/{order['id']}/tracking", headers=dispatcher.headers).json()
     for _ in range(5):  # the courier's wrong codes lock the code
@@ -104,7 +105,7 @@ def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_ac
 def test_a_dispatcher_fails_or_delivers_for_a_courier_whose_phone_died_and_the_history_says_who(desk) -> None:
     from playwright.sync_api import sync_playwright
 
-    url, dispatcher, courier = desk
+    url, dispatcher, courier, _ = desk
     lost = picked_up_order(url, dispatcher, courier)
     paid = picked_up_order(url, dispatcher, courier, isCod=True, amountAmd=3000)
     with sync_playwright() as playwright:
@@ -150,4 +151,31 @@ def test_a_dispatcher_fails_or_delivers_for_a_courier_whose_phone_died_and_the_h
         assert all("Lilit" in t or "Narek" in t for t in texts), texts
         assert "Lilit" in texts[-1] and "Narek" in texts[-1]  # delivered by the dispatcher for Narek
         screenshot(page, "console-history-names")
+        browser.close()
+
+
+def test_the_courier_selector_says_who_is_on_shift_and_follows_the_shifts(desk) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, narek, armen = desk
+    body = ORDER | {"pin": {"lat": ROAD_B[0], "lon": ROAD_B[1]}}
+    order = requests.post(f"{url}/orders", json=body, headers=dispatcher.headers).json()["order"]
+    requests.post(f"{url}/orders/{order['id']}/status", json={"status": "ready"}, headers=dispatcher.headers)
+    assert requests.post(f"{url}/courier/shift/start", headers=armen.headers).status_code == 201
+    select = f"select[data-assign='{order['id']}']"
+    options = "els => els.map(e => [e.textContent, e.dataset.shift])"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "lilit@arev.am")
+        page.wait_for_selector(f"{select} option[data-shift='active']", state="attached")
+        listed = page.eval_on_selector_all(f"{select} option[value]:not([value=''])", options)
+        assert [shift for _, shift in listed] == ["active", "off"]  # who can take it now, first
+        assert listed[0][0].startswith("Armen · ") and listed[1][0].startswith("Narek · ")
+        screenshot(page, "console-courier-selector-shifts")
+        # Narek starts his shift: the selector follows (events stream), without a reload.
+        assert requests.post(f"{url}/courier/shift/start", headers=narek.headers).status_code == 201
+        page.wait_for_selector(
+            f"{select} option[value='{narek.courier.id}'][data-shift='active']", state="attached"
+        )
         browser.close()

@@ -330,8 +330,21 @@ def assign_orders(
                 "The plan is stale: some orders are no longer assignable.",
                 errors=[{"field": "orderId", "message": f"order {o} is not assignable"} for o in stale],
             )
+        # A plan applied after a courier's existing stops continues their numbering: its 1..n
+        # follow the highest sequence among the courier's open orders outside the plan.
+        offset = {
+            row.courier_id: row.top or 0
+            for row in Order.select(Order.courier, peewee.fn.MAX(Order.sequence).alias("top"))
+            .where(
+                Order.courier.in_({c for _, c, _ in stops})
+                & Order.status.in_(("assigned", "picked_up", "arrived"))
+                & Order.id.not_in(order_ids)
+            )
+            .group_by(Order.courier)
+        }
         results = []
-        for order_id, courier_id, sequence in stops:
+        for order_id, courier_id, planned in stops:
+            sequence = offset.get(courier_id, 0) + planned
             order = orders[order_id]
             if order.status == "assigned" and order.courier_id == courier_id:
                 order.sequence = sequence
