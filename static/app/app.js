@@ -5,6 +5,7 @@ import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
 import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
+import {openEventStream} from "/static/js/events.js";
 
 const $ = (id) => document.getElementById(id);
 let lang = initialLanguage();
@@ -17,6 +18,9 @@ let watch = null;
 let poll = null;
 let lastFix = null;
 let flushing = false;
+let stream = null;     // GET /courier/events: the courier's own assignments and orders, as they change
+let cause = "open";    // what made the current refresh: "open", "stream", "poll", a tab…
+const arrived = new Map();  // order id -> what brought it on screen first (data-arrived-by)
 
 // An installed app must stay signed in across restarts, so the refresh token (what the API needs
 // back to rotate the session) is kept in localStorage; the access token stays in memory.
@@ -80,6 +84,7 @@ function showSession(session) {
     document.body.dataset.view = "app";
     applyLanguage();
     refresh();
+    listen();
   }
   document.documentElement.style.setProperty("--brand", session.company.brandColor || "#1F6FEB");
   $("company-name").textContent = session.company.name;
@@ -97,6 +102,7 @@ $("signin-form").addEventListener("submit", async (event) => {
 });
 
 $("sign-out").addEventListener("click", async () => {
+  if (stream) { stream.close(); stream = null; }
   await api.signOut();
   await outbox.clear();  // a signed-out phone keeps nothing of the courier's
   localStorage.removeItem("appliance.courier.run");
@@ -104,6 +110,16 @@ $("sign-out").addEventListener("click", async () => {
 });
 
 // ---- what the server says ------------------------------------------------------------------
+
+// A new assignment reaches the courier at once over the stream (the 30 s look is the fallback).
+function listen() {
+  if (stream) { stream.close(); }
+  stream = openEventStream(api, {
+    path: "/courier/events",
+    onEvent: () => { cause = "stream"; clearTimeout(listen.timer); listen.timer = setTimeout(refresh, 200); },
+    onState: (state) => { document.body.dataset.stream = state; if (state === "signed-out") { stream = null; } },
+  });
+}
 
 async function refresh() {
   try {
@@ -120,6 +136,7 @@ async function refresh() {
   }
   pending = await outbox.moves();
   renderShift(); renderRun(); syncGps(); renderQueue();
+  cause = "poll";
 }
 
 // The last known profile and run, shown when the app opens without signal (no secrets in it).
@@ -214,6 +231,8 @@ function renderRun() {
     li.dataset.status = status;
     li.dataset.pending = String(queued.length > 0);
     li.dataset.attention = String(refused.length > 0);
+    if (!arrived.has(order.id)) { arrived.set(order.id, cause); }
+    li.dataset.arrivedBy = arrived.get(order.id);
     const title = document.createElement("h3");
     const seq = document.createElement("span");
     seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);

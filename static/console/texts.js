@@ -3,6 +3,7 @@ export const STATES = ["draft", "ready", "assigned", "picked_up", "arrived", "de
 
 export const TEXTS = {
   hy: {
+    countIt: "հաշվեք կանխիկը", carriedShortfall: "նախորդ պակասորդ՝",
     capacityUsed: "զբաղված՝",
     failOrder: "Չհաջողվեց", deliverForCourier: "Առաքված է (առաքիչի փոխարեն)", behalfHint: "Առաքիչի հեռախոսը չի աշխատում․ գրանցեք առաքումը նրա փոխարեն՝ ստացողի կոդով կամ անունով։ Կանխիկը մնում է առաքիչի մոտ։", receivedBy: "Ով ստացավ", reasonLabel: "Պատճառ", reason_recipient_absent: "Ոչ ոք տանը չէր", reason_refused: "Հրաժարվեցին", reason_wrong_address: "Սխալ հասցե", reason_other: "Այլ", system: "համակարգ", forCourier: "առաքիչի փոխարեն՝",
     newLink: "Նոր հղում", newLinkWarn: "Ստացողի ներկայիս հղումը կդադարի աշխատել։ Ստեղծե՞լ նորը։", newLinkYes: "Ստեղծել նոր հղում և փակել հինը", keepLink: "Թողնել ներկայիս հղումը", noLink: "Գործող հղում չկա։", linkNotShown: "Գործող հղում կա, բայց այն ստեղծվել է նախքան հղումները պահվելը և չի կարող ցուցադրվել։", newLinkIssued: "Նոր հղումը պատրաստ է․ հինը այլևս չի աշխատում։",
@@ -43,6 +44,7 @@ export const TEXTS = {
     audit: "Պատմություն", photo: "Լուսանկար",
   },
   ru: {
+    countIt: "пересчитайте", carriedShortfall: "прежняя недостача:",
     capacityUsed: "загрузка",
     failOrder: "Не доставлен", deliverForCourier: "Доставлен (за курьера)", behalfHint: "Телефон курьера не работает: отметьте доставку за него по коду получателя или его имени. Наличные остаются у курьера.", receivedBy: "Кто получил", reasonLabel: "Причина", reason_recipient_absent: "Никого не было", reason_refused: "Отказались", reason_wrong_address: "Неверный адрес", reason_other: "Другое", system: "система", forCourier: "за курьера",
     newLink: "Новая ссылка", newLinkWarn: "Текущая ссылка получателя перестанет работать. Создать новую?", newLinkYes: "Создать новую и закрыть старую", keepLink: "Оставить текущую ссылку", noLink: "Действующей ссылки нет.", linkNotShown: "Действующая ссылка есть, но она создана до того, как ссылки стали храниться, и не может быть показана.", newLinkIssued: "Новая ссылка готова; старая больше не работает.",
@@ -83,6 +85,7 @@ export const TEXTS = {
     audit: "История", photo: "Фото",
   },
   en: {
+    countIt: "count the cash", carriedShortfall: "earlier shortfall:",
     capacityUsed: "capacity used",
     failOrder: "Failed…", deliverForCourier: "Delivered, for the courier…", behalfHint: "The courier's phone is out: record the delivery for them with the recipient's code or name. The cash stays with the courier.", receivedBy: "Received by", reasonLabel: "Reason", reason_recipient_absent: "Nobody there", reason_refused: "Refused", reason_wrong_address: "Wrong address", reason_other: "Other", system: "the system", forCourier: "for",
     newLink: "Issue a new link", newLinkWarn: "The recipient's current link stops working. Issue a new one?", newLinkYes: "Issue a new link and end the old one", keepLink: "Keep the current link", noLink: "No link in force.", linkNotShown: "A link is in force, but it was issued before links were kept and cannot be shown.", newLinkIssued: "A new link is ready; the old one no longer works.",

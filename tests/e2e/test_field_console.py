@@ -179,3 +179,39 @@ def test_the_courier_selector_says_who_is_on_shift_and_follows_the_shifts(desk) 
             f"{select} option[value='{narek.courier.id}'][data-shift='active']", state="attached"
         )
         browser.close()
+
+
+def test_cash_confirmation_lists_the_orders_behind_the_total_and_starts_empty(desk) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, courier, _ = desk
+    paid = []
+    for amount in (2500, 4000):
+        order = picked_up_order(url, dispatcher, courier, isCod=True, amountAmd=amount)
+        done = requests.post(
+            f"{url}/courier/orders/{order['id']}/status",
+            json={"status": "delivered", "recipientName": "Gayane"},
+            headers=courier.headers,
+        )
+        assert done.status_code == 200, done.text
+        paid.append(order)
+    assert requests.post(f"{url}/courier/cash/settle", headers=courier.headers).status_code == 201
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "lilit@arev.am")
+        page.click("[data-view-tab='cash']")
+        row = "#settlements tbody tr[data-settlement]"
+        page.wait_for_selector(row)
+        behind = page.inner_text(f"{row} [data-behind]")
+        assert all(o["publicId"] in behind for o in paid) and "2,500" in behind and "4,000" in behind
+        # Nothing is pre-filled: confirming needs the counted amount.
+        assert page.input_value("[data-received]") == ""
+        assert page.is_disabled("[data-confirm]")
+        page.fill("[data-received]", "6500")
+        assert page.is_enabled("[data-confirm]")
+        screenshot(page, "console-cash-orders-behind")
+        page.click("[data-confirm]")
+        page.wait_for_selector("#confirmed li[data-confirmed]")
+        assert requests.get(f"{url}/courier/cash", headers=courier.headers).json()["outstandingAmd"] == 0
+        browser.close()

@@ -143,3 +143,23 @@ def test_a_delivery_refused_after_the_signal_returns_needs_attention_until_the_r
         wait_until(phone, "document.querySelector('#cash-outstanding').textContent.includes('6,000')")
         assert phone.is_hidden("#cash-unrecorded")
         browser.close()
+
+
+def test_a_new_assignment_reaches_the_courier_app_over_the_events_stream(field) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, dispatcher, courier, _ = field
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        phone = courier_phone(browser, ROAD_A).new_page()
+        phone.goto(url + "/app/")
+        sign_in_app(phone, "narek@arev.am")
+        phone.wait_for_selector("body[data-stream='live']")
+        phone.wait_for_selector("#no-run:not([hidden])")
+        order = _coded_cod_order(url, dispatcher, courier)
+        # The stop appears, brought by the stream (not the app's 30 s look, nor a reload).
+        card = f"#run li[data-order-id='{order['id']}']"
+        phone.wait_for_selector(card)
+        assert phone.get_attribute(card, "data-arrived-by") == "stream"
+        screenshot(phone, "courier-app-assignment-streamed")
+        browser.close()
