@@ -126,6 +126,7 @@ async function refresh() {
     const changes = runChanges;
     const [profile, orders] = await Promise.all([api.get("/courier/me"), api.get("/courier/orders")]);
     me = profile.courier || profile;
+    me.dispatchPhone = profile.dispatchPhone || null;
     // A move accepted while this was on its way (the queue flushing as the signal returns) is newer
     // than what came back: fetch again rather than show a delivered order once more.
     if (changes !== runChanges) { return refresh(); }
@@ -201,6 +202,12 @@ function attentionBox(move) {
   advice.className = "small muted";
   advice.textContent = move.refused.reported ? T.dispatcherSees : T.willTell;
   box.append(advice);
+  if (me && me.dispatchPhone) {
+    const call = document.createElement("a");
+    call.href = "tel:" + me.dispatchPhone; call.dataset.callDispatcher = move.orderId;
+    call.textContent = T.callDispatcher;
+    box.append(call);
+  }
   return box;
 }
 

@@ -1,6 +1,7 @@
 // The courier app's words in Armenian (first), Russian and English.
 export const TEXTS = {
   hy: {
+    callDispatcher: "Զանգել դիսպետչերին",
     needsAttention: "Ուշադրություն՝", heldCash: "Ձեր մոտ է, դեռ չգրանցված՝ ", enterCodeAgain: "Նորից մուտքագրել կոդը",
     dispatcherSees: "Դիսպետչերը տեսնում է սա։ Մուտքագրեք ճիշտ կոդը կամ զանգեք դիսպետչերին։", willTell: "Դիսպետչերին կտեղեկացվի կապը վերականգնվելիս։",
     settled: "Հարցը լուծված է դիսպետչերի հետ",
@@ -22,6 +23,7 @@ export const TEXTS = {
     phone: "Հեռախոս", vehicle: "Տրանսպորտ", save: "Պահպանել", saved: "Պահպանված է", status_delivered: "Առաքված", status_failed: "Չհաջողված",
   },
   ru: {
+    callDispatcher: "Позвонить диспетчеру",
     needsAttention: "Требует внимания:", heldCash: "У вас на руках, ещё не учтено: ", enterCodeAgain: "Ввести код снова",
     dispatcherSees: "Диспетчер это видит. Введите верный код или позвоните диспетчеру.", willTell: "Диспетчер узнает, когда появится связь.",
     settled: "Решено с диспетчером",
@@ -43,6 +45,7 @@ export const TEXTS = {
     phone: "Телефон", vehicle: "Транспорт", save: "Сохранить", saved: "Сохранено", status_delivered: "Доставлен", status_failed: "Не доставлен",
   },
   en: {
+    callDispatcher: "Call the dispatcher",
     needsAttention: "Needs attention:", heldCash: "In your hands, not recorded yet: ", enterCodeAgain: "Enter the code again",
     dispatcherSees: "The dispatcher sees this. Enter the right code, or call the dispatcher.", willTell: "The dispatcher will be told when the connection returns.",
     settled: "Settled with the dispatcher",

@@ -96,3 +96,16 @@ def test_a_report_on_an_order_that_moved_on_is_refused_and_bad_reports_are_probl
         ).status_code
         == 404
     )
+
+
+def test_the_courier_app_learns_the_number_to_call_the_dispatcher_on(
+    dispatch_client, company, courier
+) -> None:
+    assert dispatch_client.get("/courier/me", headers=courier.headers).json["dispatchPhone"] is None
+    company.support_phone = "+37410999999"
+    company.save()
+    assert dispatch_client.get("/courier/me", headers=courier.headers).json["dispatchPhone"] == "+37410999999"
+    company.phone = "+37410123456"
+    company.save()
+    me = dispatch_client.get("/courier/me", headers=courier.headers).json
+    assert me["dispatchPhone"] == "+37410123456" and me["courier"]["id"] == str(courier.courier.id)

@@ -37,6 +37,8 @@ def field(mapped_data_dir, settings):
     port = free_port()
     app = create_app(settings.replace(dispatch_port=port))
     company = make_company("Arev Express", depot=ROAD_A)
+    company.phone = "+37410123456"  # the courier's "call the dispatcher"
+    company.save()
     dispatcher = make_member(
         app, company, "dispatcher", email="lilit@arev.am", name="Lilit", password_hash=hash_password(PASSWORD)
     )
@@ -100,6 +102,7 @@ def test_a_delivery_refused_after_the_signal_returns_needs_attention_until_the_r
         reason = phone.get_attribute(f"{card} [data-attention-reason]", "data-attention-reason")
         assert reason == "Wrong code."
         assert "6,000" in phone.inner_text(f"{card} [data-held]")
+        assert phone.get_attribute(f"{card} [data-call-dispatcher]", "href") == "tel:+37410123456"
         eventually(lambda: Order.get_by_id(order["id"]).attention_reason == "Wrong code.")
         flagged = Order.get_by_id(order["id"])
         assert flagged.status == "picked_up" and flagged.attention_held_amd == 6000

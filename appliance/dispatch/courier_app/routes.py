@@ -12,7 +12,7 @@ from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
 from appliance.dispatch.couriers.lookups import latest_location
-from appliance.dispatch.couriers.serializers import courier_body, location_body
+from appliance.dispatch.couriers.serializers import location_body
 from appliance.dispatch.couriers.service import earnings, end_shift, start_shift, toggle_break
 from appliance.dispatch.models import Courier
 from appliance.dispatch.orders.schemas import OrderEnvelope
@@ -50,10 +50,10 @@ def current_location():
     return {"location": location_body(latest_location(me().id))}
 
 
-@endpoint(bp, "GET", "/courier/me", guard=C, response=courier_schemas.CourierEnvelope, tags=TAGS)
+@endpoint(bp, "GET", "/courier/me", guard=C, response=schemas.CourierMe, tags=TAGS)
 def get_me():
-    """Profile, current shift and latest location."""
-    return {"courier": courier_body(me())}
+    """Profile, current shift and latest location, and the number to call the dispatcher on."""
+    return service.profile(me())
 
 
 @endpoint(

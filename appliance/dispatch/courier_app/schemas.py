@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import QuerySchema, Schema
-from appliance.dispatch.couriers.schemas import LocationOut, ShiftOut
+from appliance.dispatch.couriers.schemas import CourierOut, LocationOut, ShiftOut
 from appliance.dispatch.geo_types import Latitude, Longitude
 from appliance.dispatch.orders.schemas import Moment, OrderOut
 
@@ -34,6 +34,14 @@ class LocationAccepted(BaseModel):
 
 class LocationCurrent(BaseModel):
     location: LocationOut | None
+
+
+class CourierMe(BaseModel):
+    courier: CourierOut
+    dispatchPhone: str | None = Field(
+        default=None,
+        description="the company's phone (else its support phone): the app's \"call the dispatcher\"",
+    )
 
 
 class ShiftEnvelope(BaseModel):

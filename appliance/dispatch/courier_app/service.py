@@ -27,7 +27,7 @@ from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
-from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
+from appliance.dispatch.models import Company, Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import order_body
 from appliance.dispatch.orders.state import audit, order_payload, transition
@@ -45,6 +45,13 @@ SELF_EDITABLE = {
     "onboardingCompleted": "onboarding_completed",
 }
 NOT_NULL = ("displayName", "preferredLanguage", "onboardingCompleted")
+
+
+def profile(courier: Courier) -> dict[str, Any]:
+    """GET /courier/me: the courier's record and the number to call the dispatcher on (the
+    company's phone, else its support phone), which the app offers when a move needs attention."""
+    company = Company.get_by_id(courier.company_id)
+    return {"courier": courier_body(courier), "dispatchPhone": company.phone or company.support_phone}
 
 
 def update_own_profile(courier: Courier, changes: dict[str, Any]) -> dict[str, Any]:
