@@ -119,7 +119,7 @@ def main() -> None:
         STEPS.clear()
         started = time.monotonic()
         with connection(database):
-            answer = service.suggest(router, settings, company_id, None, None, 60, 3, 8)
+            answer = service.suggest(router, settings, company_id, None, None, 60, 3, 8, on_shift=False)
         wall = time.monotonic() - started
         walls.append(wall)
         served = sum(len(r["stops"]) for r in answer["routes"])

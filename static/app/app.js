@@ -5,18 +5,22 @@ import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
 import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
+import {openEventStream} from "/static/js/events.js";
 
 const $ = (id) => document.getElementById(id);
 let lang = initialLanguage();
 let T = TEXTS[lang];
 let me = null;        // GET /courier/me: profile, shift, location
 let run = [];         // GET /courier/orders, in run order
-let pending = [];     // queued moves (outbox), shown on their orders
+let pending = [];     // queued moves (outbox), shown on their orders; a refused one stays (needs attention)
 let runChanges = 0;   // moves the server accepted: a run fetched before one of them is stale
 let watch = null;
 let poll = null;
 let lastFix = null;
 let flushing = false;
+let stream = null;     // GET /courier/events: the courier's own assignments and orders, as they change
+let cause = "open";    // what made the current refresh: "open", "stream", "poll", a tab…
+const arrived = new Map();  // order id -> what brought it on screen first (data-arrived-by)
 
 // An installed app must stay signed in across restarts, so the refresh token (what the API needs
 // back to rotate the session) is kept in localStorage; the access token stays in memory.
@@ -80,6 +84,7 @@ function showSession(session) {
     document.body.dataset.view = "app";
     applyLanguage();
     refresh();
+    listen();
   }
   document.documentElement.style.setProperty("--brand", session.company.brandColor || "#1F6FEB");
   $("company-name").textContent = session.company.name;
@@ -97,6 +102,7 @@ $("signin-form").addEventListener("submit", async (event) => {
 });
 
 $("sign-out").addEventListener("click", async () => {
+  if (stream) { stream.close(); stream = null; }
   await api.signOut();
   await outbox.clear();  // a signed-out phone keeps nothing of the courier's
   localStorage.removeItem("appliance.courier.run");
@@ -105,11 +111,22 @@ $("sign-out").addEventListener("click", async () => {
 
 // ---- what the server says ------------------------------------------------------------------
 
+// A new assignment reaches the courier at once over the stream (the 30 s look is the fallback).
+function listen() {
+  if (stream) { stream.close(); }
+  stream = openEventStream(api, {
+    path: "/courier/events",
+    onEvent: () => { cause = "stream"; clearTimeout(listen.timer); listen.timer = setTimeout(refresh, 200); },
+    onState: (state) => { document.body.dataset.stream = state; if (state === "signed-out") { stream = null; } },
+  });
+}
+
 async function refresh() {
   try {
     const changes = runChanges;
     const [profile, orders] = await Promise.all([api.get("/courier/me"), api.get("/courier/orders")]);
     me = profile.courier || profile;
+    me.dispatchPhone = profile.dispatchPhone || null;
     // A move accepted while this was on its way (the queue flushing as the signal returns) is newer
     // than what came back: fetch again rather than show a delivered order once more.
     if (changes !== runChanges) { return refresh(); }
@@ -120,6 +137,7 @@ async function refresh() {
   }
   pending = await outbox.moves();
   renderShift(); renderRun(); syncGps(); renderQueue();
+  cause = "poll";
 }
 
 // The last known profile and run, shown when the app opens without signal (no secrets in it).
@@ -160,16 +178,68 @@ function address(order) {
 const NEXT = {assigned: [["picked_up", "pickedUp"]], picked_up: [["arrived", "arrived"], ["delivered", "delivered"], ["failed", "failedMove"]],
               arrived: [["delivered", "delivered"], ["failed", "failedMove"]]};
 
+// A move the server refused for good stays in the outbox, marked refused, until it is resolved: a
+// new move of the same order goes through (the right code), or the order left the run (the
+// dispatcher resolved it) and the courier says so. Its cash stays counted as in the courier's hands.
+function refusedOf(orderId) { return pending.filter((m) => m.refused && m.orderId === orderId); }
+function heldUnrecorded() { return pending.filter((m) => m.refused).reduce((sum, m) => sum + (m.body.collectedAmountAmd || 0), 0); }
+
+function attentionBox(move) {
+  const box = document.createElement("div");
+  box.className = "attention";
+  box.dataset.attentionReason = move.refused.reason;
+  const title = document.createElement("p");
+  title.className = "warning";
+  title.textContent = T.needsAttention + " " + move.refused.reason;
+  box.append(title);
+  if (move.body.collectedAmountAmd) {
+    const held = document.createElement("p");
+    held.className = "small"; held.dataset.held = String(move.body.collectedAmountAmd);
+    held.textContent = T.heldCash + amd(move.body.collectedAmountAmd, lang);
+    box.append(held);
+  }
+  const advice = document.createElement("p");
+  advice.className = "small muted";
+  advice.textContent = move.refused.reported ? T.dispatcherSees : T.willTell;
+  box.append(advice);
+  if (me && me.dispatchPhone) {
+    const call = document.createElement("a");
+    call.href = "tel:" + me.dispatchPhone; call.dataset.callDispatcher = move.orderId;
+    call.textContent = T.callDispatcher;
+    box.append(call);
+  }
+  return box;
+}
+
 function renderRun() {
   const list = $("run");
   if (!list) { return; }
-  list.replaceChildren(...run.map((order, index) => {
-    const queued = pending.filter((m) => m.orderId === order.id);
+  const inRun = new Set(run.map((o) => o.id));
+  // Refused moves of orders no longer in the run (the dispatcher resolved them): kept on screen
+  // until the courier confirms it is settled.
+  const orphans = pending.filter((m) => m.refused && !inRun.has(m.orderId)).map((move) => {
+    const li = document.createElement("li");
+    li.dataset.orderId = move.orderId; li.dataset.attention = "true"; li.dataset.status = "";
+    const title = document.createElement("h3");
+    title.textContent = move.publicId || move.orderId;
+    const settled = document.createElement("button");
+    settled.type = "button"; settled.className = "big ghost"; settled.dataset.settled = move.orderId;
+    settled.textContent = T.settled;
+    settled.addEventListener("click", async () => { await outbox.dropMove(move.seq); pending = await outbox.moves(); renderRun(); renderQueue(); });
+    li.append(title, attentionBox(move), settled);
+    return li;
+  });
+  list.replaceChildren(...orphans, ...run.map((order, index) => {
+    const queued = pending.filter((m) => m.orderId === order.id && !m.refused);
+    const refused = refusedOf(order.id);
     const status = queued.length ? queued[queued.length - 1].body.status : order.status;
     const li = document.createElement("li");
     li.dataset.orderId = order.id;
     li.dataset.status = status;
     li.dataset.pending = String(queued.length > 0);
+    li.dataset.attention = String(refused.length > 0);
+    if (!arrived.has(order.id)) { arrived.set(order.id, cause); }
+    li.dataset.arrivedBy = arrived.get(order.id);
     const title = document.createElement("h3");
     const seq = document.createElement("span");
     seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);
@@ -211,6 +281,7 @@ function renderRun() {
     call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
     links.append(geo, mapLink, call);
     li.append(title, where, door, note, who, extra, lockedNote, links);
+    if (refused.length) { li.append(attentionBox(refused[refused.length - 1])); }
     if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";
@@ -222,7 +293,8 @@ function renderRun() {
       (NEXT[status] || []).forEach(([to, label]) => {
         const button = document.createElement("button");
         button.type = "button"; button.className = "big" + (to === "failed" ? " ghost" : "");
-        button.dataset.move = to; button.textContent = T[label];
+        button.dataset.move = to;
+        button.textContent = refused.length && to === "delivered" && order.otpRequired ? T.enterCodeAgain : T[label];
         button.addEventListener("click", () => startMove(order, to));
         row.append(button);
       });
@@ -248,6 +320,13 @@ function startMove(order, status) {
     $("d-code").required = order.otpRequired;
     $("d-cash-box").hidden = !order.isCod;
     $("d-collected").value = order.isCod ? String(order.codAmountAmd) : "";
+    const before = refusedOf(order.id).filter((m) => m.body.status === "delivered").pop();
+    if (before) {  // entering the code again: what the courier wrote the first time stays
+      $("d-name").value = before.body.recipientName || order.recipientName;
+      $("d-notes").value = before.body.notes || "";
+      if (before.body.collectedAmountAmd !== undefined) { $("d-collected").value = String(before.body.collectedAmountAmd); }
+      $("deliver-error").textContent = before.refused.reason;
+    }
     $("deliver-dialog").showModal();
   } else if (status === "failed") {
     $("fail-form").reset();
@@ -293,7 +372,7 @@ async function shrink(file) {
 }
 
 async function queueMove(order, body, photo) {
-  await outbox.addMove({orderId: order.id, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
+  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
                         photoKey: null, queuedAt: new Date().toISOString()});
   pending = await outbox.moves();
   renderRun(); renderQueue();
@@ -306,6 +385,10 @@ async function flush() {
   flushing = true;
   try {
     for (const move of await outbox.moves()) {
+      if (move.refused) {
+        if (!move.refused.reported) { await reportRefused(move); }
+        continue;
+      }
       if (!(await sendMove(move))) { break; }
     }
     for (;;) {
@@ -342,6 +425,8 @@ async function sendMove(move) {
     if (move.photoKey) { body.photoKey = move.photoKey; }
     const answer = await api.post("/courier/orders/" + move.orderId + "/status", body);
     await outbox.dropMove(move.seq);
+    // A move of the order went through: what was refused before is resolved by it.
+    for (const old of await outbox.moves()) { if (old.refused && old.orderId === move.orderId) { await outbox.dropMove(old.seq); } }
     runChanges += 1;
     const index = run.findIndex((o) => o.id === answer.order.id);
     if (index >= 0 && ["delivered", "failed"].includes(answer.order.status)) { run.splice(index, 1); } else if (index >= 0) { run[index] = answer.order; }
@@ -350,19 +435,39 @@ async function sendMove(move) {
     return true;
   } catch (error) {
     if (error.offline || error.status >= 500 || error.status === 429) { return false; }
-    // Refused for good (a wrong or locked code, a move no longer allowed): drop it and say why.
-    await outbox.dropMove(move.seq);
-    toast(error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error));
+    // Refused for good (a wrong or locked code, a move no longer allowed). The courier may have
+    // left with the cash: the move stays on screen as "needs attention" with the reason, and the
+    // dispatcher is told (POST /courier/orders/{id}/attention), until it is resolved.
+    const reason = error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error);
+    move.refused = {reason: reason, status: error.status, reported: false};
+    await outbox.updateMove(move);
+    await reportRefused(move);
+    toast(reason);
     refresh();
     return true;
   }
 }
 
+async function reportRefused(move) {
+  const held = move.body.status === "delivered" && move.body.collectedAmountAmd !== undefined ? move.body.collectedAmountAmd : null;
+  try {
+    await api.post("/courier/orders/" + move.orderId + "/attention", {move: move.body.status, reason: move.refused.reason, heldAmountAmd: held});
+  } catch (error) {
+    if (error.offline || !(error instanceof ApiError) || error.status >= 500 || error.status === 429 || error.status === 401) { return; }
+    // 404/409: the order is no longer the courier's to move; the card stays until settled.
+  }
+  move.refused.reported = true;
+  await outbox.updateMove(move);
+}
+
 async function renderQueue() {
   const counts = await outbox.counts();
-  document.body.dataset.queuedMoves = String(counts.moves);
+  const refused = (await outbox.moves()).filter((m) => m.refused).length;
+  const waiting = counts.moves - refused;
+  document.body.dataset.queuedMoves = String(waiting);
+  document.body.dataset.attentionMoves = String(refused);
   document.body.dataset.queuedPoints = String(counts.points);
-  $("queue-state").textContent = counts.moves + counts.points ? (counts.moves + counts.points) + " " + T.queued : "";
+  $("queue-state").textContent = waiting + counts.points ? (waiting + counts.points) + " " + T.queued : "";
 }
 
 // ---- GPS -----------------------------------------------------------------------------------
@@ -442,6 +547,12 @@ function item(text) { const li = document.createElement("li"); li.textContent = 
 async function showCash() {
   const cash = await api.get("/courier/cash");
   $("cash-outstanding").textContent = T.outstanding + amd(cash.outstandingAmd, lang);
+  // Cash of refused deliveries is in the courier's hands too, though not recorded yet: the phone's
+  // own count (it includes what the server has not heard about).
+  pending = await outbox.moves();
+  const held = Math.max(heldUnrecorded(), cash.unrecordedAmd || 0);
+  $("cash-unrecorded").hidden = !held;
+  $("cash-unrecorded").textContent = held ? T.heldCash + amd(held, lang) : "";
   $("cash-open").textContent = cash.openSettlement ? T.awaiting + amd(cash.openSettlement.expectedAmd, lang) : "";
   $("cash-settle").disabled = !cash.outstandingAmd || Boolean(cash.openSettlement);
   $("cash-list").replaceChildren(...cash.recentCollections.map((c) => item(c.publicId + " · " + amd(c.amountAmd, lang) + " · " + timeOf(c.collectedAt, lang))));

@@ -1,6 +1,10 @@
 // The courier app's words in Armenian (first), Russian and English.
 export const TEXTS = {
   hy: {
+    callDispatcher: "Զանգել դիսպետչերին",
+    needsAttention: "Ուշադրություն՝", heldCash: "Ձեր մոտ է, դեռ չգրանցված՝ ", enterCodeAgain: "Նորից մուտքագրել կոդը",
+    dispatcherSees: "Դիսպետչերը տեսնում է սա։ Մուտքագրեք ճիշտ կոդը կամ զանգեք դիսպետչերին։", willTell: "Դիսպետչերին կտեղեկացվի կապը վերականգնվելիս։",
+    settled: "Հարցը լուծված է դիսպետչերի հետ",
     title: "Առաքիչ", signInTitle: "Մուտք", email: "Էլ. փոստ", password: "Գաղտնաբառ", signIn: "Մուտք գործել",
     signOut: "Ելք", wrongPassword: "Սխալ էլ. փոստ կամ գաղտնաբառ։", notCourier: "Այս հավելվածը առաքիչների համար է․ դիսպետչերները՝ ",
     offline: "Կապ չկա", online: "Կապ կա", queued: "ուղարկման սպասող", failed: "Չստացվեց՝ ",
@@ -19,6 +23,10 @@ export const TEXTS = {
     phone: "Հեռախոս", vehicle: "Տրանսպորտ", save: "Պահպանել", saved: "Պահպանված է", status_delivered: "Առաքված", status_failed: "Չհաջողված",
   },
   ru: {
+    callDispatcher: "Позвонить диспетчеру",
+    needsAttention: "Требует внимания:", heldCash: "У вас на руках, ещё не учтено: ", enterCodeAgain: "Ввести код снова",
+    dispatcherSees: "Диспетчер это видит. Введите верный код или позвоните диспетчеру.", willTell: "Диспетчер узнает, когда появится связь.",
+    settled: "Решено с диспетчером",
     title: "Курьер", signInTitle: "Вход", email: "Эл. почта", password: "Пароль", signIn: "Войти",
     signOut: "Выйти", wrongPassword: "Неверная почта или пароль.", notCourier: "Это приложение для курьеров; диспетчерам — ",
     offline: "Нет связи", online: "На связи", queued: "ждут отправки", failed: "Не удалось: ",
@@ -37,6 +45,10 @@ export const TEXTS = {
     phone: "Телефон", vehicle: "Транспорт", save: "Сохранить", saved: "Сохранено", status_delivered: "Доставлен", status_failed: "Не доставлен",
   },
   en: {
+    callDispatcher: "Call the dispatcher",
+    needsAttention: "Needs attention:", heldCash: "In your hands, not recorded yet: ", enterCodeAgain: "Enter the code again",
+    dispatcherSees: "The dispatcher sees this. Enter the right code, or call the dispatcher.", willTell: "The dispatcher will be told when the connection returns.",
+    settled: "Settled with the dispatcher",
     title: "Courier", signInTitle: "Sign in", email: "Email", password: "Password", signIn: "Sign in",
     signOut: "Sign out", wrongPassword: "Wrong email or password.", notCourier: "This app is for couriers; dispatchers use ",
     offline: "Offline", online: "Online", queued: "waiting to send", failed: "Could not do it: ",

@@ -61,13 +61,23 @@ export class Admin {
     const [{settlements: waiting}, {settlements: confirmed}] = await Promise.all([
       api.get("/cash/settlements?status=submitted"), api.get("/cash/settlements?status=confirmed")]);
     $("settlements").querySelector("tbody").replaceChildren(...waiting.map((s) => {
-      const received = el("input", {type: "number", min: "0", step: "1", value: String(s.expectedAmd), "aria-label": T.received, dataset: {received: s.id}});
+      // Received starts empty: the dispatcher counts the cash and types what is in hand; Confirm
+      // waits for that number (one click can no longer confirm without counting).
+      const received = el("input", {type: "number", min: "0", step: "1", value: "", placeholder: T.countIt, "aria-label": T.received, dataset: {received: s.id}});
       const note = el("input", {maxLength: 1000, "aria-label": T.note, dataset: {note: s.id}});
       const confirm = button(T.confirm, async () => {
-        const body = {receivedAmd: parseInt(received.value || "0", 10), note: note.value.trim() || null};
+        if (received.value === "") { received.focus(); return; }
+        const body = {receivedAmd: parseInt(received.value, 10), note: note.value.trim() || null};
         try { await api.post("/cash/settlements/" + s.id + "/confirm", body); await this.loadCash(); } catch (error) { this.ctx.fail(error); }
       }, {className: "small", dataset: {confirm: s.id}});
-      return el("tr", {dataset: {settlement: s.id}}, el("td", {}, s.courierName), el("td", {}, amd(s.expectedAmd, lang)),
+      confirm.disabled = true;
+      received.addEventListener("input", () => { confirm.disabled = received.value === ""; });
+      // The orders behind the total (and a shortfall carried from an earlier handover).
+      const covered = s.orders.reduce((sum, o) => sum + o.amountAmd, 0);
+      const behind = el("ul", {className: "small muted", dataset: {behind: s.id}},
+        ...s.orders.map((o) => el("li", {dataset: {covered: o.orderId}}, o.publicId + " · " + amd(o.amountAmd, lang) + " · " + when(o.collectedAt, lang))),
+        s.expectedAmd > covered ? el("li", {dataset: {carried: String(s.expectedAmd - covered)}}, T.carriedShortfall + " " + amd(s.expectedAmd - covered, lang)) : null);
+      return el("tr", {dataset: {settlement: s.id}}, el("td", {}, s.courierName), el("td", {}, amd(s.expectedAmd, lang), behind),
         el("td", {}, when(s.submittedAt, lang)), el("td", {}, received), el("td", {}, note), el("td", {}, confirm));
     }));
     $("no-settlements").hidden = waiting.length > 0;

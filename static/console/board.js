@@ -13,7 +13,8 @@ const MOVES = {  // the dispatcher's buttons per state (the API decides; these o
   draft: [["ready", "makeReady"], ["cancelled", "cancel"]],
   ready: [["draft", "toDraft"], ["cancelled", "cancel"]],
   assigned: [["ready", "unassign"], ["cancelled", "cancel"]],
-  picked_up: [], arrived: [],
+  picked_up: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],  // each through its dialog
+  arrived: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],
   failed: [["ready", "retry"]],
   delivered: [], cancelled: [],
 };
@@ -52,6 +53,13 @@ export class Board {
     $("late-make").addEventListener("click", () => this.lateText());
     $("late-send").addEventListener("click", () => this.sendLate());
     $("code-reset").addEventListener("click", () => this.resetCode());
+    $("link-new").addEventListener("click", () => this.askNewLink());
+    $("fail-close").addEventListener("click", () => $("fail-dialog").close());
+    $("fail-form").addEventListener("submit", (event) => { event.preventDefault(); this.failOnTheWay(); });
+    $("behalf-close").addEventListener("click", () => $("behalf-dialog").close());
+    $("behalf-form").addEventListener("submit", (event) => { event.preventDefault(); this.deliverForCourier(); });
+    $("link-new-yes").addEventListener("click", () => this.issueLink());
+    $("link-new-no").addEventListener("click", () => { $("link-new-confirm").hidden = true; });
     this.picker = null;
     this.importer = new Importer(ctx, () => this.load());
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
@@ -169,11 +177,19 @@ export class Board {
       locked.addEventListener("click", () => this.openLink(order));
       status.append(" ", locked);
     }
+    if (order.needsAttention) {  // the courier's app could not record a move (docs/courier-app.md)
+      const flag = order.needsAttention;
+      const text = T.needsAttention + (flag.heldAmountAmd ? " · " + T.attentionHeld + amd(flag.heldAmountAmd, lang) : "");
+      const badge = el("button", {type: "button", className: "badge risk", dataset: {attention: order.id}, title: flag.reason}, text);
+      badge.addEventListener("click", () => this.openDetail(order.id));
+      status.append(" ", badge, el("span", {className: "small muted", dataset: {attentionReason: order.id}}, " " + flag.reason));
+    }
     let courierCell;
     if (order.status === "ready" || order.status === "assigned") {
       const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
         el("option", {value: ""}, order.courierId ? "" : T.noCourier),
-        ...couriers.filter((c) => c.active).map((c) => el("option", {value: c.id, selected: c.id === order.courierId}, c.displayName)));
+        ...this.byShift(couriers.filter((c) => c.active)).map((c) => el("option", {value: c.id, selected: c.id === order.courierId,
+          dataset: {shift: c.shift ? c.shift.status : "off"}}, c.displayName + " · " + this.ctx.fleet.shiftLabel(c))));
       if (order.courierId) { select.firstChild.remove(); }
       select.addEventListener("change", () => { if (select.value) { this.assign(order, select.value); } });
       courierCell = el("td", {}, select);
@@ -184,7 +200,8 @@ export class Board {
     const actions = el("div", {className: "actions"});
     MOVES[order.status].forEach(([to, label]) => {
       const button = el("button", {type: "button", className: "small ghost", dataset: {move: to}}, T[label]);
-      button.addEventListener("click", () => this.move(order, to));
+      const onTheWay = ["picked_up", "arrived"].includes(order.status);
+      button.addEventListener("click", () => (onTheWay && to === "failed" ? this.openFail(order) : onTheWay && to === "delivered" ? this.openBehalf(order) : this.move(order, to)));
       actions.append(button);
     });
     if (OPEN.has(order.status) && order.status !== "draft" || order.status === "delivered") {
@@ -204,6 +221,12 @@ export class Board {
       el("td", {lang: lang === "ru" && order.addressLabelRu ? "ru" : lang === "en" && order.addressLabelEn ? "en" : "hy"}, this.address(order)),
       el("td", {}, window),
       status, courierCell, el("td", {}, actions));
+  }
+
+  // Who can take an order now comes first: on shift, then on a break, then off shift.
+  byShift(couriers) {
+    const rank = (c) => (!c.shift ? 2 : c.shift.status === "on_break" ? 1 : 0);
+    return [...couriers].sort((a, b) => rank(a) - rank(b) || a.displayName.localeCompare(b.displayName));
   }
 
   detailButton(order) {
@@ -227,15 +250,20 @@ export class Board {
         [T.window, order.deliveryWindowStart || order.deliveryWindowEnd ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "—"],
         [T.amount, amd(order.amountAmd, lang) + (order.isCod ? " · " + T.cod + " " + amd(order.codAmountAmd, lang) : "")],
         [T.code, order.otpRequired ? "✓" : "—"], [T.courier, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "—"]];
+      if (order.needsAttention) { rows.push([T.needsAttention, order.needsAttention.reason + (order.needsAttention.heldAmountAmd ? " · " + T.attentionHeld + amd(order.needsAttention.heldAmountAmd, lang) : "")]); }
       if (order.proof) { rows.push([T.proofBy, (order.proof.recipientName || "—") + (order.proof.notes ? " · " + order.proof.notes : "")]); }
       if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
-      $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind}},
+      // Every step names who made it and in which role (a dispatcher's act for a courier says so).
+      const who = (e) => (e.actorName ? e.actorName + " (" + (T["role_" + e.actorRole] || e.actorRole || "—") + ")" : T.system) +
+        (e.onBehalfOf ? " " + T.forCourier + " " + e.onBehalfOf.name : "");
+      $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind, actor: e.actorName || "", role: e.actorRole || "system"}},
         timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
         (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") +
         // A message to the recipient: which one, on which channel (SMS, e-mail).
-        (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : ""))));
+        (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : "") +
+        " · " + who(e))));
       const edit = $("detail-edit");
       edit.hidden = !["draft", "ready"].includes(order.status);
       edit.onclick = () => { $("detail-dialog").close(); this.openCreate(order); };
@@ -247,6 +275,54 @@ export class Board {
         photo.src = url; photo.alt = T.photo + " " + order.publicId; photo.hidden = false;
       }
     } catch (error) { this.ctx.fail(error); }
+  }
+
+  // A courier whose phone died: the dispatcher fails a picked-up or arrived order with a reason
+  // (POST /orders/{id}/status), or records it delivered for the courier with the recipient's code
+  // or name (POST /orders/{id}/deliver-for-courier), audited as the dispatcher's act.
+  openFail(order) {
+    this.fieldOrder = order;
+    $("fail-form").reset();
+    $("fail-error").textContent = "";
+    $("fail-order").textContent = order.publicId + " · " + this.address(order);
+    $("fail-dialog").showModal();
+  }
+
+  async failOnTheWay() {
+    const code = $("fd-reason").value, note = $("fd-note").value.trim();
+    // The API keeps a failure code as the order's failureReason and any other text as given
+    // (failureReason other) in the audit trail.
+    const reason = code === "other" && note ? note : code;
+    try {
+      const {order} = await this.ctx.api.post("/orders/" + this.fieldOrder.id + "/status", {status: "failed", reason: reason});
+      this.upsert(order);
+      $("fail-dialog").close();
+    } catch (error) { $("fail-error").textContent = this.ctx.explain(error); }
+  }
+
+  openBehalf(order) {
+    this.fieldOrder = order;
+    $("behalf-form").reset();
+    $("behalf-error").textContent = "";
+    $("behalf-order").textContent = order.publicId + " · " + this.address(order);
+    $("bd-code-box").hidden = !order.otpRequired;
+    $("bd-cash-box").hidden = !order.isCod;
+    $("bd-collected").value = order.isCod ? String(order.codAmountAmd) : "";
+    $("behalf-dialog").showModal();
+  }
+
+  async deliverForCourier() {
+    const order = this.fieldOrder;
+    const body = {};
+    if (order.otpRequired && $("bd-code").value.trim()) { body.otpCode = $("bd-code").value.trim(); }
+    if ($("bd-name").value.trim()) { body.recipientName = $("bd-name").value.trim(); }
+    if (order.isCod && $("bd-collected").value !== "") { body.collectedAmountAmd = parseInt($("bd-collected").value, 10); }
+    if ($("bd-notes").value.trim()) { body.notes = $("bd-notes").value.trim(); }
+    try {
+      const {order: done} = await this.ctx.api.post("/orders/" + order.id + "/deliver-for-courier", body);
+      this.upsert(done);
+      $("behalf-dialog").close();
+    } catch (error) { $("behalf-error").textContent = this.ctx.explain(error); }
   }
 
   async move(order, status) {
@@ -373,11 +449,39 @@ export class Board {
       this.showCode(order);
       // A late notice goes only to a recipient whose order is out (assigned, picked up or arrived).
       $("late-section").hidden = !["assigned", "picked_up", "arrived"].includes(order.status);
-      const link = await this.ctx.api.post("/orders/" + order.id + "/tracking", {});
-      $("link-url").value = new URL(link.path, location.origin).href;
-      $("link-expires").textContent = T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"});
+      // The link the recipient holds now: opening the dialog issues nothing and ends nothing.
+      // With none in force (never issued, expired), one is issued: that ends nothing.
+      const {link} = await this.ctx.api.get("/orders/" + order.id + "/tracking");
+      this.showLink(link);
       $("link-dialog").showModal();
+      if (!link) { await this.issueLink(true); } else if (link.path) { $("link-url").select(); }
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  showLink(link) {
+    const T = this.ctx.T;
+    this.linkInForce = link;
+    $("link-new-confirm").hidden = true;
+    $("link-url").value = link && link.path ? new URL(link.path, location.origin).href : "";
+    $("link-url").closest(".row").hidden = !(link && link.path);
+    $("link-expires").textContent = link ? T.expires + new Date(link.expiresAt).toLocaleString(this.ctx.lang, {timeZone: "Asia/Yerevan"}) : "";
+    $("link-none").hidden = Boolean(link && link.path);
+    $("link-none").textContent = link ? T.linkNotShown : T.noLink;
+    $("link-dialog").dataset.link = link ? (link.path ? "shown" : "hidden") : "none";
+  }
+
+  // A new link ends the recipient's: a separate action, confirmed when a link is in force.
+  askNewLink() {
+    if (this.linkInForce) { $("link-new-confirm").hidden = false; $("link-new-yes").focus(); return; }
+    this.issueLink();
+  }
+
+  async issueLink(first) {
+    try {
+      const link = await this.ctx.api.post("/orders/" + this.linkOrder.id + "/tracking", {});
+      this.showLink({path: link.path, expiresAt: link.expiresAt});
       $("link-url").select();
+      if (!first) { this.ctx.toast(this.ctx.T.newLinkIssued); }
     } catch (error) { this.ctx.fail(error); }
   }
 

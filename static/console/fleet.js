@@ -41,6 +41,9 @@ export class Fleet {
       const known = this.couriers.get(courierId);
       this.couriers.set(courierId, Object.assign({}, known || {}, courier));
       this.render();
+      // The board's courier selectors say who is on shift: redraw them when that changed.
+      const shift = (c) => (c && c.shift ? c.shift.status : "off");
+      if (!known || shift(known) !== shift(courier)) { this.ctx.board.render(); }
     } catch (error) { /* gone or not ours: the next load settles it */ }
   }
 

@@ -1,5 +1,5 @@
-// Route plans: suggest for the chosen couriers and orders (none chosen: all ready orders and active
-// couriers), lanes with arrival times and the routes on the map, move a stop by drag and drop
+// Route plans: suggest for the chosen couriers and orders (none chosen: all ready orders and the
+// active couriers on shift), with the capacity each courier uses, lanes with arrival times and the routes on the map, move a stop by drag and drop
 // (POST /plans/move-stop re-times every lane), recompute, and apply (one transaction in the API;
 // a stale plan changes nothing). Nothing is written until apply.
 import {timeOf} from "/static/js/i18n.js";
@@ -19,6 +19,7 @@ export class Planner {
 
   reset() {
     this.plan = null;
+    this.load = new Map();
     this.unassigned = [];
     this.computedAt = null;
     if (this.fleet && this.fleet.map) { this.fleet.map.setRoutes([]); }
@@ -35,6 +36,7 @@ export class Planner {
     $("plan-suggest").disabled = true;
     try {
       const suggestion = await this.ctx.api.post("/plans/suggest", body);
+      this.load = new Map(suggestion.routes.map((r) => [r.courierId, {held: r.held, capacity: r.capacity}]));
       this.take(suggestion, suggestion.unassigned);
     } catch (error) { $("plan-status").textContent = this.ctx.explain(error); }
     finally { $("plan-suggest").disabled = false; }
@@ -109,6 +111,17 @@ export class Planner {
       swatch.className = "swatch";
       swatch.style.background = LANE_COLOURS[index % LANE_COLOURS.length];
       title.append(swatch, courier ? courier.displayName : "#" + route.courierId);
+      // Capacity used: the open orders the courier already holds plus this lane's stops, of the
+      // suggestion's capacity (kept across moves and recomputes, which do not repeat it).
+      const load = this.load.get(route.courierId);
+      if (load) {
+        const used = load.held + route.stops.length;
+        const badge = document.createElement("span");
+        badge.className = "badge" + (used > load.capacity ? " risk" : "");
+        badge.dataset.capacity = used + "/" + load.capacity;
+        badge.textContent = T.capacityUsed + " " + used + "/" + load.capacity;
+        title.append(" ", badge);
+      }
       const list = document.createElement("ol");
       route.stops.forEach((stop, position) => {
         const order = this.board.orders.get(stop.orderId);

@@ -4,7 +4,8 @@
 // refreshes it on 401, and resumes after a dropped or ended stream with Last-Event-ID, so no event
 // is skipped.
 //
-//   const stream = openEventStream(api, {cursor, onEvent(event), onState("live"|"waiting")});
+//   const stream = openEventStream(api, {cursor, path ("/events"; the courier app: "/courier/events"),
+//                                         onEvent(event), onState("live"|"waiting")});
 //   stream.close();
 
 export function parseEventStream(text, emit) {
@@ -37,7 +38,7 @@ export function openEventStream(api, options) {
   async function once() {
     const headers = {"Accept": "text/event-stream", "Authorization": await api.authorization()};
     if (lastId !== null) { headers["Last-Event-ID"] = lastId; }
-    const response = await fetch("/events", {headers: headers, signal: controller.signal, cache: "no-store"});
+    const response = await fetch(options.path || "/events", {headers: headers, signal: controller.signal, cache: "no-store"});
     if (response.status === 401) { await api.refresh(); return; }
     if (!response.ok) {
       const after = Number(response.headers.get("Retry-After") || "0");

@@ -35,6 +35,7 @@ def test_nothing_is_outstanding_and_nothing_can_be_settled_at_first(dispatch_app
     assert service.cash_summary(courier.courier) == {
         "outstandingAmd": 0,
         "openSettlement": None,
+        "unrecordedAmd": 0,
         "recentCollections": [],
     }
 

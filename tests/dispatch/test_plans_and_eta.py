@@ -44,8 +44,11 @@ def dispatcher(app, company):
 
 
 @pytest.fixture
-def couriers(app, company):
-    return [make_member(app, company, "courier") for _ in range(2)]
+def couriers(app, client, company):
+    members = [make_member(app, company, "courier") for _ in range(2)]
+    for member in members:  # suggestions plan for couriers on shift by default
+        assert client.post("/courier/shift/start", headers=member.headers).status_code == 201
+    return members
 
 
 def _orders(client, dispatcher, count: int) -> list[dict]:
@@ -348,3 +351,84 @@ def test_suggest_still_plans_on_straight_lines_when_the_engine_stops_and_says_so
     body = client.post("/plans/suggest", json={}, headers=dispatcher.headers).json
     assert body["method"] == "straight_line"
     assert sorted(s["orderId"] for r in body["routes"] for s in r["stops"]) == sorted(o["id"] for o in orders)
+
+
+# -- issue 28: plans in the field -------------------------------------------------------------------
+
+
+def _apply(client, dispatcher, courier, orders) -> list[dict]:
+    plan = {
+        "routes": [
+            {
+                "courierId": int(courier.courier.id),
+                "stops": [{"orderId": int(o["id"]), "sequence": n} for n, o in enumerate(orders, 1)],
+            }
+        ]
+    }
+    applied = client.post("/plans/apply", json=plan, headers=dispatcher.headers)
+    assert applied.status_code == 200, applied.json
+    return applied.json["applied"]
+
+
+def test_a_plan_applied_after_existing_stops_continues_their_numbering(client, dispatcher, couriers) -> None:
+    orders = _orders(client, dispatcher, 4)
+    narek = couriers[0]
+    _apply(client, dispatcher, narek, orders[:2])
+    courier_status(client, narek, orders[0]["id"], status="picked_up")
+    later = _apply(client, dispatcher, narek, orders[2:])
+    assert [s["sequence"] for s in later] == [3, 4]
+    run = client.get("/courier/orders", headers=narek.headers).json["orders"]
+    assert [(o["id"], o["sequence"]) for o in run] == [(o["id"], n) for n, o in enumerate(orders, 1)]
+    # Re-applying the courier's own stops renumbers them after the others, never beside them.
+    again = _apply(client, dispatcher, narek, [orders[3], orders[2]])
+    assert [s["sequence"] for s in again] == [3, 4]
+
+
+def test_suggestions_plan_for_couriers_on_shift_unless_asked_otherwise(client, dispatcher, couriers) -> None:
+    _orders(client, dispatcher, 3)
+    on, off = couriers
+    client.post("/courier/shift/end", headers=off.headers)
+    body = client.post("/plans/suggest", json={}, headers=dispatcher.headers).json
+    assert [r["courierId"] for r in body["routes"]] == [str(on.courier.id)]
+    every = client.post("/plans/suggest", json={"onShift": False}, headers=dispatcher.headers).json
+    assert sorted(r["courierId"] for r in every["routes"]) == sorted(str(c.courier.id) for c in couriers)
+    client.post("/courier/shift/end", headers=on.headers)
+    nobody = client.post("/plans/suggest", json={}, headers=dispatcher.headers)
+    assert nobody.status_code == 422 and nobody.json["errors"][0]["field"] == "courierIds"
+    chosen = client.post(
+        "/plans/suggest", json={"courierIds": [int(off.courier.id)]}, headers=dispatcher.headers
+    )
+    assert chosen.status_code == 200  # couriers chosen by name are planned, on shift or not
+
+
+def test_a_lane_starts_at_the_depot_when_the_last_fix_is_too_old(app, client, dispatcher, couriers) -> None:
+    _orders(client, dispatcher, 2)
+    narek = couriers[0]
+    old = clock.now() - timedelta(minutes=app.extensions["dispatch"].settings.eta_max_fix_minutes + 5)
+    point = {"lat": ROAD_C[0], "lon": ROAD_C[1], "capturedAt": clock.iso(old)}
+    assert (
+        client.post("/courier/location", json={"points": [point]}, headers=narek.headers).status_code == 202
+    )
+    body = {"courierIds": [int(narek.courier.id)]}
+    stale = client.post("/plans/suggest", json=body, headers=dispatcher.headers).json["routes"][0]["start"]
+    assert stale["source"] == "depot" and (stale["lat"], stale["lon"]) == pytest.approx(ROAD_A)
+    point["capturedAt"] = clock.iso(clock.now())
+    client.post("/courier/location", json={"points": [point]}, headers=narek.headers)
+    fresh = client.post("/plans/suggest", json=body, headers=dispatcher.headers).json["routes"][0]["start"]
+    assert fresh["source"] == "gps"
+
+
+def test_a_courier_s_open_orders_use_the_capacity_and_the_suggestion_says_so(
+    client, dispatcher, couriers
+) -> None:
+    orders = _orders(client, dispatcher, 5)
+    narek = couriers[0]
+    _apply(client, dispatcher, narek, orders[:2])
+    body = client.post(
+        "/plans/suggest",
+        json={"capacity": 3, "courierIds": [int(narek.courier.id)]},
+        headers=dispatcher.headers,
+    ).json
+    route = body["routes"][0]
+    assert route["capacity"] == 3 and route["held"] == 2
+    assert len(route["stops"]) == 1 and len(body["unassigned"]) == 2

@@ -107,6 +107,9 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         stops = page.locator("#plan-lanes li[data-stop]")
         assert stops.count() == 3
         assert all("arrival" in stops.nth(i).inner_text() for i in range(3))
+        # Each lane shows the capacity it uses (the courier's open orders and its stops, of 10).
+        used = page.eval_on_selector_all("#plan-lanes [data-capacity]", "e => e.map(x => x.dataset.capacity)")
+        assert used and all(u.endswith("/10") for u in used) and sum(int(u.split("/")[0]) for u in used) == 3
         wait_until(page, "window.liveMap.routes.features.length > 0")
         # The draft could not be planned, and the lane of unassigned stops says why.
         draft = orders[3]["id"]

@@ -70,4 +70,9 @@ class CashSummary(BaseModel):
         description="unsettled collections plus a carried shortfall (an awaiting handover included)"
     )
     openSettlement: SettlementOut | None
+    unrecordedAmd: int = Field(
+        default=0,
+        description="cash the courier holds for deliveries the server refused (orders flagged "
+        "needsAttention), not yet recorded as collections",
+    )
     recentCollections: list[CollectionOut] = Field(description="the latest 50, newest first")

@@ -74,9 +74,15 @@ def cash_summary(courier: Courier) -> dict[str, Any]:
         .order_by(Collection.id.desc())
         .limit(RECENT_COLLECTIONS)
     )
+    unrecorded = (
+        Order.select(peewee.fn.COALESCE(peewee.fn.SUM(Order.attention_held_amd), 0))
+        .where((Order.courier == courier.id) & Order.attention_at.is_null(False))
+        .scalar()
+    )
     return {
         "outstandingAmd": outstanding(courier.id),
         "openSettlement": settlement_body(awaiting) if awaiting else None,
+        "unrecordedAmd": int(unrecorded or 0),
         "recentCollections": [collection_body(c) for c in recent],
     }
 

@@ -12,9 +12,10 @@ from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app import schemas, service
 from appliance.dispatch.couriers import schemas as courier_schemas
 from appliance.dispatch.couriers.lookups import latest_location
-from appliance.dispatch.couriers.serializers import courier_body, location_body
+from appliance.dispatch.couriers.serializers import location_body
 from appliance.dispatch.couriers.service import earnings, end_shift, start_shift, toggle_break
 from appliance.dispatch.models import Courier
+from appliance.dispatch.orders.schemas import OrderEnvelope
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("courier_app", __name__)
@@ -49,10 +50,10 @@ def current_location():
     return {"location": location_body(latest_location(me().id))}
 
 
-@endpoint(bp, "GET", "/courier/me", guard=C, response=courier_schemas.CourierEnvelope, tags=TAGS)
+@endpoint(bp, "GET", "/courier/me", guard=C, response=schemas.CourierMe, tags=TAGS)
 def get_me():
-    """Profile, current shift and latest location."""
-    return {"courier": courier_body(me())}
+    """Profile, current shift and latest location, and the number to call the dispatcher on."""
+    return service.profile(me())
 
 
 @endpoint(
@@ -118,6 +119,22 @@ def my_orders():
 def change_status(order_id: int, body: schemas.CourierStatusChange):
     """picked_up, arrived, delivered (with the code when required) or failed (with a reason)."""
     return service.change_status(runtime(), me(), order_id, body.model_dump(exclude_none=True))
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/orders/<int:order_id>/attention",
+    guard=C,
+    body=schemas.AttentionReport,
+    response=OrderEnvelope,
+    errors=(404, 409),
+    tags=TAGS,
+)
+def report_refused(order_id: int, body: schemas.AttentionReport):
+    """A queued move the server refused: the order is flagged needsAttention for the dispatcher
+    (with the cash held) until it moves on (409 when it already has)."""
+    return {"order": service.report_refused(me(), order_id, body.model_dump())}
 
 
 @endpoint(

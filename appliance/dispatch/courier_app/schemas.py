@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import QuerySchema, Schema
-from appliance.dispatch.couriers.schemas import LocationOut, ShiftOut
+from appliance.dispatch.couriers.schemas import CourierOut, LocationOut, ShiftOut
 from appliance.dispatch.geo_types import Latitude, Longitude
 from appliance.dispatch.orders.schemas import Moment, OrderOut
 
@@ -34,6 +34,14 @@ class LocationAccepted(BaseModel):
 
 class LocationCurrent(BaseModel):
     location: LocationOut | None
+
+
+class CourierMe(BaseModel):
+    courier: CourierOut
+    dispatchPhone: str | None = Field(
+        default=None,
+        description="the company's phone (else its support phone): the app's \"call the dispatcher\"",
+    )
 
 
 class ShiftEnvelope(BaseModel):
@@ -92,6 +100,18 @@ class CourierStatusChange(Schema):
     collectedAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = None
     notes: Annotated[str, StringConstraints(max_length=1000)] | None = None
     idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=128)] | None = None
+
+
+class AttentionReport(Schema):
+    move: Literal["picked_up", "arrived", "delivered", "failed"] = Field(
+        description="the status the refused queued move asked for"
+    )
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = Field(
+        description="why the server refused it, as the app shows it to the courier"
+    )
+    heldAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = Field(
+        default=None, description="cash the courier collected with the refused move"
+    )
 
 
 class OtpVerify(Schema):

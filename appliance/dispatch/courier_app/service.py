@@ -27,10 +27,10 @@ from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
-from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, StatusRequest
+from appliance.dispatch.models import Company, Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import order_body
-from appliance.dispatch.orders.state import order_payload, transition
+from appliance.dispatch.orders.state import audit, order_payload, transition
 from appliance.dispatch.runtime import DispatchRuntime
 
 ACTIVE = ("assigned", "picked_up", "arrived")
@@ -45,6 +45,13 @@ SELF_EDITABLE = {
     "onboardingCompleted": "onboarding_completed",
 }
 NOT_NULL = ("displayName", "preferredLanguage", "onboardingCompleted")
+
+
+def profile(courier: Courier) -> dict[str, Any]:
+    """GET /courier/me: the courier's record and the number to call the dispatcher on (the
+    company's phone, else its support phone), which the app offers when a move needs attention."""
+    company = Company.get_by_id(courier.company_id)
+    return {"courier": courier_body(courier), "dispatchPhone": company.phone or company.support_phone}
 
 
 def update_own_profile(courier: Courier, changes: dict[str, Any]) -> dict[str, Any]:
@@ -217,6 +224,40 @@ def change_status(
     if wrong_code:
         raise Invalid("The delivery code is wrong.", errors=[{"field": "otpCode", "message": "wrong code"}])
     return response
+
+
+def report_refused(courier: Courier, order_id: int, report: dict[str, Any]) -> dict[str, Any]:
+    """The app's queued move was refused for good (a wrong or locked code typed without signal, a
+    move no longer allowed): flag the order "needs attention" with the reason and the cash the
+    courier holds for it, so the dispatcher sees it; cleared when the order moves on. Reporting the
+    same refusal again changes nothing (the app retries until it hears back)."""
+    with write_transaction(database):
+        order = own_active_order(courier, order_id, lock=True)
+        if order.status not in ACTIVE:
+            raise Conflict(f"The order is {order.status}: nothing waits on the courier's move.")
+        held = report.get("heldAmountAmd")
+        same = (order.attention_reason, order.attention_move, order.attention_held_amd) == (
+            report["reason"],
+            report["move"],
+            held,
+        )
+        if order.attention_at is None or not same:
+            order.attention_reason = report["reason"]
+            order.attention_move = report["move"]
+            order.attention_held_amd = held
+            order.attention_at = clock.now()  # type: ignore[assignment]
+            order.save()
+            audit(
+                order,
+                "needs_attention",
+                courier.user_id,
+                courierId=str(courier.id),
+                move=report["move"],
+                reason=report["reason"],
+                heldAmountAmd=held,
+            )
+            record_event(order.company_id, "order.updated", order_payload(order))
+        return order_body(order)
 
 
 def _uploaded_proof(rt: DispatchRuntime, courier: Courier, order: Order, key: str) -> bool:

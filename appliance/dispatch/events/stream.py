@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from appliance.common import lifecycle
 from appliance.dispatch.db import database
@@ -50,7 +50,12 @@ def frame(event_id: int, kind: str, payload: str, created_at: str) -> str:
     return f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
 
 
-def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
+def stream(
+    company_id: int, after: int, lifetime: float, keep: Callable[[str, str], bool] | None = None
+) -> Iterator[str]:
+    """The company's events after ``after``; with ``keep(kind, payload)`` only those it keeps (a
+    courier's own), the others passed over with a bare ``id:`` line so a reconnect resumes after
+    them."""
     yield f"retry: 1000\n: stream open, cursor {after}\n\n"
     ends = time.monotonic() + lifetime
     next_beat = time.monotonic() + HEARTBEAT_SECONDS
@@ -59,9 +64,16 @@ def stream(company_id: int, after: int, lifetime: float) -> Iterator[str]:
         while time.monotonic() < ends and not lifecycle.stopping.is_set():
             seen = wakes.latest(key)  # before reading: an event committed after this wakes the wait
             rows = events_after(company_id, after, BATCH)
+            passed = False
             for event_id, kind, payload, created_at in rows:
                 after = event_id
+                if keep is not None and not keep(kind, payload):
+                    passed = True
+                    continue
+                passed = False
                 yield frame(event_id, kind, payload, created_at)
+            if passed:
+                yield f"id: {after}\n\n"
             if len(rows) == BATCH:
                 continue
             if time.monotonic() >= next_beat:

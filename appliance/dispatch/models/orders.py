@@ -83,6 +83,12 @@ class Order(BaseModel):
     # company's default when NULL) and an address for e-mailed messages.
     recipient_language = peewee.CharField(max_length=2, null=True)
     recipient_email = peewee.CharField(max_length=320, null=True)
+    # Migration 0015 (issue 28): a queued move the server refused, reported by the courier's app,
+    # until the order moves on (needsAttention on the wire).
+    attention_reason = peewee.CharField(max_length=500, null=True)
+    attention_move = peewee.CharField(max_length=16, null=True)
+    attention_held_amd = peewee.BigIntegerField(null=True)
+    attention_at = UTCDateTimeField(null=True)
 
     class Meta:
         table_name = "order"

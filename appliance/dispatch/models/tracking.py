@@ -18,6 +18,9 @@ class TrackingLink(BaseModel):
     created_at = UTCDateTimeField(default=now)
     expires_at = UTCDateTimeField()
     revoked_at = UTCDateTimeField(null=True)
+    # Migration 0015: the token encrypted (tracking/service.py), so the console can show the link
+    # in force; NULL for links issued before.
+    token_cipher = peewee.BlobField(null=True)
 
     class Meta:
         table_name = "tracking_link"

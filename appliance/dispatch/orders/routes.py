@@ -12,7 +12,7 @@ from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
 from appliance.dispatch.auth.guards import DK, D, current_actor, current_caller
 from appliance.dispatch.geocoding.search import company_geocoder
-from appliance.dispatch.orders import importing, listing, schemas, service, sheets
+from appliance.dispatch.orders import importing, listing, on_behalf, schemas, service, sheets
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("orders", __name__)
@@ -224,6 +224,28 @@ def change_status(order_id: int, body: schemas.StatusChange):
     return {
         "order": service.change_status(
             caller.company_id, order_id, caller.user.id, body.status, body.reason, runtime().master_key
+        )
+    }
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/deliver-for-courier",
+    guard=D,
+    body=schemas.DeliverForCourier,
+    response=schemas.OrderEnvelope,
+    errors=(404, 409, 422),
+    tags=TAGS,
+)
+def deliver_for_courier(order_id: int, body: schemas.DeliverForCourier):
+    """Record a picked-up or arrived order delivered on the courier's behalf, with the delivery code
+    or the recipient's name (422 with neither, or a wrong code); audited as the dispatcher's act."""
+    caller = current_caller()
+    proof = body.model_dump(exclude_none=True)
+    return {
+        "order": on_behalf.deliver_for_courier(
+            caller.company_id, order_id, caller.user.id, proof, runtime().master_key
         )
     }
 

@@ -122,6 +122,15 @@ class AddressDetailsOut(BaseModel):
     intercom: str | None
 
 
+class NeedsAttention(BaseModel):
+    reason: str = Field(description="why the server refused the courier's queued move, as the app showed it")
+    move: str | None = Field(description="the status the courier's refused move asked for")
+    heldAmountAmd: int | None = Field(
+        description="cash the courier collected with the refused move: held by the courier, not yet recorded"
+    )
+    at: str
+
+
 class OrderOut(BaseModel):
     id: str
     publicId: str
@@ -152,6 +161,11 @@ class OrderOut(BaseModel):
     noteToCourier: str | None = None
     recipientLanguage: RecipientLanguage | None = None
     recipientEmail: str | None = None
+    needsAttention: NeedsAttention | None = Field(
+        default=None,
+        description="a queued move of the courier's app the server refused (docs/courier-app.md), "
+        "until the order moves on",
+    )
     createdAt: str
     updatedAt: str
     finishedAt: str | None
@@ -176,6 +190,19 @@ class StatusChange(Schema):
     reason: Annotated[str, StringConstraints(max_length=1000)] | None = None
 
 
+class DeliverForCourier(Schema):
+    otpCode: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = Field(
+        default=None, description="the delivery code the recipient gives"
+    )
+    recipientName: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None
+    ) = Field(default=None, description="who received it; required when no otpCode is given")
+    collectedAmountAmd: Amount | None = Field(
+        default=None, description="cash on delivery the courier took; defaults to codAmountAmd"
+    )
+    notes: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+
 class AssignRequest(Schema):
     courierId: Annotated[int, Field(ge=1)]
 
@@ -194,12 +221,24 @@ class AssignResult(BaseModel):
     order: OrderOut
 
 
+class OnBehalfOf(BaseModel):
+    courierId: str
+    name: str
+
+
 class OrderEventOut(BaseModel):
     id: str
     kind: str
     fromStatus: str | None
     toStatus: str | None
     actorUserId: str | None
+    actorName: str | None = Field(default=None, description="who made the step (null: the system)")
+    actorRole: Literal["owner", "dispatcher", "courier"] | None = Field(
+        default=None, description="their role in the company now (null: the system, or no longer a member)"
+    )
+    onBehalfOf: OnBehalfOf | None = Field(
+        default=None, description="a delivery a dispatcher recorded for this courier"
+    )
     data: dict
     createdAt: str
 

@@ -55,6 +55,7 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "noteToCourier": d.get("note_to_courier"),
         "recipientLanguage": d.get("recipient_language"),
         "recipientEmail": d.get("recipient_email"),
+        "needsAttention": attention(d),
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),
@@ -72,6 +73,19 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
             "collectedAmountAmd": d.get("collected_amount_amd"),
         }
     return body
+
+
+def attention(d: dict[str, Any]) -> dict[str, Any] | None:
+    """A queued move of the courier's app that the server refused (POST
+    /courier/orders/{id}/attention), until the order moves on; None otherwise."""
+    if not d.get("attention_at"):
+        return None
+    return {
+        "reason": d.get("attention_reason") or "",
+        "move": d.get("attention_move"),
+        "heldAmountAmd": d.get("attention_held_amd"),
+        "at": clock.wire(d.get("attention_at")),
+    }
 
 
 DOOR_PARTS = {

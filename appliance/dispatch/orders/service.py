@@ -18,7 +18,7 @@ from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.integrations.outbox import announce
-from appliance.dispatch.models import Assignment, Courier, Order, OrderEvent
+from appliance.dispatch.models import Assignment, Courier, Membership, Order, OrderEvent, User
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
@@ -214,20 +214,47 @@ def order_detail(company_id: int, order_id: int) -> dict[str, Any]:
 
 
 def order_events(company_id: int, order_id: int) -> list[dict[str, Any]]:
+    """The order's audit trail, each step with who made it: the person's name and role in the
+    company (owner, dispatcher, courier; null actor: the system), and for a delivery recorded by a
+    dispatcher on a courier's behalf, that courier."""
     own_order(company_id, order_id)
-    rows = OrderEvent.select().where((OrderEvent.order == order_id) & (OrderEvent.company == company_id))
-    return [
-        {
-            "id": str(e.id),
-            "kind": e.kind,
-            "fromStatus": e.from_status,
-            "toStatus": e.to_status,
-            "actorUserId": str(e.actor_id) if e.actor_id else None,
-            "data": json.loads(e.data),
-            "createdAt": clock.iso(e.created_at),
-        }
-        for e in rows.order_by(OrderEvent.id)
-    ]
+    rows = list(
+        OrderEvent.select()
+        .where((OrderEvent.order == order_id) & (OrderEvent.company == company_id))
+        .order_by(OrderEvent.id)
+    )
+    actors = {e.actor_id for e in rows if e.actor_id}
+    names = {u.id: u.display_name for u in User.select(User.id, User.display_name).where(User.id.in_(actors))}
+    roles = {
+        m.user_id: m.role
+        for m in Membership.select(Membership.user, Membership.role).where(
+            (Membership.company == company_id) & Membership.user.in_(actors)
+        )
+    }
+    events = []
+    for e in rows:
+        data = json.loads(e.data)
+        behalf = None
+        if data.get("onBehalfOfCourier") and data.get("courierId"):
+            courier = Courier.get_or_none(
+                (Courier.id == int(data["courierId"])) & (Courier.company == company_id)
+            )
+            behalf = {"courierId": data["courierId"], "name": courier.display_name if courier else ""}
+        events.append(
+            {
+                "id": str(e.id),
+                "kind": e.kind,
+                "fromStatus": e.from_status,
+                "toStatus": e.to_status,
+                "actorUserId": str(e.actor_id) if e.actor_id else None,
+                "actorName": names.get(e.actor_id) if e.actor_id else None,
+                "actorRole": roles.get(e.actor_id) if e.actor_id else None,
+                "onBehalfOf": behalf,
+                "data": data,
+                "createdAt": clock.iso(e.created_at),
+            }
+        )
+    return events
 
 
 # -- assignment -------------------------------------------------------------------------------------
@@ -312,8 +339,21 @@ def assign_orders(
                 "The plan is stale: some orders are no longer assignable.",
                 errors=[{"field": "orderId", "message": f"order {o} is not assignable"} for o in stale],
             )
+        # A plan applied after a courier's existing stops continues their numbering: its 1..n
+        # follow the highest sequence among the courier's open orders outside the plan.
+        offset = {
+            row.courier_id: row.top or 0
+            for row in Order.select(Order.courier, peewee.fn.MAX(Order.sequence).alias("top"))
+            .where(
+                Order.courier.in_({c for _, c, _ in stops})
+                & Order.status.in_(("assigned", "picked_up", "arrived"))
+                & Order.id.not_in(order_ids)
+            )
+            .group_by(Order.courier)
+        }
         results = []
-        for order_id, courier_id, sequence in stops:
+        for order_id, courier_id, planned in stops:
+            sequence = offset.get(courier_id, 0) + planned
             order = orders[order_id]
             if order.status == "assigned" and order.courier_id == courier_id:
                 order.sequence = sequence

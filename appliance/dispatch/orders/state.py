@@ -35,6 +35,11 @@ COURIER_MOVES: dict[str, frozenset[str]] = {
     "picked_up": frozenset({"arrived", "delivered", "failed"}),
     "arrived": frozenset({"delivered", "failed"}),
 }
+# A dispatcher recording a delivery for the courier (POST /orders/{id}/deliver-for-courier).
+ON_BEHALF_MOVES: dict[str, frozenset[str]] = {
+    "picked_up": frozenset({"delivered"}),
+    "arrived": frozenset({"delivered"}),
+}
 # Assignment (POST /orders/{id}/assign and /plans/apply) moves ready or assigned to assigned.
 ASSIGNABLE = frozenset({"ready", "assigned"})
 
@@ -91,8 +96,9 @@ def cancel_assignment(order: Order, actor_id: int | None) -> None:
 def transition(
     order: Order, to: str, actor_id: int | None, *, by: str, reason: str | None = None, **data: Any
 ) -> None:
-    """Move ``order`` to ``to`` as ``by`` (dispatcher, courier or assignment); 409 when illegal."""
-    table = {"dispatcher": DISPATCHER_MOVES, "courier": COURIER_MOVES}.get(by)
+    """Move ``order`` to ``to`` as ``by`` (dispatcher, courier, on_behalf: a dispatcher for the
+    courier, or assignment); 409 when illegal."""
+    table = {"dispatcher": DISPATCHER_MOVES, "courier": COURIER_MOVES, "on_behalf": ON_BEHALF_MOVES}.get(by)
     if by == "assignment":
         allowed = to == "assigned" and order.status in ASSIGNABLE
     else:
@@ -114,6 +120,11 @@ def transition(
         order.courier = None
         order.sequence = None
     order.status = to
+    if previous != to:
+        # Whatever the courier's app reported as refused is resolved once the order moves on.
+        order.attention_reason = order.attention_move = None
+        order.attention_held_amd = None
+        order.attention_at = None  # type: ignore[assignment]
     order.updated_at = moment  # type: ignore[assignment]
     if to in FINAL:
         order.finished_at = moment  # type: ignore[assignment]

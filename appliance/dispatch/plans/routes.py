@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Blueprint
 
 from appliance.common.api import endpoint
@@ -15,6 +17,11 @@ TAGS = ["Plans"]
 
 def _router():
     return runtime().router
+
+
+def _max_fix_age() -> timedelta:
+    """An older fix is no lane's start: the depot is (as for arrival estimates)."""
+    return timedelta(minutes=runtime().settings.eta_max_fix_minutes)
 
 
 @endpoint(
@@ -40,6 +47,7 @@ def suggest(body: schemas.SuggestRequest):
         body.capacity,
         body.serviceMinutes,
         body.shiftHours,
+        body.onShift,
     )
 
 
@@ -56,7 +64,9 @@ def suggest(body: schemas.SuggestRequest):
 def recompute(body: schemas.RecomputeRequest):
     """Re-time every lane along its given sequence; writes nothing."""
     routes = [route.model_dump() for route in body.routes]
-    return service.time_plan(_router(), current_caller().company_id, routes, body.serviceMinutes)
+    return service.time_plan(
+        _router(), current_caller().company_id, routes, body.serviceMinutes, _max_fix_age()
+    )
 
 
 @endpoint(
@@ -80,6 +90,7 @@ def move_stop(body: schemas.MoveStopRequest):
         body.toCourierId,
         body.toIndex,
         body.serviceMinutes,
+        _max_fix_age(),
     )
 
 

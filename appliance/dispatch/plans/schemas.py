@@ -18,6 +18,10 @@ class SuggestRequest(Schema):
     capacity: Annotated[int, Field(ge=1, le=200)] = 10  # stops per courier
     serviceMinutes: ServiceMinutes = 5
     shiftHours: Annotated[float, Field(gt=0, le=24)] = 8
+    onShift: bool = Field(
+        default=True,
+        description="without courierIds: only active couriers on shift (false: every active courier)",
+    )
 
 
 class DraftStop(Schema):
@@ -85,6 +89,8 @@ class TimedPlan(BaseModel):
 class SuggestedRoute(BaseModel):
     courierId: str
     start: Start
+    capacity: int = Field(description="stops a courier may hold (the request's capacity)")
+    held: int = Field(description="open orders the courier already holds; they use the capacity")
     stops: list[TimedStop]
 
 

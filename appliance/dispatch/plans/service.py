@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+import peewee
 
 from appliance.common import clock
 from appliance.common.problems import BadGateway, Invalid, NotFound
-from appliance.dispatch.couriers.lookups import latest_location
+from appliance.dispatch.couriers.lookups import latest_location, open_shift
 from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.orders.service import assign_orders
+from appliance.dispatch.orders.state import ACTIVE
 from appliance.dispatch.planning.solver import (
     HORIZON_MAX,
     Problem,
@@ -42,9 +44,11 @@ def _refuse_duplicates(ids: list[int] | None, field: str, what: str) -> None:
         )
 
 
-def _start(courier: Courier, depot: Depot | None) -> dict[str, Any]:
+def _start(courier: Courier, depot: Depot | None, max_fix_age: timedelta | None = None) -> dict[str, Any]:
+    """Where a courier's lane starts: the last GPS fix while it is fresh (not older than
+    ``max_fix_age``: last night's fix at home is no start), else the default depot."""
     fix = latest_location(courier.id)
-    if fix is not None:
+    if fix is not None and (max_fix_age is None or clock.now() - fix.captured_at <= max_fix_age):
         return {"lat": fix.lat, "lon": fix.lon, "source": "gps"}
     if depot is not None:
         return {"lat": depot.lat, "lon": depot.lon, "source": "depot"}
@@ -69,6 +73,7 @@ class _Candidates:
     orders: list[Order]
     couriers: list[Courier]
     skipped: list[str]
+    held: list[int]  # open orders each courier already holds (they use capacity)
 
 
 def suggest(
@@ -80,16 +85,20 @@ def suggest(
     capacity: int,
     service_minutes: float,
     shift_hours: float,
+    on_shift: bool = True,
 ) -> dict[str, Any]:
-    """The solver's routes for ready orders and active couriers. The budget
+    """The solver's routes for ready orders and active couriers (without ``courier_ids``, those on
+    shift unless ``on_shift`` is false). A courier's open orders use their capacity; a lane starts
+    at the courier's fresh fix or the depot (``eta_max_fix_minutes``). The budget
     (``solver_time_limit_seconds``) covers the whole suggestion, the travel matrix included: the
     solver gets what the reading and the matrix left of it."""
     deadline = time.monotonic() + settings.solver_time_limit_seconds
     _refuse_duplicates(order_ids, "orderIds", "order")
     _refuse_duplicates(courier_ids, "courierIds", "courier")
-    candidates = _candidates(company_id, order_ids, courier_ids)
+    candidates = _candidates(company_id, order_ids, courier_ids, on_shift)
     depot = _default_depot(company_id)
-    starts = [_start(c, depot) for c in candidates.couriers]
+    max_age = timedelta(minutes=settings.eta_max_fix_minutes)
+    starts = [_start(c, depot, max_age) for c in candidates.couriers]
     points = [(s["lat"], s["lon"]) for s in starts] + [(o.lat, o.lon) for o in candidates.orders]
     matrix = router.duration_matrix(points)
     problem = _problem(matrix, candidates, capacity, service_minutes, shift_hours)
@@ -101,10 +110,12 @@ def suggest(
         )
     except SolverFailed as exc:
         raise BadGateway(f"The route solver failed: {exc}") from None
-    return _suggestion(candidates, starts, solution, matrix.method)
+    return _suggestion(candidates, starts, solution, matrix.method, capacity)
 
 
-def _candidates(company_id: int, order_ids: list[int] | None, courier_ids: list[int] | None) -> _Candidates:
+def _candidates(
+    company_id: int, order_ids: list[int] | None, courier_ids: list[int] | None, on_shift: bool = True
+) -> _Candidates:
     orders_query = Order.select().where(Order.company == company_id)
     if order_ids is not None:
         wanted = set(order_ids)
@@ -122,8 +133,15 @@ def _candidates(company_id: int, order_ids: list[int] | None, courier_ids: list[
         couriers = [c for c in couriers if c.active]
     else:
         couriers = list(couriers_query.where(Courier.active).order_by(Courier.id))
+        if on_shift:
+            couriers = [c for c in couriers if open_shift(c.id) is not None]
     plannable = [o for o in orders if o.status == "ready"]
     skipped = [str(o.id) for o in orders if o.status != "ready"]
+    if plannable and not couriers and courier_ids is None and on_shift:
+        raise Invalid(
+            "Nothing to plan: no courier is on shift (choose couriers with courierIds, or onShift false).",
+            errors=[{"field": "courierIds", "message": "no active courier is on shift"}],
+        )
     if not plannable or not couriers:
         raise Invalid("Nothing to plan: no ready orders or no active couriers.")
     if len(couriers) > MAX_ROUTES:
@@ -134,7 +152,14 @@ def _candidates(company_id: int, order_ids: list[int] | None, courier_ids: list[
     # Without a list, the oldest ready orders up to the bound are planned; the rest are listed
     # as unassigned.
     skipped = [str(o.id) for o in plannable[MAX_SUGGEST_ORDERS:]] + skipped
-    return _Candidates(plannable[:MAX_SUGGEST_ORDERS], couriers, skipped)
+    held = dict.fromkeys((c.id for c in couriers), 0)
+    for row in (
+        Order.select(Order.courier, peewee.fn.COUNT(Order.id).alias("n"))
+        .where(Order.courier.in_(list(held)) & Order.status.in_(tuple(ACTIVE)))
+        .group_by(Order.courier)
+    ):
+        held[row.courier_id] = row.n
+    return _Candidates(plannable[:MAX_SUGGEST_ORDERS], couriers, skipped, [held[c.id] for c in couriers])
 
 
 def _problem(
@@ -154,18 +179,23 @@ def _problem(
         )
         for i, o in enumerate(candidates.orders)
     ]
-    vehicles = [Vehicle(start=i, capacity=capacity, available_until=shift) for i in range(first_stop)]
+    vehicles = [
+        Vehicle(start=i, capacity=max(0, capacity - candidates.held[i]), available_until=shift)
+        for i in range(first_stop)
+    ]
     return Problem(np.rint(matrix.seconds).astype(np.int64), vehicles, stops)
 
 
 def _suggestion(
-    candidates: _Candidates, starts: list[dict[str, Any]], solution: Solution, method: str
+    candidates: _Candidates, starts: list[dict[str, Any]], solution: Solution, method: str, capacity: int
 ) -> dict[str, Any]:
     orders = candidates.orders
     routes = [
         {
             "courierId": str(courier.id),
             "start": starts[v],
+            "capacity": capacity,
+            "held": candidates.held[v],
             "stops": [
                 {"orderId": str(orders[s].id), "etaSeconds": solution.arrivals[v][k]}
                 for k, s in enumerate(solution.routes[v])
@@ -184,7 +214,11 @@ def _parse_id(text: str, what: str) -> int:
 
 
 def time_plan(
-    router: Router, company_id: int, routes: list[dict[str, Any]], service_minutes: float
+    router: Router,
+    company_id: int,
+    routes: list[dict[str, Any]],
+    service_minutes: float,
+    max_fix_age: timedelta | None = None,
 ) -> dict[str, Any]:
     """Re-time each lane along its given sequence (never reordered)."""
     seen: set[int] = set()
@@ -220,7 +254,7 @@ def time_plan(
     timed = []
     methods = set()
     for route, courier_id in zip(routes, courier_ids, strict=True):
-        start = _start(couriers[courier_id], depot)
+        start = _start(couriers[courier_id], depot, max_fix_age)
         stop_orders = [orders[int(s["orderId"])] for s in route["stops"]]
         arrivals, total, method = time_sequence(
             router, (start["lat"], start["lon"]), [(o.lat, o.lon) for o in stop_orders], service
@@ -250,6 +284,7 @@ def move_stop(
     to_courier: str,
     to_index: int | None,
     service_minutes: float,
+    max_fix_age: timedelta | None = None,
 ) -> dict[str, Any]:
     lanes = [{"courierId": r["courierId"], "stops": [dict(s) for s in r["stops"]]} for r in routes]
     source = next((lane for lane in lanes if any(s["orderId"] == order_id for s in lane["stops"])), None)
@@ -268,7 +303,7 @@ def move_stop(
     target["stops"].insert(index, {"orderId": order_id})
     if len(target["stops"]) > 200:
         raise Invalid("A route has at most 200 stops.")
-    return time_plan(router, company_id, lanes, service_minutes)
+    return time_plan(router, company_id, lanes, service_minutes, max_fix_age)
 
 
 def apply(company_id: int, routes: list[dict[str, Any]], actor_id: int) -> dict[str, Any]:

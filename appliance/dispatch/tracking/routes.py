@@ -107,6 +107,31 @@ class TrackingView(BaseModel):
     expiresAt: str
 
 
+class LinkInForce(BaseModel):
+    path: str | None = Field(description="/t/<token>; null for a link issued before tokens were kept")
+    url: str | None
+    createdAt: str
+    expiresAt: str
+
+
+class LinkInForceOut(BaseModel):
+    link: LinkInForce | None = Field(description="the order's live tracking link, null when none")
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/orders/<int:order_id>/tracking",
+    guard=D,
+    response=LinkInForceOut,
+    errors=(404,),
+    tags=["Tracking"],
+)
+def tracking_link_in_force(order_id: int):
+    """The link the recipient holds now (issues nothing, ends nothing)."""
+    return {"link": service.link_in_force(runtime(), current_caller().company_id, order_id)}
+
+
 @endpoint(
     bp,
     "POST",

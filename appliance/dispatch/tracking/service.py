@@ -7,15 +7,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import secrets
 from datetime import timedelta
 from typing import Any
 
 import peewee
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot, by_primary_key
 from appliance.common.db import write_transaction
+from appliance.common.keys import subkey
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.auth.sessions import token_hash
 from appliance.dispatch.company.serializers import logo_url
@@ -82,6 +85,24 @@ def line_index(company_id: int, courier_id: int) -> int:
     return digest[0] % 8
 
 
+def _seal(master_key: bytes, order_id: int, token: str) -> bytes:
+    """The token encrypted (AES-GCM, bound to its order), so the console can show the link in force
+    rather than issue a new one, which would end the link the recipient already has."""
+    nonce = os.urandom(12)
+    return nonce + AESGCM(subkey(master_key, "tracking-link-display")).encrypt(
+        nonce, token.encode(), str(order_id).encode()
+    )
+
+
+def _unseal(master_key: bytes, order_id: int, blob: bytes) -> str:
+    blob = bytes(blob)
+    return (
+        AESGCM(subkey(master_key, "tracking-link-display"))
+        .decrypt(blob[:12], blob[12:], str(order_id).encode())
+        .decode()
+    )
+
+
 def issue_link(rt: DispatchRuntime, order: Order, ttl_hours: int) -> dict[str, Any]:
     """A new link for the order, revoking the previous ones (call inside a transaction)."""
     TrackingLink.update(revoked_at=clock.now()).where(
@@ -93,6 +114,7 @@ def issue_link(rt: DispatchRuntime, order: Order, ttl_hours: int) -> dict[str, A
         company=order.company_id,
         order=order.id,
         token_hash=token_hash(token),
+        token_cipher=_seal(rt.master_key, order.id, token),
         created_at=moment,
         expires_at=moment + timedelta(hours=ttl_hours),
     )
@@ -115,6 +137,33 @@ def create_link(
         link = issue_link(rt, order, ttl_hours or rt.settings.tracking_ttl_hours)
         audit(order, "tracking_link_issued", actor_id, expiresAt=link["expiresAt"])
     return {"token": link["token"], "path": link["path"], "expiresAt": link["expiresAt"]}
+
+
+def link_in_force(rt: DispatchRuntime, company_id: int, order_id: int) -> dict[str, Any] | None:
+    """The order's live link (not revoked, not expired), or None. A link issued before its token
+    was kept encrypted (migration 0015) is reported without its address (path and url null)."""
+    order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
+    if order is None:
+        raise NotFound("No such order.")
+    link = (
+        TrackingLink.select()
+        .where(
+            (TrackingLink.order == order.id)
+            & TrackingLink.revoked_at.is_null()
+            & (TrackingLink.expires_at > clock.now())
+        )
+        .order_by(TrackingLink.id.desc())
+        .first()
+    )
+    if link is None:
+        return None
+    path = f"/t/{_unseal(rt.master_key, order.id, link.token_cipher)}" if link.token_cipher else None
+    return {
+        "path": path,
+        "url": rt.settings.dispatch_public_url + path if path else None,
+        "createdAt": clock.iso(link.created_at),
+        "expiresAt": clock.iso(link.expires_at),
+    }
 
 
 def notify_late(
