@@ -10,7 +10,8 @@ Inside `appliance serve`, one process per chain holds the chain's cursor lease. 
    largest ``confirmations`` (at least REORG_WINDOW blocks) and down to the node's ``finalized``
    block where it has that tag, so a reorg that could touch a deposit not yet final is seen. If
    no kept hash matches at all (a reorg deeper still), the recorded transfers below are checked
-   against the canonical chain by their block hashes, newest first, down to one that still holds.
+   against the canonical chain by their block hashes, newest first, down to one that still holds,
+   and the rescan starts above that one (or at the first watched block when none holds).
 2. Scan up to ``batch`` blocks: native transfers (outputIndex 0) and ERC20 ``Transfer`` logs
    (outputIndex = log index) to registered addresses, each recorded once on (chain, txHash,
    outputIndex). The transfers, the scanned hashes and the new cursor are ONE write transaction,
@@ -201,9 +202,11 @@ class DepositWatcher:
         return moved + 1
 
     def _deep_fork(self, chain_id: str, chain: Chain, oldest_kept: int) -> int:
-        """A reorg deeper than every kept hash: the highest height at or below which the recorded
-        transfers are still canonical (their block hashes), so the rescan starts above it."""
-        fork = oldest_kept - 1
+        """A reorg deeper than every kept hash: the height of the newest recorded transfer whose
+        block is still canonical (every block below it holds too: hashes chain), so the rescan
+        starts above it. Not just below the lowest transfer that moved: the blocks in between may
+        hold transfers of the new chain never seen before. When none holds, nothing scanned is
+        known to hold: the rescan starts at the chain's first watched block."""
         heights = (
             Deposit.select(Deposit.block_height, Deposit.block_hash)
             .where(
@@ -214,14 +217,19 @@ class DepositWatcher:
             .distinct()
             .order_by(Deposit.block_height.desc())
         )
+        fork: int | None = None
         for row in heights:
             canonical = chain.block(int(row.block_height))
             if canonical is not None and canonical.hash == row.block_hash:
-                break  # a block that still holds: everything below it holds too (hashes chain)
-            fork = int(row.block_height) - 1
+                fork = int(row.block_height)
+                break
+        if fork is None:
+            watched = DepositAddress.select(peewee.fn.MIN(DepositAddress.watch_from)).where(
+                DepositAddress.chain_id == chain_id
+            )
+            fork = max(0, int(watched.scalar() or 0) - 1)
         log.error(
-            "deposit watcher: reorg on %s deeper than the %s kept block hashes; transfers checked "
-            "down to block %s",
+            "deposit watcher: reorg on %s deeper than the %s kept block hashes; rescanning from block %s",
             chain_id,
             self.kept_blocks(chain_id),
             fork + 1,
