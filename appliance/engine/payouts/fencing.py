@@ -28,7 +28,7 @@ from pathlib import Path
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from appliance.common import clock
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import write_transaction
 from appliance.common.health import Check
 from appliance.engine.chain.base import Chain, ChainTransaction
 from appliance.engine.chain.registry import Chains
@@ -89,10 +89,8 @@ def wallet_row(chain_id: str, address: str) -> Wallet | None:
 def fence(chain_id: str, address: str, reason: str) -> None:
     """Stop signing for the wallet (a write transaction of its own)."""
     with write_transaction(database):
-        row = wallet_row(chain_id, address)
-        if row is None:
-            Wallet.create(chain_id=chain_id, address=address, next_nonce=0, fence_reason=reason)
-        elif row.fence_reason is None:
+        row = transactions.locked_wallet(chain_id, address)
+        if row.fence_reason is None:
             Wallet.update(fence_reason=reason).where(Wallet.id == row.id).execute()
     log.error("signing stopped for %s on %s: %s", address, chain_id, reason)
 
@@ -208,12 +206,10 @@ class Fencing:
         complete = known + len(run) == upto
         unknown: ChainTransaction | None = None
         with write_transaction(database):
-            current = locked(
-                Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
-            ).first()
-            now_known = int(current.next_nonce) if current is not None else 0
-            now_cursor = current.scan_block if current is not None else None
-            if now_known != known or now_cursor != cursor or (current is not None and current.fence_reason):
+            current = transactions.locked_wallet(chain_id, address)
+            now_known = int(current.next_nonce)
+            now_cursor = current.scan_block
+            if now_known != known or now_cursor != cursor or current.fence_reason:
                 # Compare-and-set: another worker (or node) moved the scan on meanwhile.
                 raise Scanning(_progress(now_cursor if now_cursor is not None else start, head, gap))
             reached = known
@@ -227,10 +223,7 @@ class Fencing:
                 changes.update(scan_block=None, verified_block=max(0, end - VERIFIED_MARGIN))
             else:
                 changes["scan_block"] = end + 1
-            if current is None:
-                Wallet.create(chain_id=chain_id, address=address, **changes)
-            else:
-                Wallet.update(**changes).where(Wallet.id == current.id).execute()
+            Wallet.update(**changes).where(Wallet.id == current.id).execute()
         if unknown is not None:
             reason = (
                 f"nonce {unknown.nonce} of {address} was used on chain by {unknown.tx_hash} (block "
