@@ -90,13 +90,16 @@ class SeenSignature(BaseModel):
 class Wallet(BaseModel):
     """A custody wallet on one chain with the next nonce the engine will reserve. A wallet with a
     ``fence_reason`` signs nothing (the chain used a nonce the engine cannot account for);
-    ``verified_block`` is a head at which the chain's nonce was known to match the engine's."""
+    ``verified_block`` is a head at which the chain's nonce was known to match the engine's;
+    ``scan_block`` is the next block of the wallet's history to read while a nonce gap is being
+    matched against the chain (NULL: no scan under way)."""
 
     chain_id = peewee.CharField(max_length=32)
     address = peewee.CharField(max_length=42)
     next_nonce = peewee.BigIntegerField(default=0)
     fence_reason = peewee.TextField(null=True)
     verified_block = peewee.BigIntegerField(null=True)
+    scan_block = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "wallet"

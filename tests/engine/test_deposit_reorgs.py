@@ -108,3 +108,40 @@ def test_more_confirmations_than_the_watcher_checks_stop_start_up_naming_the_set
         )
     table["assets"][0]["confirmations"] = 10_000  # type: ignore[index]
     load_settings({"data_dir": str(settings.data_dir)}, environ={"APPLIANCE_CHAINS": json.dumps([table])})
+
+
+DEV_ACCOUNT = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"  # anvil's first unlocked account
+
+
+def test_a_deposit_the_new_chain_holds_below_every_kept_hash_is_found_after_a_deep_reorg(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reorg below every kept hash: the rescan must start above the highest recorded transfer
+    whose block still holds, not just below the lowest that does not (the blocks in between may
+    hold transfers of the new chain that were never seen)."""
+    monkeypatch.setattr(watcher_module, "REORG_WINDOW", 4)
+    with running_anvil(free_port()) as node:
+        harness = harness_for(settings, node, 2)
+        node.mine(20)
+        address = address_for(harness, "customer-gap", "eth_anvil").json["address"]
+        deposit(node, address, 111)  # block 21: stays canonical
+        node.mine(30)
+        deposit(node, address, 222)  # block 52: replaced by the reorg
+        node.mine(40)  # head 92
+        watch_until_caught_up(harness, node)
+        assert sorted(transfers(harness, "customer-gap")) == [("111", "CONFIRMED"), ("222", "CONFIRMED")]
+        # Blocks 33..92 replaced; the new chain pays 333 in block 38, below the replaced 222.
+        node.rpc(
+            "anvil_reorg",
+            60,
+            [[{"from": DEV_ACCOUNT, "to": address, "value": hex(333)}, 5]],
+        )
+        node.mine(3)
+        watch_until_caught_up(harness, node)
+        assert sorted(transfers(harness, "customer-gap")) == [
+            ("111", "CONFIRMED"),
+            ("222", "RETRACTED"),
+            ("333", "CONFIRMED"),
+        ]
+        assert [e["data"]["amountMinor"] for e in events("deposit.retracted")] == ["222"]
+        assert sorted(e["data"]["amountMinor"] for e in events("deposit.confirmed")) == ["111", "222", "333"]

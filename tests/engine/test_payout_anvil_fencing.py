@@ -3,6 +3,7 @@ a smart-contract wallet, and tokens that return false or take a fee."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 from appliance.common.backup import create_backup, restore_backup
 from appliance.engine.chain.rpc import TRANSFER_TOPIC
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast
+from appliance.engine.models import Broadcast, Wallet
+from appliance.engine.payouts.fencing import SCAN_BLOCKS
 from appliance.engine.payouts.transactions import decode_call, erc20_transfer_data
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND, free_port
@@ -149,6 +151,62 @@ def test_a_backup_restored_and_served_against_the_same_node_pays_nobody_again(
     for to in dests:
         assert node.balance(to) == 10**17  # once, not 0.2 ETH
     assert int(node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 5
+
+
+@pytest.mark.skipif(BACKEND != "sqlite", reason="restores SQLite files")
+def test_a_restore_far_behind_the_chain_matches_its_history_over_several_passes_and_pays_nobody_twice(
+    settings: Settings, dispatch_app: Any, tmp_path: Path
+) -> None:
+    # --prune-history: anvil keeps no state per block, so mining a thousand blocks stays quick.
+    with running_anvil(free_port(), "--prune-history") as node:
+        _restore_far_behind(settings, node, tmp_path)
+
+
+def _restore_far_behind(settings: Settings, node: Anvil, tmp_path: Path) -> None:
+    harness = make_harness(harness_settings(settings, environ(node)), lambda app: node.mine())
+    ids = [f"pyo_anvilfar{n:02d}" for n in range(3)]
+    dests = [f"0x{0xD300 + n:040x}" for n in range(3)]
+    for payout_id, to in zip(ids, dests, strict=True):
+        harness.submit(payout_id, 10**17, destination=to)
+    harness.run_pass()  # the payout wallet is empty: all wait
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    for _ in range(10):  # the backup is a thousand blocks behind when the payouts are paid
+        node.mine(100)
+    node.set_balance(PAYOUT_WALLET, ETHER)
+    harness.skip_waits()
+    harness.drive(lambda: all(harness.payout(p).status == "COMPLETED" for p in ids))
+    node.mine(3)
+
+    restore_backup(tmp_path / "backup", tmp_path / "restored", lambda t: load_settings({"data_dir": str(t)}))
+    restored_settings = load_settings({"data_dir": str(tmp_path / "restored")}, environ={})
+    restored = make_harness(
+        harness_settings(restored_settings, environ(node)), lambda app: node.mine(), operator=False
+    )
+    cursors = []
+    for _ in range(200):
+        restored.skip_waits()
+        restored.run_pass()
+        with database.connection_context():
+            wallet = Wallet.get_or_none(Wallet.address == PAYOUT_WALLET)
+        if wallet is None or wallet.scan_block is None:
+            break
+        cursors.append(int(wallet.scan_block))
+        reason = restored.payout(ids[0]).reason or ""
+        assert f"checking the wallet's history on chain: block {cursors[-1]} of " in reason
+        assert restored.payout(ids[0]).status == "REQUESTED"
+    # At most SCAN_BLOCKS a pass: 1000 blocks take several passes, each resuming where the last
+    # ended (before: one pass read them all, from the backup's height, inside one lease).
+    assert len(cursors) >= 4  # 1000 blocks at 128 a pass: 7 passes end short of the head
+    assert cursors == sorted(cursors) and len(set(cursors)) == len(cursors)
+    assert all(b - a <= SCAN_BLOCKS for a, b in itertools.pairwise(cursors))
+    restored.drive(lambda: all(restored.payout(p).status == "COMPLETED" for p in ids))
+    for _ in range(3):
+        restored.skip_waits()
+        restored.run_pass()
+        node.mine()
+    for to in dests:
+        assert node.balance(to) == 10**17  # once, not 0.2 ETH
+    assert int(node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == 3
 
 
 FULL = (  # a plain token: transfer logs Transfer(caller, to, amount) and returns true

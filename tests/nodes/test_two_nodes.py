@@ -454,6 +454,102 @@ def test_payouts_sent_to_both_nodes_are_paid_once_with_consecutive_nonces_and_an
     assert cluster.query(cluster.engine_url, "SELECT attempts, status FROM export_job") == [(0, "COMPLETE")]
 
 
+RACE_AMOUNT = 10**16  # 0.01 ETH; a payout's gas is a few 10^13 wei
+RACE_FIRST, RACE_STEP = 10, 5  # the wallet affords 10 payouts, then 5 more at a time
+
+
+def test_fifty_payouts_sent_to_both_nodes_at_once_never_sign_more_than_the_wallet_holds(
+    cluster: Cluster,
+) -> None:
+    """Issue 29 item 2 across two real nodes: 50 payouts submitted at once, alternately to A and B,
+    both nodes' payout workers preparing them from one wallet that never holds enough for all.
+    The wallet is funded in steps (10 payouts' worth and a half, then 5 more at a time), so that
+    the nodes race over the last affordable payout nine times: each time exactly the affordable
+    ones are signed and paid, no nonce is used twice, nothing is refused for funds or FAILED (a
+    payout signed beyond the balance would stay SIGNED holding its nonce and wedge the rest)."""
+    a, b = cluster.a, cluster.b
+    engine = cluster.engine_url
+    start_nonce = int(cluster.chain.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16)
+    funded = RACE_FIRST * RACE_AMOUNT + RACE_AMOUNT // 2
+    cluster.chain.set_balance(PAYOUT_WALLET, funded)
+    payouts = {f"pyo_race{n:04d}": "0x" + f"{0xCA00 + n:040x}" for n in range(50)}
+    clients = {
+        node.name: EngineClient(node.engine, cluster.operator["operatorId"], cluster.operator["secret"])
+        for node in (a, b)
+    }
+    failures: queue.Queue = queue.Queue()
+
+    def submit(node: Node, ids: list[str]) -> None:
+        for payout_id in ids:
+            try:
+                answer = clients[node.name].submit_payout(
+                    payout_id,
+                    "ETH",
+                    str(RACE_AMOUNT),
+                    payouts[payout_id],
+                    idempotency_key=f"race-{payout_id}",
+                )
+                if answer.get("outcome") != "ACCEPTED":
+                    failures.put(answer)
+            except Exception as exc:  # reported below, on the test's thread
+                failures.put(exc)
+
+    ids = list(payouts)
+    threads = [threading.Thread(target=submit, args=(node, ids[n::2])) for n, node in enumerate((a, b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures.empty(), failures.get()
+
+    def by_status() -> dict[str, int]:
+        rows = cluster.query(
+            engine, "SELECT status, count(*) FROM payout WHERE payout_id LIKE 'pyo_race%%' GROUP BY status"
+        )
+        return {status: int(count) for status, count in rows if int(count)}
+
+    affordable = RACE_FIRST
+    while True:
+        expected = (
+            {"COMPLETED": affordable, "REQUESTED": 50 - affordable} if affordable < 50 else {"COMPLETED": 50}
+        )
+
+        def settled(expected: dict[str, int] = expected) -> dict[str, int] | None:
+            counts = by_status()
+            return counts if counts == expected else None
+
+        until(f"{affordable} payouts paid, the others waiting", settled, seconds=40, pause=0.3)
+        signed = cluster.query(
+            engine,
+            "SELECT p.amount_minor, b.nonce, b.gas_limit, b.max_fee_per_gas FROM broadcast b "
+            "JOIN payout p ON p.id = b.payout_id WHERE p.payout_id LIKE 'pyo_race%%'",
+        )
+        # Never more signed than the wallet was given: amounts and the most their gas could cost.
+        assert sum(int(amount) + int(gas) * int(fee) for amount, _n, gas, fee in signed) <= funded
+        assert sorted(int(nonce) for _a, nonce, _g, _f in signed) == list(
+            range(start_nonce, start_nonce + affordable)
+        )
+        if affordable == 50:
+            break
+        step = RACE_STEP * RACE_AMOUNT
+        funded += step
+        cluster.chain.set_balance(PAYOUT_WALLET, cluster.chain.balance(PAYOUT_WALLET) + step)
+        affordable += RACE_STEP
+
+    refused = cluster.query(
+        engine,
+        "SELECT count(*) FROM payout_attempt t JOIN payout p ON p.id = t.payout_id "
+        "WHERE p.payout_id LIKE 'pyo_race%%' AND t.outcome IN ('REJECTED_FUNDS', 'REJECTED_NONCE_USED')",
+    )
+    assert refused == [(0,)]
+    # Both nodes' workers had these payouts in hand (each logged some waiting for funds).
+    for node in (a, b):
+        assert "pyo_race" in node.log(), f"node {node.name} never stepped a racing payout"
+    for destination in payouts.values():
+        assert cluster.chain.balance(destination) == RACE_AMOUNT
+    assert int(cluster.chain.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16) == start_nonce + 50
+
+
 def _delivered(cluster: Cluster, event_type: str) -> int:
     """Deliveries of ``event_type`` done, or -1 while one is still queued."""
     rows = cluster.query(

@@ -121,6 +121,9 @@ class GuardedChain:
     def token_transfers(self, from_block: int, to_block: int, contracts: list[str]) -> list[TokenTransfer]:
         return self._call("token_transfers", from_block, to_block, contracts)  # type: ignore[no-any-return]
 
+    def token_transfers_at(self, block_hash: str, contracts: list[str]) -> list[TokenTransfer]:
+        return self._call("token_transfers_at", block_hash, contracts)  # type: ignore[no-any-return]
+
     def account_transactions(self, sender: str, from_block: int, to_block: int) -> list[ChainTransaction]:
         # the nonce fencing's scan: a wrong network's history must never be matched to payouts
         return self._call("account_transactions", sender, from_block, to_block)  # type: ignore[no-any-return]

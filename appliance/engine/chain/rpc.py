@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import requests
 from eth_typing import HexStr
 from eth_utils import to_checksum_address
@@ -151,6 +153,8 @@ class RpcChain:
         out = []
         for tx in moved:
             receipt = self.receipt(_hex(tx["hash"]))
+            if receipt is None:  # mined in this block: a provider's node that has not seen it yet
+                raise ChainError(f"{self.chain_id}: no receipt yet of {_hex(tx['hash'])} in block {number}")
             out.append(
                 NativeTransfer(
                     tx_hash=_hex(tx["hash"]),
@@ -159,7 +163,7 @@ class RpcChain:
                     sender=to_checksum_address(tx["from"]),
                     to=to_checksum_address(tx["to"]),
                     value=int(tx["value"]),
-                    success=bool(receipt and receipt.success),
+                    success=receipt.success,
                 )
             )
         return out
@@ -167,15 +171,26 @@ class RpcChain:
     def token_transfers(self, from_block: int, to_block: int, contracts: list[str]) -> list[TokenTransfer]:
         if not contracts:
             return []
+        return self._transfers({"fromBlock": from_block, "toBlock": to_block}, contracts)
+
+    def token_transfers_at(self, block_hash: str, contracts: list[str]) -> list[TokenTransfer]:
+        """The Transfer logs of ``contracts`` in the block ``block_hash`` exactly (EIP-234): a node
+        that does not hold that block answers an error, where a range query answered by a node
+        behind (a load-balanced provider) returns no logs for it and a deposit would be passed over."""
+        if not contracts:
+            return []
+        found = self._transfers({"blockHash": block_hash}, contracts)
+        if any(t.block_hash.lower() != block_hash.lower() for t in found):
+            raise ChainError(f"{self.chain_id}: the node answered logs of another block than {block_hash}")
+        return found
+
+    def _transfers(self, where: dict[str, Any], contracts: list[str]) -> list[TokenTransfer]:
         logs = self._call(
             self.w3.eth.get_logs,
-            {
-                "fromBlock": from_block,
-                "toBlock": to_block,
-                "address": [to_checksum_address(c) for c in contracts],
-                "topics": [TRANSFER_TOPIC],
-            },
+            {**where, "address": [to_checksum_address(c) for c in contracts], "topics": [TRANSFER_TOPIC]},
         )
+        if logs is None:  # a null answer is no answer, never "no logs"
+            raise ChainError(f"{self.chain_id}: the node answered null to eth_getLogs")
         out = []
         for log in logs:
             topics = log["topics"]

@@ -10,7 +10,8 @@ Inside `appliance serve`, one process per chain holds the chain's cursor lease. 
    largest ``confirmations`` (at least REORG_WINDOW blocks) and down to the node's ``finalized``
    block where it has that tag, so a reorg that could touch a deposit not yet final is seen. If
    no kept hash matches at all (a reorg deeper still), the recorded transfers below are checked
-   against the canonical chain by their block hashes, newest first, down to one that still holds.
+   against the canonical chain by their block hashes, newest first, down to one that still holds,
+   and the rescan starts above that one (or at the first watched block when none holds).
 2. Scan up to ``batch`` blocks: native transfers (outputIndex 0) and ERC20 ``Transfer`` logs
    (outputIndex = log index) to registered addresses, each recorded once on (chain, txHash,
    outputIndex). The transfers, the scanned hashes and the new cursor are ONE write transaction,
@@ -34,7 +35,7 @@ from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
 from appliance.common.jobs import held_by_another
-from appliance.engine.chain.base import Chain, ChainError
+from appliance.engine.chain.base import BlockRef, Chain, ChainError
 from appliance.engine.chain.guard import NetworkMismatch
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
@@ -66,6 +67,24 @@ def finalized_height(chain: Chain) -> int | None:
     except Exception as exc:  # an unsupported tag is an error of the node's choosing
         log.debug("no finalized block on %s: %s", chain.chain_id, exc)
         return None
+
+
+def _behind(chain: Chain, number: int) -> None:
+    raise ChainError(
+        f"{chain.chain_id}: the node shows no block {number}, which was scanned (a node behind, or a "
+        "null answer); the reorg check looks again next pass, nothing is confirmed meanwhile"
+    )
+
+
+def _shown(chain: Chain, number: int) -> BlockRef:
+    """The canonical block at a height already scanned. A node that does not show it is behind
+    (or answered null): no evidence of a reorg, and taking it for one would retract deposits that
+    still hold (and announce them confirmed twice)."""
+    block = chain.block(number)
+    if block is None:
+        _behind(chain, number)
+    assert block is not None
+    return block
 
 
 def _event_data(row: Deposit) -> dict[str, Any]:
@@ -162,11 +181,13 @@ class DepositWatcher:
         canonical = chain.block(int(newest_row.number))
         if canonical is not None and canonical.hash == newest_row.hash:
             return 0  # the usual case, in one row and one call: the kept hashes may be thousands
+        if canonical is None:
+            _behind(chain, int(newest_row.number))
         recent = list(kept)
         fork: int | None = None
         for row in recent:
-            canonical = chain.block(int(row.number))
-            if canonical is not None and canonical.hash == row.hash:
+            canonical = _shown(chain, int(row.number))
+            if canonical.hash == row.hash:
                 fork = int(row.number)
                 break
         newest = int(recent[0].number)
@@ -203,9 +224,11 @@ class DepositWatcher:
         return moved + 1
 
     def _deep_fork(self, chain_id: str, chain: Chain, oldest_kept: int) -> int:
-        """A reorg deeper than every kept hash: the highest height at or below which the recorded
-        transfers are still canonical (their block hashes), so the rescan starts above it."""
-        fork = oldest_kept - 1
+        """A reorg deeper than every kept hash: the height of the newest recorded transfer whose
+        block is still canonical (every block below it holds too: hashes chain), so the rescan
+        starts above it. Not just below the lowest transfer that moved: the blocks in between may
+        hold transfers of the new chain never seen before. When none holds, nothing scanned is
+        known to hold: the rescan starts at the chain's first watched block."""
         heights = (
             Deposit.select(Deposit.block_height, Deposit.block_hash)
             .where(
@@ -216,14 +239,19 @@ class DepositWatcher:
             .distinct()
             .order_by(Deposit.block_height.desc())
         )
+        fork: int | None = None
         for row in heights:
-            canonical = chain.block(int(row.block_height))
-            if canonical is not None and canonical.hash == row.block_hash:
-                break  # a block that still holds: everything below it holds too (hashes chain)
-            fork = int(row.block_height) - 1
+            canonical = _shown(chain, int(row.block_height))
+            if canonical.hash == row.block_hash:
+                fork = int(row.block_height)
+                break
+        if fork is None:
+            watched = DepositAddress.select(peewee.fn.MIN(DepositAddress.watch_from)).where(
+                DepositAddress.chain_id == chain_id
+            )
+            fork = max(0, int(watched.scalar() or 0) - 1)
         log.error(
-            "deposit watcher: reorg on %s deeper than the %s kept block hashes; transfers checked "
-            "down to block %s",
+            "deposit watcher: reorg on %s deeper than the %s kept block hashes; rescanning from block %s",
             chain_id,
             self.kept_blocks(chain_id),
             fork + 1,
@@ -241,34 +269,28 @@ class DepositWatcher:
         native = self.chains.native_or_none(chain_id)  # None: a chain of token assets only
         found: list[tuple[DepositAddress, str, int, str, int, int, str]] = []
         hashes: list[tuple[int, str]] = []
+        by_hash = getattr(chain, "token_transfers_at", None) if tokens else None
         for number in range(first, last + 1):
-            block = chain.block(number)
-            if block is None:  # the head moved back under us: the reorg check runs first next pass
+            try:
+                block = chain.block(number)
+                if block is None:  # the head moved back under us: the reorg check runs first next pass
+                    last = number - 1
+                    break
+                in_block = self._native_in(chain, number, native, addresses)
+                if by_hash is not None:
+                    in_block += self._tokens_in(by_hash(block.hash, list(tokens)), tokens, addresses)
+            except ChainError:
+                if number == first:
+                    raise
+                # The blocks read whole so far are committed; the pass ends here and the next one
+                # resumes at this block (an unreliable node still makes progress, block by block).
                 last = number - 1
                 break
             hashes.append((number, block.hash))
-            if native is None:
-                continue
-            for t in chain.native_transfers(number):
-                if t.success and t.to.lower() in addresses and admissible(t.value):
-                    found.append(
-                        (addresses[t.to.lower()], t.tx_hash, 0, native.code, t.value, number, t.block_hash)
-                    )
-        if tokens and last >= first:
-            for log_entry in chain.token_transfers(first, last, list(tokens)):
-                if log_entry.to.lower() in addresses and admissible(log_entry.value):
-                    asset = tokens[log_entry.contract.lower()]
-                    found.append(
-                        (
-                            addresses[log_entry.to.lower()],
-                            log_entry.tx_hash,
-                            log_entry.log_index,
-                            asset.code,
-                            log_entry.value,
-                            log_entry.block_number,
-                            log_entry.block_hash,
-                        )
-                    )
+            found += in_block
+        if tokens and by_hash is None and last >= first:
+            # The embedded chain: one range query (it has no nodes behind one another).
+            found += self._tokens_in(chain.token_transfers(first, last, list(tokens)), tokens, addresses)
         if last < first:
             return 0
         finalized = finalized_height(chain)
@@ -292,6 +314,36 @@ class DepositWatcher:
                 next_block=last + 1, lease_until=clock.now() + self.lease, updated_at=clock.now()
             ).where(ChainCursor.chain_id == chain_id).execute()
         return last - first + 1
+
+    @staticmethod
+    def _native_in(
+        chain: Chain, number: int, native: Any, addresses: dict[str, DepositAddress]
+    ) -> list[tuple[DepositAddress, str, int, str, int, int, str]]:
+        if native is None:  # a chain of token assets only
+            return []
+        return [
+            (addresses[t.to.lower()], t.tx_hash, 0, native.code, t.value, number, t.block_hash)
+            for t in chain.native_transfers(number)
+            if t.success and t.to.lower() in addresses and admissible(t.value)
+        ]
+
+    @staticmethod
+    def _tokens_in(
+        logs: list[Any], tokens: dict[str, Any], addresses: dict[str, DepositAddress]
+    ) -> list[tuple[DepositAddress, str, int, str, int, int, str]]:
+        return [
+            (
+                addresses[entry.to.lower()],
+                entry.tx_hash,
+                entry.log_index,
+                tokens[entry.contract.lower()].code,
+                entry.value,
+                entry.block_number,
+                entry.block_hash,
+            )
+            for entry in logs
+            if entry.to.lower() in addresses and admissible(entry.value)
+        ]
 
     def _record(
         self,

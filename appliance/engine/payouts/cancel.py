@@ -135,7 +135,10 @@ def unfence(chains: Chains, chain_id: str, address: str) -> dict[str, Any]:
     chain_nonce = chain.nonce(address)
     with write_transaction(database):
         Wallet.update(
-            fence_reason=None, next_nonce=max(int(wallet.next_nonce), chain_nonce), verified_block=head
+            fence_reason=None,
+            next_nonce=max(int(wallet.next_nonce), chain_nonce),
+            verified_block=head,
+            scan_block=None,
         ).where(Wallet.id == wallet.id).execute()
     return {
         "chainId": chain_id,

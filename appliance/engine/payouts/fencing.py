@@ -28,7 +28,7 @@ from pathlib import Path
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from appliance.common import clock
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import write_transaction
 from appliance.common.health import Check
 from appliance.engine.chain.base import Chain, ChainTransaction
 from appliance.engine.chain.registry import Chains
@@ -44,6 +44,10 @@ CHECKPOINTS = "chain-checkpoints.json"  # written by `appliance restore` into th
 # load-balanced provider may answer the nonce from a node a few blocks behind the one that gave
 # the head, and a later scan from there must not start past a transaction of the gap.
 VERIFIED_MARGIN = 12
+# Blocks of a wallet's history read per pipeline pass while a nonce gap is matched: each block is
+# one eth_getBlockByNumber (and one call per transaction of the wallet); at ~50 ms a call on a
+# remote provider, 128 blocks fit one 10 s lease. The block reached is kept (wallet.scan_block).
+SCAN_BLOCKS = 128
 
 
 class Fenced(Exception):
@@ -52,6 +56,18 @@ class Fenced(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class Scanning(Fenced):
+    """Signing for the wallet waits while its history on chain is read (not fenced: the next pass
+    goes on from the block reached)."""
+
+
+def _progress(reached: int, head: int, gap: str) -> str:
+    return (
+        f"checking the wallet's history on chain: block {reached} of {head} ({gap} used on chain, "
+        "being matched to this engine's records); nothing is signed for this wallet until it is done"
+    )
 
 
 def restored_heights(data_dir: Path | None) -> dict[str, int]:
@@ -73,10 +89,8 @@ def wallet_row(chain_id: str, address: str) -> Wallet | None:
 def fence(chain_id: str, address: str, reason: str) -> None:
     """Stop signing for the wallet (a write transaction of its own)."""
     with write_transaction(database):
-        row = wallet_row(chain_id, address)
-        if row is None:
-            Wallet.create(chain_id=chain_id, address=address, next_nonce=0, fence_reason=reason)
-        elif row.fence_reason is None:
+        row = transactions.locked_wallet(chain_id, address)
+        if row.fence_reason is None:
             Wallet.update(fence_reason=reason).where(Wallet.id == row.id).execute()
     log.error("signing stopped for %s on %s: %s", address, chain_id, reason)
 
@@ -115,6 +129,12 @@ def fenced_gauge() -> Iterator[Metric]:
 class Fencing:
     chains: Chains
     restored: dict[str, int]
+    # Wallets whose history this pass has read already: at most SCAN_BLOCKS blocks per pass each,
+    # however many of their payouts the pass steps.
+    _scanned: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+
+    def new_pass(self) -> None:
+        self._scanned.clear()
 
     def check(self, chain: Chain, chain_id: str, address: str, role: str) -> int:
         """Before a reservation for ``address``: returns the chain's confirmed nonce when signing
@@ -145,6 +165,11 @@ class Fencing:
     def _reconcile(
         self, chain: Chain, chain_id: str, address: str, role: str, row: Wallet | None, known: int, upto: int
     ) -> None:
+        """Match the gap ``known..upto-1`` against the wallet's history on chain, at most
+        SCAN_BLOCKS blocks per pass: a restore from an old backup is thousands of blocks, each an
+        RPC call or more, which one step (inside one lease) cannot read. The block reached is kept
+        on the wallet (``scan_block``) and what was found so far adopted, so the next pass resumes
+        there; signing waits (Scanning) until the gap is matched."""
         gap = f"nonces {known}..{upto - 1}" if upto - known > 1 else f"nonce {known}"
         start = self._start(chain_id, row)
         if start is None:
@@ -155,39 +180,66 @@ class Fencing:
             )
             fence(chain_id, address, reason)
             raise Fenced(reason)
+        cursor = int(row.scan_block) if row is not None and row.scan_block is not None else None
         head = chain.head().number
-        found = {tx.nonce: tx for tx in chain.account_transactions(address, start, head) if tx.nonce >= known}
-        missing = [n for n in range(known, upto) if n not in found]
-        if missing:
-            # A provider behind the head or a reorg in between: look again later, sign nothing now.
-            raise Fenced(
-                f"the chain shows {gap} of {address} used but its transactions since block {start} "
-                f"do not include nonce {missing[0]} yet; looking again before signing anything"
+        if (chain_id, address) in self._scanned:  # this pass read its blocks already
+            raise Scanning(_progress(cursor if cursor is not None else start, head, gap))
+        self._scanned.add((chain_id, address))
+        # Resuming, a margin is read again: a reorg since the last pass may have moved a
+        # transaction of the gap into a block at or just below the one reached.
+        begin = start if cursor is None else max(start, cursor - VERIFIED_MARGIN)
+        end = min(head, begin + SCAN_BLOCKS - 1)
+        found: dict[int, ChainTransaction] = {}
+        for tx in chain.account_transactions(address, begin, end):
+            if tx.nonce >= known:
+                found.setdefault(tx.nonce, tx)
+        # The gap's transactions in nonce order, as far as they are contiguous.
+        run: list[ChainTransaction] = []
+        while known + len(run) < upto and known + len(run) in found:
+            run.append(found[known + len(run)])
+        if any(known + len(run) < n < upto for n in found):
+            # A later nonce without the one before it: a provider mixing nodes. Read again.
+            raise Scanning(
+                f"the chain shows {gap} of {address} used but its transactions since block {begin} "
+                f"do not include nonce {known + len(run)} yet; looking again before signing anything"
             )
+        complete = known + len(run) == upto
+        unknown: ChainTransaction | None = None
         with write_transaction(database):
-            adopted = [self._adopt(chain_id, address, role, found[n], head) for n in range(known, upto)]
-            unknown = [
-                tx for tx, ok in zip((found[n] for n in range(known, upto)), adopted, strict=True) if not ok
-            ]
-            if not unknown:
-                current = locked(
-                    Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
-                ).first()
-                if current is None:
-                    Wallet.create(chain_id=chain_id, address=address, next_nonce=upto, verified_block=head)
-                else:
-                    Wallet.update(next_nonce=max(int(current.next_nonce), upto), verified_block=head).where(
-                        Wallet.id == current.id
-                    ).execute()
-        if unknown:
-            tx = unknown[0]
+            current = transactions.locked_wallet(chain_id, address)
+            now_known = int(current.next_nonce)
+            now_cursor = current.scan_block
+            if now_known != known or now_cursor != cursor or current.fence_reason:
+                # Compare-and-set: another worker (or node) moved the scan on meanwhile.
+                raise Scanning(_progress(now_cursor if now_cursor is not None else start, head, gap))
+            reached = known
+            for tx in run:
+                if not self._adopt(chain_id, address, role, tx, end):
+                    unknown = tx
+                    break
+                reached = tx.nonce + 1
+            changes: dict[str, object] = {"next_nonce": reached}
+            if complete and unknown is None:
+                changes.update(scan_block=None, verified_block=max(0, end - VERIFIED_MARGIN))
+            else:
+                changes["scan_block"] = end + 1
+            Wallet.update(**changes).where(Wallet.id == current.id).execute()
+        if unknown is not None:
             reason = (
-                f"nonce {tx.nonce} of {address} was used on chain by {tx.tx_hash} (block "
-                f"{tx.block_number}), which matches nothing this engine signed or was asked to pay; "
-                "nothing more is signed for this wallet until an operator checks"
+                f"nonce {unknown.nonce} of {address} was used on chain by {unknown.tx_hash} (block "
+                f"{unknown.block_number}), which matches nothing this engine signed or was asked to "
+                "pay; nothing more is signed for this wallet until an operator checks"
             )
             fence(chain_id, address, reason)
             raise Fenced(reason)
+        if not complete:
+            if end >= head:
+                # Read up to the head and still short: a provider behind, or a reorg in between.
+                raise Scanning(
+                    f"the chain shows {gap} of {address} used but its transactions since block {start} "
+                    f"do not include nonce {known + len(run)} yet; looking again before signing anything"
+                )
+            raise Scanning(_progress(end + 1, head, gap))
         log.warning("%s on %s: %s found on chain and matched to the engine's records", address, chain_id, gap)
 
     def _adopt(self, chain_id: str, address: str, role: str, tx: ChainTransaction, head: int) -> bool:

@@ -45,7 +45,14 @@ from appliance.engine.db import database
 from appliance.engine.ledger import book, controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.payouts import transactions
-from appliance.engine.payouts.fencing import VERIFIED_MARGIN, Fenced, Fencing, fence, restored_heights
+from appliance.engine.payouts.fencing import (
+    VERIFIED_MARGIN,
+    Fenced,
+    Fencing,
+    Scanning,
+    fence,
+    restored_heights,
+)
 from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import StaleMove, transition
 from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
@@ -60,6 +67,9 @@ RESEND_AFTER = timedelta(seconds=15)  # a pending transaction is handed to the n
 UNFINISHED_BROADCASTS = ("signed", "sent", "mined")
 NO_CUSTODY = "waiting for the custody key: run `appliance custody init` and restart"
 REASON_LENGTH = 500  # payout.reason's column
+# A payout waiting for the fencing's scan of its wallet's history comes back on the next passes:
+# each pass reads the next blocks (fencing.SCAN_BLOCKS), so the wait is the scan's pace.
+SCANNING_WAIT = timedelta(seconds=1)
 
 
 class _FundsMoved(Exception):
@@ -134,6 +144,7 @@ class Pipeline:
 
     def run_pass(self, limit: int = 50) -> int:
         """Advance gas top-ups and every due payout one step; returns how many payouts moved."""
+        self.fencing.new_pass()
         self.advance_topups()
         if (missing := self._custody_missing()) is not None:
             self._note_missing_custody(missing[:REASON_LENGTH])
@@ -216,6 +227,8 @@ class Pipeline:
         head = chain.head().number
         try:
             chain_nonce = self.fencing.check(chain, asset.chain_id, wallet, "payout")
+        except Scanning as exc:  # the next pass reads the next blocks
+            return self._wait(payout, _stopped("payout", asset.chain_id, exc.reason), SCANNING_WAIT)
         except Fenced as exc:
             return self._wait(payout, _stopped("payout", asset.chain_id, exc.reason), timedelta(seconds=30))
         payout = Payout.get_by_id(payout.id)
@@ -375,6 +388,8 @@ class Pipeline:
         head = chain.head().number
         try:
             chain_nonce = self.fencing.check(chain, native.chain_id, fee_wallet, "fee")
+        except Scanning as exc:
+            return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), SCANNING_WAIT)
         except Fenced as exc:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), timedelta(seconds=30))
         with write_transaction(database):

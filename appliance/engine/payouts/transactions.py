@@ -48,6 +48,20 @@ class NonceAhead(Exception):
     (payouts.fencing) must account for the gap before anything is signed."""
 
 
+def locked_wallet(chain_id: str, address: str) -> Wallet:
+    """The wallet's row, created on its first use and locked until the transaction ends (inside a
+    write transaction). Created with INSERT … ON CONFLICT DO NOTHING, then selected FOR UPDATE:
+    two nodes using a wallet for the first time at once (its row not there yet, so FOR UPDATE
+    locked nothing) both inserted it, and the second's reservation failed on the unique key. Now
+    the second's insert waits for the first's commit, does nothing, and its select sees the row."""
+    Wallet.insert(chain_id=chain_id, address=address, next_nonce=0).on_conflict_ignore().execute()
+    wallet = locked(
+        Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
+    ).first()
+    assert wallet is not None  # inserted above, or by another transaction that committed it
+    return wallet
+
+
 def reserve_nonce(chain_id: str, address: str, chain_nonce: int, *, head: int | None = None) -> int:
     """Take the wallet's next nonce (inside a write transaction). ``chain_nonce`` is the chain's
     count of the wallet's mined transactions, read (and checked by the fencing) before the
@@ -55,11 +69,7 @@ def reserve_nonce(chain_id: str, address: str, chain_nonce: int, *, head: int | 
     this engine has no record of (a restored copy, the key used elsewhere), and signing over them
     would pay again what was paid (issue 29); that raises NonceAhead instead. ``head`` is recorded
     as the block at which the wallet's nonces were known to match."""
-    wallet = locked(
-        Wallet.select().where((Wallet.chain_id == chain_id) & (Wallet.address == address))
-    ).first()
-    if wallet is None:
-        wallet = Wallet.create(chain_id=chain_id, address=address, next_nonce=0)
+    wallet = locked_wallet(chain_id, address)
     if wallet.fence_reason:
         raise NonceAhead(wallet.fence_reason)
     if chain_nonce > int(wallet.next_nonce):
