@@ -61,6 +61,9 @@ class Settings:
     # `serve` checkpoints each SQLite write-ahead log in the background this often, so that no
     # request's commit does it; 0 leaves it to SQLite (in the commit that passes 1000 pages).
     sqlite_checkpoint_seconds: float = 1.0
+    # The `disk` readiness check fails when the data directory's filesystem has less free space than
+    # this, before SQLite itself runs out (docs/operations.md, Storage faults, says why 128).
+    min_free_disk_mb: int = 128
 
     # Serving
     host: str = "127.0.0.1"
@@ -381,6 +384,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting processes: 0 (one per core) to 64")
     if not 0 <= settings.sqlite_checkpoint_seconds <= 60:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
+    if not 0 <= settings.min_free_disk_mb <= 1024 * 1024:
+        raise SettingsError("setting min_free_disk_mb: 0 (no floor) to 1048576")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
     if not 0 <= settings.connections_per_client <= 1000:

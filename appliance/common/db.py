@@ -24,6 +24,8 @@ from urllib.parse import unquote, urlparse
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
+from appliance.common import faults
+
 _pending = threading.local()  # per thread: id(database) -> callbacks for its commit, before and after
 
 
@@ -171,7 +173,11 @@ def run_checkpoints(database: peewee.DatabaseProxy, stop: threading.Event, *, in
             with database.connection_context():
                 database.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
         except peewee.OperationalError as exc:  # busy or locked: the next pass copies it
-            logging.getLogger("appliance.db").warning("checkpoint skipped: %s", exc)
+            fault = faults.classify(exc)
+            if fault in {"disk_full", "disk_io"}:  # once a minute while it lasts, not every pass
+                faults.report(fault, exc, "the checkpoint worker")
+            else:
+                logging.getLogger("appliance.db").warning("checkpoint skipped: %s", exc)
 
 
 def is_sqlite(database: peewee.Database | peewee.DatabaseProxy) -> bool:
