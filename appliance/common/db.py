@@ -67,7 +67,49 @@ class _SqliteDatabase(_CommitCallbacks, PooledSqliteDatabase):
 
 
 class _PostgresqlDatabase(_CommitCallbacks, PooledPostgresqlDatabase):
-    pass
+    """Pooled connections that heal (issue 32). A pooled connection whose server restarted or
+    dropped it is found out only when used: its first statement fails ("server closed the
+    connection unexpectedly", "connection already closed"). When that first statement is a BEGIN
+    or a read outside a transaction, nothing of the request has reached the server: the dead
+    connection is thrown away (never back to the pool) and the statement runs once more on a new
+    one. Anything else (a connection lost after the transaction wrote, a second failure) raises,
+    and the request is answered 503 (common/faults.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._untried = threading.local()  # the connection this thread checked out, until it works
+
+    def _connect(self) -> Any:
+        conn = super()._connect()
+        self._untried.conn = conn
+        return conn
+
+    def _healing[T](self, run: Callable[[], T], *, safe: bool) -> T:
+        try:
+            result = run()
+        except (peewee.OperationalError, peewee.InterfaceError) as exc:
+            untried = getattr(self._untried, "conn", None)
+            if not (
+                safe
+                and untried is not None
+                and untried is self._state.conn
+                and faults.classify(exc) == "database_unavailable"
+            ):
+                raise
+            logging.getLogger("appliance.db").info("a pooled connection was dead (%s): reconnecting", exc)
+            self._untried.conn = None
+            with contextlib.suppress(Exception):
+                self.manual_close()
+            result = run()
+        self._untried.conn = None
+        return result
+
+    def begin(self, *args: Any, **kwargs: Any) -> None:
+        self._healing(lambda: super(_PostgresqlDatabase, self).begin(*args, **kwargs), safe=True)
+
+    def execute_sql(self, sql: str, params: Any = None, commit: Any = None) -> Any:
+        safe = not self.in_transaction() and sql.lstrip()[:6].upper() == "SELECT"
+        return self._healing(lambda: super(_PostgresqlDatabase, self).execute_sql(sql, params), safe=safe)
 
 
 def after_commit(database: peewee.Database | peewee.DatabaseProxy, callback: Callable[[], None]) -> None:
