@@ -90,5 +90,5 @@ def test_a_stopped_serving_process_is_taken_out_of_rotation_then_replaced(data_d
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped meanwhile
         return True
