@@ -82,6 +82,11 @@ class ConnectionBalance:
         # turned for another reason (with 300 slow clients trickling a byte each every 3 s: an
         # accept about every 0.4 s, fresh requests timing out after 5 s).
         self._pipes = [os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC) for _ in range(processes * len(names))]
+        # Heartbeats: each listener's poll loop writes the time (CLOCK_MONOTONIC, the same clock in
+        # every process of the host) on every turn, at least once a second when idle. The parent
+        # reads them (``silent_for``) to find a serving process that stopped answering.
+        self._beat_memory = mmap.mmap(-1, 8 * processes * len(names))
+        self._beats = memoryview(self._beat_memory).cast("d")
 
     def _slot(self, process: int, name: str) -> int:
         return process * len(self.names) + self.names.index(name)
@@ -90,12 +95,14 @@ class ConnectionBalance:
         """``process``'s place on listener ``name``: a function that publishes its open
         connections and tells whether it holds no more than any other process. The poll loop asks
         it about ten times per request, so the slots are worked out here, once."""
-        counts, own = self._counts, self._slot(process, name)
+        counts, beats, own = self._counts, self._beats, self._slot(process, name)
         others = self._others(own, name)
         accepting = True
+        monotonic = time.monotonic
 
         def may_accept(open_connections: int) -> bool:
             nonlocal accepting
+            beats[own] = monotonic()
             counts[own] = open_connections
             for slot in others:
                 if counts[slot] < open_connections:
@@ -125,6 +132,23 @@ class ConnectionBalance:
         """Publish ``process``'s open connections on listener ``name``; whether it is (one of)
         the processes holding the fewest."""
         return self.seat(process, name)(open_connections)
+
+    def beat(self, process: int, name: str) -> None:
+        """``process``'s loop on listener ``name`` turned (also when it takes no connections)."""
+        self._beats[self._slot(process, name)] = time.monotonic()
+
+    def forget_beats(self, process: int) -> None:
+        """Before (re)starting ``process``: no heartbeat yet, so it is not judged while it starts."""
+        for name in self.names:
+            self._beats[self._slot(process, name)] = 0.0
+
+    def silent_for(self, process: int, now: float) -> float | None:
+        """How long the quietest of ``process``'s listener loops has not turned; None before
+        every loop has turned once (a process still starting)."""
+        beats = [self._beats[self._slot(process, name)] for name in self.names]
+        if not all(beats):
+            return None
+        return max(0.0, now - min(beats))
 
     def all_serving(self) -> bool:
         """Whether every process has started serving on every listener."""
@@ -257,6 +281,7 @@ class Listener:
         def readable() -> bool:  # asked by the poll loop on every turn
             if not waitress_readable():
                 balance.not_serving(process, self.name)
+                balance.beat(process, self.name)
                 return False
             return may_accept(len(server.active_channels))
 
@@ -493,6 +518,7 @@ def serve_processes(
         announce_once()
 
     def spawn(number: int) -> None:
+        balance.forget_beats(number)
         with stop_signals_held():  # the serving process starts with them blocked, threads and all
             pid = os.fork()
         if pid == 0:  # the serving process
@@ -532,6 +558,12 @@ def serve_processes(
         spawn(first)
     with stop_signals_held():  # so that they reach the main thread, waiting in os.wait
         threading.Thread(target=announce_when_serving, name="announce", daemon=True).start()
+        threading.Thread(
+            target=watch_heartbeats,
+            args=(balance, children, stopping, settings.heartbeat_seconds, settings.replace_after_seconds),
+            name="heartbeats",
+            daemon=True,
+        ).start()
     while children:
         try:
             pid, status = os.wait()
@@ -550,3 +582,53 @@ def serve_processes(
     for sock in sockets.values():
         sock.close()
     log.info("stopped")
+
+
+HEARTBEAT_CHECK_SECONDS = 0.5
+
+
+def watch_heartbeats(
+    balance: ConnectionBalance,
+    children: dict[int, int],
+    stopping: threading.Event,
+    out_after: float,
+    replace_after: float,
+) -> None:
+    """The parent's watch over its serving processes (issue 32). A process whose listener loops
+    have not turned for ``out_after`` seconds (stopped by SIGSTOP or a debugger, stuck) is taken
+    out of the rotation: its connection counts are set to NOT_SERVING, so that the others take
+    every new connection instead of leaving them to it (with its count frozen low, the others
+    stopped accepting: nobody answered). It comes back by itself the moment its loops turn
+    again. One silent for ``replace_after`` seconds is killed (SIGKILL reaches a stopped
+    process; its flocks and SQLite locks go with it) and the supervisor starts another."""
+    out: set[int] = set()
+    while not stopping.wait(HEARTBEAT_CHECK_SECONDS):
+        now = time.monotonic()
+        for pid, number in list(children.items()):
+            silent = balance.silent_for(number, now)
+            if silent is None or silent < out_after:
+                if number in out and silent is not None:
+                    out.discard(number)
+                    log.warning("serving process %d (pid %d) answers again: back in rotation", number, pid)
+                continue
+            if silent >= replace_after:
+                log.error(
+                    "serving process %d (pid %d) silent for %.0f s: killing it to start another",
+                    number,
+                    pid,
+                    silent,
+                )
+                balance.forget_beats(number)
+                out.discard(number)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                continue
+            if number not in out:
+                out.add(number)
+                log.warning(
+                    "serving process %d (pid %d) silent for %.1f s: out of rotation until it answers",
+                    number,
+                    pid,
+                    silent,
+                )
+            balance.not_serving(number)  # again each check: a late turn of its loop may have reset it

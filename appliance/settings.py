@@ -66,6 +66,9 @@ class Settings:
     # `serve` checkpoints each SQLite write-ahead log in the background this often, so that no
     # request's commit does it; 0 leaves it to SQLite (in the commit that passes 1000 pages).
     sqlite_checkpoint_seconds: float = 1.0
+    # The `disk` readiness check fails when the data directory's filesystem has less free space than
+    # this, before SQLite itself runs out (docs/operations.md, Storage faults, says why 128).
+    min_free_disk_mb: int = 128
 
     # Serving
     host: str = "127.0.0.1"
@@ -85,6 +88,11 @@ class Settings:
     request_read_seconds: float = 30.0
     # Serving processes on the same ports: 0 means one per CPU core (docs/operations.md).
     processes: int = 0
+    # With several serving processes: one whose listener loops have not turned for
+    # heartbeat_seconds is out of rotation until they do; one silent for replace_after_seconds
+    # is killed and replaced (docs/operations.md, Serving processes).
+    heartbeat_seconds: float = 5.0
+    replace_after_seconds: float = 30.0
     shutdown_grace_seconds: float = 10.0
     log_level: str = "INFO"
     log_format: str = "text"  # text, or json: one JSON object per line (docs/operations.md, Logs)
@@ -412,6 +420,12 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting processes: 0 (one per core) to 64")
     if not 0 <= settings.sqlite_checkpoint_seconds <= 60:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
+    if not 0 <= settings.min_free_disk_mb <= 1024 * 1024:
+        raise SettingsError("setting min_free_disk_mb: 0 (no floor) to 1048576")
+    if not 2 <= settings.heartbeat_seconds <= 600:
+        raise SettingsError("setting heartbeat_seconds: 2 to 600")
+    if not settings.heartbeat_seconds < settings.replace_after_seconds <= 3600:
+        raise SettingsError("setting replace_after_seconds: above heartbeat_seconds, at most 3600")
     if settings.threads < 4:
         raise SettingsError("setting threads: at least 4")
     if not 0 <= settings.connections_per_client <= 1000:

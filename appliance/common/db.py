@@ -24,6 +24,8 @@ from urllib.parse import unquote, urlparse
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
+from appliance.common import faults
+
 _pending = threading.local()  # per thread: id(database) -> callbacks for its commit, before and after
 
 
@@ -61,11 +63,53 @@ def _add_pending(database: peewee.Database, when: str, callback: Callable[[], No
 
 
 class _SqliteDatabase(_CommitCallbacks, PooledSqliteDatabase):
-    pass
+    write_lock_seconds = 10.0
 
 
 class _PostgresqlDatabase(_CommitCallbacks, PooledPostgresqlDatabase):
-    pass
+    """Pooled connections that heal (issue 32). A pooled connection whose server restarted or
+    dropped it is found out only when used: its first statement fails ("server closed the
+    connection unexpectedly", "connection already closed"). When that first statement is a BEGIN
+    or a read outside a transaction, nothing of the request has reached the server: the dead
+    connection is thrown away (never back to the pool) and the statement runs once more on a new
+    one. Anything else (a connection lost after the transaction wrote, a second failure) raises,
+    and the request is answered 503 (common/faults.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._untried = threading.local()  # the connection this thread checked out, until it works
+
+    def _connect(self) -> Any:
+        conn = super()._connect()
+        self._untried.conn = conn
+        return conn
+
+    def _healing[T](self, run: Callable[[], T], *, safe: bool) -> T:
+        try:
+            result = run()
+        except (peewee.OperationalError, peewee.InterfaceError) as exc:
+            untried = getattr(self._untried, "conn", None)
+            if not (
+                safe
+                and untried is not None
+                and untried is self._state.conn
+                and faults.classify(exc) == "database_unavailable"
+            ):
+                raise
+            logging.getLogger("appliance.db").info("a pooled connection was dead (%s): reconnecting", exc)
+            self._untried.conn = None
+            with contextlib.suppress(Exception):
+                self.manual_close()
+            result = run()
+        self._untried.conn = None
+        return result
+
+    def begin(self, *args: Any, **kwargs: Any) -> None:
+        self._healing(lambda: super(_PostgresqlDatabase, self).begin(*args, **kwargs), safe=True)
+
+    def execute_sql(self, sql: str, params: Any = None, commit: Any = None) -> Any:
+        safe = not self.in_transaction() and sql.lstrip()[:6].upper() == "SELECT"
+        return self._healing(lambda: super(_PostgresqlDatabase, self).execute_sql(sql, params), safe=safe)
 
 
 def after_commit(database: peewee.Database | peewee.DatabaseProxy, callback: Callable[[], None]) -> None:
@@ -107,7 +151,7 @@ def make_database(
         path = Path(url[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
         # Pooled so that a request reuses a connection (and its pragmas) instead of opening one.
-        return _SqliteDatabase(
+        sqlite = _SqliteDatabase(
             str(path),
             max_connections=256,
             stale_timeout=600,
@@ -124,6 +168,9 @@ def make_database(
             timeout=busy_timeout_ms / 1000,
             check_same_thread=False,
         )
+        # The cross-process write lock (write_transaction) waits as long as SQLite's busy handler.
+        sqlite.write_lock_seconds = busy_timeout_ms / 1000
+        return sqlite
     parsed = urlparse(url)
     if parsed.scheme not in {"postgresql", "postgres"}:
         raise ValueError(f"unsupported database URL scheme: {parsed.scheme}")
@@ -171,7 +218,11 @@ def run_checkpoints(database: peewee.DatabaseProxy, stop: threading.Event, *, in
             with database.connection_context():
                 database.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
         except peewee.OperationalError as exc:  # busy or locked: the next pass copies it
-            logging.getLogger("appliance.db").warning("checkpoint skipped: %s", exc)
+            fault = faults.classify(exc)
+            if fault in {"disk_full", "disk_io"}:  # once a minute while it lasts, not every pass
+                faults.report(fault, exc, "the checkpoint worker")
+            else:
+                logging.getLogger("appliance.db").warning("checkpoint skipped: %s", exc)
 
 
 def is_sqlite(database: peewee.Database | peewee.DatabaseProxy) -> bool:
@@ -184,31 +235,78 @@ class _WriteLock:
     queue on a reentrant lock, and serving processes on an exclusive flock of a file beside the
     database, which the kernel gives to the next process the moment it is released. Without it,
     a process that found the write lock taken would sleep in SQLite's busy handler (1, 2, 5, 10 …
-    100 ms between tries), and with several serving processes most writes waited there."""
+    100 ms between tries), and with several serving processes most writes waited there.
 
-    def __init__(self, path: str) -> None:
+    The wait is bounded (``timeout``, the busy timeout): a holder that stops (SIGSTOP, a debugger,
+    a long pause) would otherwise stall every writer of every process for as long as it is
+    stopped (issue 32: 20 s). Past the bound the writer gets WriteLockTimeout (a 503). flock has
+    no timeout, so a contended wait blocks in a helper thread on a descriptor of its own (an flock
+    belongs to its open file description): the writer waits for it with a timeout, and a helper
+    whose writer gave up releases the lock as soon as it gets it."""
+
+    def __init__(self, path: str, timeout: float) -> None:
         self._path = f"{path}-writer.lock"
+        self.timeout = timeout
         self._threads = threading.RLock()
         self._depth = 0
-        self._fd: int | None = None
+        self._fd: int | None = None  # kept open: the uncontended path takes the lock on it
+        self._held: int | None = None  # the descriptor holding the flock now
+
+    def _open(self) -> int:
+        return os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def __enter__(self) -> None:
-        self._threads.acquire()
+        if not self._threads.acquire(timeout=self.timeout):
+            raise faults.WriteLockTimeout(f"no write lock within {self.timeout:g} s (another thread)")
         try:
             if self._depth == 0:
-                if self._fd is None:
-                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
+                self._held = self._take()
         except BaseException:
             self._threads.release()
             raise
         self._depth += 1
 
+    def _take(self) -> int:
+        if self._fd is None:
+            self._fd = self._open()
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return self._fd
+        except BlockingIOError:
+            pass
+        # Another process holds it: wait on a descriptor of our own, in a thread, with a bound.
+        fd = self._open()
+        got = threading.Event()
+        state = {"abandoned": False}
+        guard = threading.Lock()
+
+        def wait() -> None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with guard:
+                if not state["abandoned"]:
+                    got.set()
+                    return
+            fcntl.flock(fd, fcntl.LOCK_UN)  # the writer gave up: hand it on at once
+            os.close(fd)
+
+        threading.Thread(target=wait, name="write-lock-wait", daemon=True).start()
+        if not got.wait(self.timeout):
+            with guard:
+                if not got.is_set():
+                    state["abandoned"] = True
+                    raise faults.WriteLockTimeout(
+                        f"no write lock within {self.timeout:g} s: another process holds it"
+                    )
+        return fd
+
     def __exit__(self, *_exc: object) -> None:
         self._depth -= 1
         try:
-            if self._depth == 0 and self._fd is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            if self._depth == 0 and self._held is not None:
+                held, self._held = self._held, None
+                fcntl.flock(held, fcntl.LOCK_UN)
+                if held != self._fd:
+                    os.close(held)
         finally:
             self._threads.release()
 
@@ -218,6 +316,7 @@ class _WriteLock:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
         self._fd = None
+        self._held = None
 
 
 _WRITE_LOCKS: dict[str, _WriteLock] = {}
@@ -229,7 +328,7 @@ def _write_lock(database: peewee.Database) -> _WriteLock:
         path = str(database.database)
         lock = _WRITE_LOCKS.get(path)
         if lock is None:
-            lock = _WRITE_LOCKS[path] = _WriteLock(path)
+            lock = _WRITE_LOCKS[path] = _WriteLock(path, getattr(database, "write_lock_seconds", 10.0))
         return lock
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -140,5 +141,21 @@ def database_probe(database: Any, migrations_package: str) -> Probe:
         if missing:
             return Check("fail", "migrations pending: " + ", ".join(m.name for m in missing))
         return Check("pass")
+
+    return probe
+
+
+def disk_probe(path: Any, min_free_mb: int) -> Probe:
+    """The filesystem holding ``path`` (the data directory: SQLite databases, outbox, objects) has
+    at least ``min_free_mb`` MB free. It fails below that floor, while SQLite can still write, so a
+    load balancer or an operator is told before writes start failing (issue 32)."""
+
+    def probe() -> Check:
+        usage = shutil.disk_usage(path)
+        free_mb = usage.free // (1024 * 1024)
+        data = {"freeMb": free_mb, "minFreeMb": min_free_mb}
+        if free_mb < min_free_mb:
+            return Check("fail", f"{free_mb} MB free, below min_free_disk_mb ({min_free_mb} MB)", data)
+        return Check("pass", data=data)
 
     return probe

@@ -22,7 +22,7 @@ from typing import Any
 
 import peewee
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.db import is_sqlite, write_transaction
 from appliance.common.holders import holder_gone, host_prefix, process_holder
 
@@ -169,13 +169,36 @@ def run_worker(
     idle_seconds: float,
 ) -> None:
     """Call ``work`` (returns how many items it handled) until ``stop``; pause only when idle. An
-    exception is logged and the loop goes on: the rows stay where they were."""
+    exception is logged and the loop goes on: the rows stay where they were. Passes that fail in
+    a row wait longer each time (``failure_pause``), and a machine fault (a full disk, a database
+    out of reach) is logged once a minute, not once per pass (common/faults.py)."""
+    failures = 0
     while not stop.is_set():
         handled = 0
         try:
             with database.connection_context():
                 handled = work()
-        except Exception:
-            log.exception("%s pass failed", name)
-        if not handled:
+            failures = 0
+        except Exception as exc:
+            failures += 1
+            fault = faults.classify(exc)
+            if fault is not None:
+                faults.report(fault, exc, f"the {name} worker")
+            else:
+                log.exception("%s pass failed (%d in a row)", name, failures)
+        if failures:
+            stop.wait(failure_pause(failures, idle_seconds))
+        elif not handled:
             stop.wait(idle_seconds)
+
+
+# A worker whose passes keep failing waits at most this long between them.
+FAILURE_PAUSE_CAP_SECONDS = 60.0
+
+
+def failure_pause(failures: int, idle_seconds: float) -> float:
+    """The wait after ``failures`` failed passes in a row: the idle pause, doubled per further
+    failure (at least 0.5 s), capped at FAILURE_PAUSE_CAP_SECONDS, so that a fault that lasts
+    costs a pass a minute instead of a loop."""
+    base = max(idle_seconds, 0.5)
+    return min(FAILURE_PAUSE_CAP_SECONDS, max(base, base * 2 ** min(failures - 1, 16)))

@@ -33,7 +33,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
-from appliance.common import clock
+from appliance.common import clock, faults
 
 # Seconds: from a cached listing (~1 ms) to a plan suggestion with the solver's 2 s limit.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -237,6 +237,7 @@ def install(
     http = HttpMetrics(registry)
     if collector is not None:
         registry.register(collector)
+    registry.register(faults.FaultCollector())
     app.extensions["metrics"] = http
     mode, token = settings.metrics, settings.metrics_token
 

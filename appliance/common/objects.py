@@ -59,7 +59,9 @@ class ObjectStore(Protocol):
     lifetime_seconds: int
     max_bytes: int
 
-    def presign_put(self, key: str, content_type: str) -> PresignedUpload: ...
+    def presign_put(
+        self, key: str, content_type: str, content_length: int | None = None
+    ) -> PresignedUpload: ...
 
     def presign_get(self, key: str) -> str: ...
 
@@ -102,7 +104,9 @@ class LocalObjectStore:
         token = self._links.dumps([op, key, content_type])
         return f"{self.base_url}/objects/{quote(key)}?{urlencode({'link': token})}"
 
-    def presign_put(self, key: str, content_type: str) -> PresignedUpload:
+    def presign_put(self, key: str, content_type: str, content_length: int | None = None) -> PresignedUpload:
+        """``content_length`` is bound by S3 links only: this store caps every upload at
+        ``max_bytes`` as it arrives (dispatch/objects/routes.py)."""
         self._require_writable()
         return PresignedUpload(
             key=key, url=self._link("put", key, content_type), expires_in=self.lifetime_seconds

@@ -18,7 +18,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, NotFound
 from werkzeug.routing import IntegerConverter
 
-from appliance.common import problems
+from appliance.common import faults, problems
 from appliance.common.api import ID_MAX, UNPROCESSABLE_STATUS_KEY
 from appliance.common.jsonio import OrjsonProvider
 from appliance.common.problems import ApiError
@@ -239,6 +239,12 @@ def create_base_app(
 
     @app.errorhandler(Exception)
     def _unexpected(error: Exception) -> Response:
+        # A full disk, a failing disk or a database out of reach is a state of the machine, not
+        # a bug: a 507 or 503 Problem, logged once a minute while it lasts (common/faults.py).
+        fault = faults.classify(error)
+        if fault is not None:
+            faults.report(fault, error, f"{request.method} {loggable_path()}")
+            return problem_response(faults.problem(fault), render_problem)
         log.exception("unhandled error request_id=%s", request_id())
         return problem_response(ApiError("An unexpected error occurred."), render_problem)
 

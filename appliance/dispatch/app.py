@@ -9,7 +9,7 @@ from appliance import __version__
 from appliance.common import keys, metrics, ratelimit
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database, checkpoint_workers
-from appliance.common.health import HealthRegistry, database_probe
+from appliance.common.health import HealthRegistry, database_probe, disk_probe
 from appliance.common.jobs import run_worker
 from appliance.common.kept import KeptAnswers
 from appliance.common.mail import Mailer
@@ -118,6 +118,7 @@ def build_health(settings: Settings, router: Router, store: ObjectStore) -> Heal
     health.register("routing", routing_probe(router))
     health.register("solver", solver_probe)
     health.register("database", database_probe(database, MIGRATIONS))
+    health.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb))
     health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
     if isinstance(store, S3ObjectStore):  # the embedded store is the data directory's, checked above
         health.register("objects", store.probe)

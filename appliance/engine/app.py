@@ -13,7 +13,7 @@ from appliance import __version__
 from appliance.common import keys, metrics
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database, checkpoint_workers
-from appliance.common.health import HealthRegistry, database_probe
+from appliance.common.health import HealthRegistry, database_probe, disk_probe
 from appliance.common.jobs import run_worker
 from appliance.common.openapi_routes import serve_openapi
 from appliance.common.runtime import Worker
@@ -64,6 +64,7 @@ def build_health(
 ) -> HealthRegistry:
     registry = HealthRegistry()
     registry.register("database", database_probe(database, MIGRATIONS))
+    registry.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb))
     registry.register("keys", secrets_probe(master_key))
     registry.register("custody", custody_probe(custody))
     for chain_id, chain in chains.chains.items():

@@ -55,7 +55,7 @@ def test_health_on_a_fresh_install_is_degraded_and_exits_0_warning_that_roads_an
     run("init", "--data-dir", str(tmp_path))
     result = CliRunner().invoke(cli, ["health", "--data-dir", str(tmp_path), "--json"])
     body = json.loads(result.stdout)
-    assert set(body["dispatch"]["checks"]) == {"routing", "solver", "database", "tiles"}
+    assert set(body["dispatch"]["checks"]) == {"routing", "solver", "database", "disk", "tiles"}
     assert body["dispatch"]["checks"]["database"]["status"] == "pass"
     assert body["dispatch"]["checks"]["solver"]["status"] == "pass"
     assert body["dispatch"]["checks"]["routing"]["status"] == "not_built"

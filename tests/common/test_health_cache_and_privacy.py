@@ -98,7 +98,7 @@ def test_a_public_client_sees_each_check_status_but_no_error_text_or_internals(
     response = dispatch_client.get("/healthz", environ_base=OUTSIDE)
     assert response.status_code == 503
     body = response.json
-    assert set(body["checks"]) == {"routing", "solver", "database", "tiles"}
+    assert set(body["checks"]) == {"routing", "solver", "database", "disk", "tiles"}
     assert body["checks"]["database"] == {"status": "fail"}
     assert all(set(check) == {"status"} for check in body["checks"].values())
     assert body["failing"] == ["database"]

@@ -1,4 +1,4 @@
-def test_dispatch_healthz_lists_the_four_checks_and_answers_503_naming_what_is_degraded(
+def test_dispatch_healthz_lists_the_five_checks_and_answers_503_naming_what_is_degraded(
     dispatch_client,
 ) -> None:
     response = dispatch_client.get("/healthz")
@@ -7,7 +7,7 @@ def test_dispatch_healthz_lists_the_four_checks_and_answers_503_naming_what_is_d
     body = response.json
     assert (body["type"], body["status"]) == ("about:blank#unavailable", 503)
     assert body["title"] == "Service Unavailable"
-    assert set(body["checks"]) == {"routing", "solver", "database", "tiles"}
+    assert set(body["checks"]) == {"routing", "solver", "database", "disk", "tiles"}
     assert body["checks"]["database"]["status"] == "pass"
     assert body["checks"]["routing"]["status"] == "not_built"
     assert set(body["failing"]) == {"routing", "tiles"}

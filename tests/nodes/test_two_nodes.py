@@ -254,6 +254,7 @@ def test_both_nodes_are_ready_on_the_shared_databases_key_and_bucket(cluster: Cl
         assert ready.status_code == 200, ready.text
         assert ready.json()["checks"] == {
             "database": "pass",
+            "disk": "pass",
             "keys": "pass",
             "custody": "pass",
             "chain:eth_anvil": "pass",

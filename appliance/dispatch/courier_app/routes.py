@@ -159,12 +159,13 @@ def verify_otp(order_id: int, body: schemas.OtpVerify):
     guard=C,
     body=schemas.ProofUploadRequest,
     response=schemas.UploadUrl,
-    errors=(404, 415, 503),
+    errors=(404, 413, 415, 503),
     tags=TAGS,
 )
 def proof_upload_url(order_id: int, body: schemas.ProofUploadRequest):
-    """A presigned PUT for a proof photo; pass the key back as photoKey."""
-    return service.proof_upload_url(runtime(), me(), order_id, body.contentType)
+    """A presigned PUT for a proof photo, bound to its content type (and size when given); send
+    exactly that Content-Type; pass the key back as photoKey."""
+    return service.proof_upload_url(runtime(), me(), order_id, body.contentType, body.contentLength)
 
 
 @endpoint(bp, "GET", "/courier/cash", guard=C, response=CashSummary, tags=TAGS)

@@ -125,6 +125,14 @@ class OtpResult(BaseModel):
 
 class ProofUploadRequest(Schema):
     contentType: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    contentLength: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description=(
+            "The photo's size in bytes, optional: with an S3 bucket the link is then signed for "
+            "exactly this Content-Length (and always for the content type), so the bucket refuses "
+            "any other. Over the upload limit (max_upload_bytes): 413"
+        ),
+    )
 
 
 class HistoryQuery(QuerySchema):

@@ -19,6 +19,7 @@ from appliance.common.problems import (
     Invalid,
     Locked,
     NotFound,
+    PayloadTooLarge,
     Unavailable,
     UnsupportedMediaType,
 )
@@ -320,18 +321,24 @@ def _apply_status(
 
 
 def proof_upload_url(
-    rt: DispatchRuntime, courier: Courier, order_id: int, content_type: str
+    rt: DispatchRuntime,
+    courier: Courier,
+    order_id: int,
+    content_type: str,
+    content_length: int | None = None,
 ) -> dict[str, Any]:
     own_active_order(courier, order_id)
     if content_type not in IMAGE_TYPES:
         raise UnsupportedMediaType("Proof photos must be image/jpeg, image/png or image/webp.")
     store = rt.objects
+    if content_length is not None and content_length > store.max_bytes:
+        raise PayloadTooLarge(f"A proof photo may be at most {store.max_bytes} bytes.")
     try:
         probe = getattr(store, "probe", None)
         if probe is not None:
             probe()  # a link to a store that cannot take the photo would only fail later
         upload = store.presign_put(
-            new_key(f"{courier.company_id}/proofs/{order_id}", content_type), content_type
+            new_key(f"{courier.company_id}/proofs/{order_id}", content_type), content_type, content_length
         )
     except StorageUnavailable:
         raise Unavailable("Object storage is unavailable.") from None

@@ -30,7 +30,7 @@ from typing import Any
 
 import peewee
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
@@ -116,8 +116,12 @@ class DepositWatcher:
                 pass  # refused until its node serves the configured network (logged by the guard)
             except ChainError as exc:
                 log.warning("deposit watcher on %s: %s", chain_id, exc)
-            except Exception:
-                log.exception("deposit watcher on %s failed; the other chains go on", chain_id)
+            except Exception as exc:
+                fault = faults.classify(exc)  # a full disk, a database away: once a minute, no trace
+                if fault is not None:
+                    faults.report(fault, exc, f"the deposit watcher on {chain_id}")
+                else:
+                    log.exception("deposit watcher on %s failed; the other chains go on", chain_id)
         return handled
 
     def _pass_on(self, chain_id: str, chain: Chain) -> int:
