@@ -412,7 +412,7 @@ async function flush() {
 async function sendMove(move) {
   try {
     if (move.photo && !move.photoKey) {
-      const upload = await api.post("/courier/orders/" + move.orderId + "/proof/upload-url", {contentType: "image/jpeg"});
+      const upload = await api.post("/courier/orders/" + move.orderId + "/proof/upload-url", {contentType: "image/jpeg", contentLength: move.photo.size});
       let put;
       try {
         put = await fetch(upload.url, {method: "PUT", headers: {"Content-Type": "image/jpeg"}, body: move.photo});
