@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,12 @@ from click.testing import CliRunner
 from appliance.cli import cli
 from appliance.engine.chain.local import FAUCET, IDLE_POLL, ChainBusy, LocalChain, MinerTimer
 from appliance.engine.chain.local_rpc import LocalRpc
+from appliance.engine.chain.waits import engine_waits
+from appliance.engine.db import database
+from appliance.engine.models import Deposit
+from appliance.settings import Settings
+from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, harness_settings, make_harness
+from tests.engine.test_deposits import _mine, address_for, watch
 
 DEST = "0x00000000000000000000000000000000000000d7"
 DAY = 86_400.0
@@ -176,3 +183,70 @@ def test_chain_compact_prints_json_and_refuses_while_serve_mines(tmp_path: Path)
         assert runner.invoke(cli, [*base, "--keep-recent", "-1"]).exit_code == 2
     finally:
         chain.close()
+
+
+def test_the_engine_waits_for_blocks_while_a_payout_or_a_deposit_is_short_of_its_confirmations(
+    settings: Settings,
+) -> None:
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    waits = engine_waits("eth_local")
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    chain.faucet("ETH", PAYOUT_WALLET, ETHER)
+    assert not waits()
+    harness.submit("pyo_waits00001", 1234)
+    assert not waits()  # REQUESTED: nothing on the chain yet
+    harness.run_pass()
+    assert harness.payout("pyo_waits00001").status in ("SIGNED", "BROADCAST") and waits()
+    harness.until_status("pyo_waits00001", "COMPLETED")
+    assert not waits()
+    customer = address_for(harness, "customer-waits").json["address"]
+    _, height = chain.faucet("USDC", customer, 777)
+    watch(harness)
+    with database.connection_context():
+        assert Deposit.get(Deposit.block_height == height).status == "PENDING"
+    assert waits()
+    while waits():
+        assert chain.head().number < height + 10, "the deposit never confirmed"
+        chain.mine()
+        watch(harness)
+    with database.connection_context():
+        assert Deposit.get(Deposit.block_height == height).status == "CONFIRMED"
+
+
+def test_the_workers_of_serve_confirm_a_payout_and_a_deposit_with_the_miner_resting_between(
+    settings: Settings,
+) -> None:
+    settings = harness_settings(
+        settings, {"APPLIANCE_LOCAL_BLOCK_SECONDS": "0.2", "APPLIANCE_PAYOUT_WORKER_SECONDS": "0.05"}
+    )
+    harness = make_harness(settings, _mine)
+    chain = harness.app.extensions["engine"].chains.get("eth_local")
+    chain.faucet("ETH", PAYOUT_WALLET, ETHER)
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=fn, args=(stop,)) for _, fn in harness.app.extensions["engine"].workers
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        harness.submit("pyo_resting0001", 4321)
+        customer = address_for(harness, "customer-resting").json["address"]
+        _, height = chain.faucet("USDC", customer, 555)  # mined by serve's miner (it holds the lease)
+
+        def done() -> bool:
+            with database.connection_context():
+                deposit = Deposit.get_or_none(Deposit.block_height == height)
+            return harness.payout("pyo_resting0001").status == "COMPLETED" and (
+                deposit is not None and deposit.status == "CONFIRMED"
+            )
+
+        deadline = time.monotonic() + 60
+        while not done():
+            assert time.monotonic() < deadline, "the payout or the deposit did not confirm"
+            time.sleep(0.1)
+        assert not engine_waits("eth_local")()  # nothing waits: the miner rests from here on
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert chain.balance(customer, chain.usdc_contract) == 555
