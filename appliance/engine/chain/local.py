@@ -94,6 +94,7 @@ CREATE TABLE IF NOT EXISTS kv_packed (key BLOB PRIMARY KEY, value BLOB NOT NULL)
 # deflated bytes; the dictionary of a version never changes, or packed headers could not be read.
 PACK_VERSION = b"\x01"
 PACK_DICT = bytes(20) + bytes(256) + EMPTY_UNCLE_HASH + BLANK_ROOT_HASH * 3 + bytes(8)
+VACUUM_LEASE_SECONDS = 3600.0
 KEEP_RECENT = 256  # the newest blocks compact never touches (their scores choose the next head)
 
 
@@ -674,8 +675,12 @@ class LocalChain:
             head = int(chain.get_canonical_head().block_number)
             packed = 0
             for start in range(1, head - keep_recent + 1, batch):
+                self._keep_lease(LEASE_SECONDS)
                 with self._write() as conn:
                     packed += self._pack_range(conn, start, min(start + batch, head - keep_recent + 1))
+            # VACUUM rewrites the whole file and cannot pause to renew the lease: take it for long
+            # enough (a process that dies holding it frees it at once: holder_gone).
+            self._keep_lease(VACUUM_LEASE_SECONDS)
             conn = self._conn()
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -687,6 +692,10 @@ class LocalChain:
             }
         finally:
             self._release_lease()
+
+    def _keep_lease(self, seconds: float) -> None:
+        if not self._take_lease(seconds):
+            raise ChainBusy(f"the embedded chain's miner lease of {self.path} was taken while compacting")
 
     @staticmethod
     def _pack_range(conn: sqlite3.Connection, start: int, stop: int) -> int:
