@@ -6,7 +6,7 @@ wait in its pool, so an idle appliance's chain file does not grow. Yes means, on
   confirmations): it must reach the pool and then its confirmations;
 - a deposit PENDING (below its asset's confirmations).
 Both are read through their status indexes (broadcast.status; deposit (chain_id, status, ...)), one
-query each, once per second at most.
+query each per look: once a second while idle, once a block while mining for them.
 """
 
 from __future__ import annotations
