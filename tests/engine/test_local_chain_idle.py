@@ -250,3 +250,16 @@ def test_the_workers_of_serve_confirm_a_payout_and_a_deposit_with_the_miner_rest
         for thread in threads:
             thread.join()
     assert chain.balance(customer, chain.usdc_contract) == 555
+
+
+def test_a_transaction_waiting_for_a_nonce_gap_keeps_the_chain_at_one_block_per_block_seconds(
+    chain: LocalChain,
+) -> None:
+    start = chain.head().number
+    future = chain._faucet_tx(chain.nonce(FAUCET.address) + 1, DEST, 1, b"", 21_000, 10**10)
+    chain.send_raw_transaction(future)  # nonce + 1: it waits until the gap closes, which it never does
+    stop = threading.Event()
+    timer = FastTimer(stop, 60.0)
+    chain.run_miner(stop, timer=timer)
+    assert chain.pending_count() == 1
+    assert 55 <= chain.head().number - start <= 62  # not one per MIN_BLOCK_GAP (300 in a minute)
