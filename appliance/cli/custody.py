@@ -1,5 +1,5 @@
-"""`appliance custody init|encrypt|fingerprint` and `appliance chain faucet`: the engine's keys and
-its local chain."""
+"""`appliance custody init|encrypt|fingerprint` and `appliance chain faucet|compact`: the engine's
+keys and its local chain."""
 
 from __future__ import annotations
 
@@ -172,6 +172,45 @@ def chain_faucet(chain_id: str, asset: str, to: str, amount: str, settings: Sett
         chain.close()
     result = {"txHash": tx_hash, "blockHeight": str(height)}
     emit(as_json, result, f"credited {amount} {asset} minor units to {address} in block {height} ({tx_hash})")
+
+
+@chain_group.command("compact")
+@click.option(
+    "--keep-recent",
+    "keep_recent",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Leave the newest N blocks as they are (default 256).",
+)
+@command_options
+def chain_compact(keep_recent: int | None, settings: Settings, as_json: bool) -> None:
+    """Pack the headers of old empty blocks of eth_local and VACUUM its file (refused while serve runs)."""
+    from appliance.engine.chain.local import KEEP_RECENT, ChainBusy
+    from appliance.engine.chain.registry import local_chain_path, open_local_chain
+
+    if not settings.local_chain:
+        raise click.ClickException("the local chain is off on this deployment (local_chain = false)")
+    if not local_chain_path(settings.data_dir).exists():
+        raise click.ClickException(f"there is no local chain in {settings.data_dir}")
+    chain = open_local_chain(settings)
+    try:
+        result = chain.compact(keep_recent=KEEP_RECENT if keep_recent is None else keep_recent)
+    except ChainBusy as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        chain.close()
+    answer = {
+        "headBlock": str(result["headBlock"]),
+        "blocksPacked": result["blocksPacked"],
+        "bytesBefore": result["bytesBefore"],
+        "bytesAfter": result["bytesAfter"],
+    }
+    emit(
+        as_json,
+        answer,
+        f"packed {answer['blocksPacked']} empty blocks below block {answer['headBlock']}: "
+        f"{answer['bytesBefore']} bytes before, {answer['bytesAfter']} after",
+    )
 
 
 def register(group: click.Group) -> None:

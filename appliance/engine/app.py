@@ -24,6 +24,7 @@ from appliance.engine.assets import routes as assets
 from appliance.engine.auth.operators import secrets_probe
 from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
+from appliance.engine.chain.waits import engine_waits
 from appliance.engine.custody import Custody
 from appliance.engine.custody_file import load_for
 from appliance.engine.custody_record import custody_probe, guard
@@ -129,7 +130,8 @@ def build_workers(
         )
     local = chains.get(LOCAL_CHAIN_ID)
     if local is not None:
-        workers.append(("local-chain", local.run_miner))  # type: ignore[attr-defined]
+        waits = engine_waits(LOCAL_CHAIN_ID)  # mine only while a payout or deposit waits for blocks
+        workers.append(("local-chain", lambda stop: local.run_miner(stop, waits=waits)))  # type: ignore[attr-defined]
         if settings.local_rpc_port:
             from appliance.engine.chain.local_rpc import run_local_rpc
 

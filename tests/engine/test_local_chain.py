@@ -125,11 +125,13 @@ def test_a_future_nonce_waits_in_the_pool_until_the_gap_closes(chain: LocalChain
     assert chain.balance(DEST) == 12
 
 
-def test_the_miner_advances_on_its_own_and_a_faucet_elsewhere_waits_for_it(tmp_path: Path) -> None:
+def test_the_miner_advances_while_the_engine_waits_and_a_faucet_elsewhere_waits_for_it(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "eth_local.db"
     miner = LocalChain(path, block_seconds=0.2)
     stop = threading.Event()
-    thread = threading.Thread(target=miner.run_miner, args=(stop,))
+    thread = threading.Thread(target=miner.run_miner, args=(stop,), kwargs={"waits": lambda: True})
     thread.start()
     other = LocalChain(path)  # as `appliance chain faucet` in another process would
     try:

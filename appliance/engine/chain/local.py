@@ -11,9 +11,11 @@ Why this shape:
   payout worker, ``appliance chain faucet`` while ``serve`` runs). Exactly one process mines: the
   holder of a lease row; ``serve`` holds it, and the faucet mines its own block when nobody does.
 - The EVM is py-evm's Cancun fork (the contracts are compiled for it), post-merge: no proof of
-  work, a block at least every ``block_seconds`` and sooner when transactions wait, EIP-1559 base
-  fees. The pool validates like a node: nonce too low, insufficient funds, replacement
-  underpriced, intrinsic gas; a transaction with a future nonce waits for the gap to close.
+  work, blocks only while something needs them (a transaction in the pool: soon; a payout or
+  deposit waiting for confirmations: every ``block_seconds``), EIP-1559 base fees. An idle chain
+  mines nothing, so its file does not grow; ``compact`` packs the headers of old empty blocks.
+  The pool validates like a node: nonce too low, insufficient funds, replacement underpriced,
+  intrinsic gas; a transaction with a future nonce waits for the gap to close.
 - The faucet account is a well-known development key holding the whole native supply (2^256 - 1
   wei at genesis); it deploys the USDC contract in block 1 and is its only minter. This chain
   carries no value: the key is not a secret.
@@ -26,7 +28,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,9 +37,10 @@ from typing import Any
 import rlp
 from eth.abc import SignedTransactionAPI
 from eth.chains.base import MiningChain
-from eth.constants import ZERO_ADDRESS
+from eth.constants import BLANK_ROOT_HASH, EMPTY_UNCLE_HASH, ZERO_ADDRESS
 from eth.db.atomic import AtomicDB
 from eth.db.backends.base import BaseDB
+from eth.db.schema import SchemaV1
 from eth.vm.forks import CancunVM
 from eth.vm.spoof import SpoofTransaction
 from eth_account import Account
@@ -69,6 +73,10 @@ BALANCE_OF = keccak(text="balanceOf(address)")[:4]
 MINT = keccak(text="mint(address,uint256)")[:4]
 REPLACEMENT_BUMP = 1.10  # a replacement must raise both fees by 10 %, as geth requires
 MIN_BLOCK_GAP = 0.2  # seconds between blocks when transactions wait (timestamps stay near real time)
+IDLE_POLL = 1.0  # seconds between looks at the pool and the engine's waits while nothing needs blocks
+# The miner lease: renewed every third of it, so an idle miner writes the file every 10 s; a miner
+# that died on this host frees it at once (holder_gone), a hung one after LEASE_SECONDS.
+LEASE_SECONDS = 30.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
@@ -78,7 +86,30 @@ CREATE TABLE IF NOT EXISTS pool (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS pool_sender_nonce ON pool (sender, nonce);
 CREATE TABLE IF NOT EXISTS lease (name TEXT PRIMARY KEY, holder TEXT, until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS kv_packed (key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 """
+# ``appliance chain compact`` moves the headers of old empty blocks from ``kv`` to ``kv_packed``,
+# deflated against this dictionary (what every empty Cancun header repeats: the zero logs bloom,
+# the empty-trie and empty-uncles roots, the zero coinbase). A packed value is PACK_VERSION and the
+# deflated bytes; the dictionary of a version never changes, or packed headers could not be read.
+PACK_VERSION = b"\x01"
+PACK_DICT = bytes(20) + bytes(256) + EMPTY_UNCLE_HASH + BLANK_ROOT_HASH * 3 + bytes(8)
+VACUUM_LEASE_SECONDS = 3600.0
+KEEP_RECENT = 256  # the newest blocks compact never touches (their scores choose the next head)
+
+
+class ChainBusy(ChainError):
+    """Another process holds the miner lease (``serve`` runs): the chain file is in use."""
+
+
+class MinerTimer:
+    """The miner's clock and sleep; tests give a fast one to run a simulated day in seconds."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        return event.wait(seconds)
 
 
 class _PosChain(MiningChain):
@@ -101,10 +132,13 @@ class _Store(BaseDB):
             if value is None:
                 raise KeyError(key)
             return value
-        row = self.conn.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        row = self.conn.execute(
+            "SELECT value, 0 FROM kv WHERE key = ? UNION ALL SELECT value, 1 FROM kv_packed WHERE key = ?",
+            (key, key),
+        ).fetchone()
         if row is None:
             raise KeyError(key)
-        return bytes(row[0])
+        return _unpack(bytes(row[0])) if row[1] else bytes(row[0])
 
     def __setitem__(self, key: bytes, value: bytes) -> None:
         self.writes[key] = value
@@ -126,10 +160,22 @@ class _Store(BaseDB):
             "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
             [(k, v) for k, v in self.writes.items() if v is not None],
         )
-        self.conn.executemany(
-            "DELETE FROM kv WHERE key = ?", [(k,) for k, v in self.writes.items() if v is None]
-        )
+        gone = [(k,) for k, v in self.writes.items() if v is None]
+        self.conn.executemany("DELETE FROM kv WHERE key = ?", gone)
+        self.conn.executemany("DELETE FROM kv_packed WHERE key = ?", gone)
         self.writes.clear()
+
+
+def _pack(value: bytes) -> bytes:
+    packer = zlib.compressobj(9, zdict=PACK_DICT)
+    return PACK_VERSION + packer.compress(value) + packer.flush()
+
+
+def _unpack(stored: bytes) -> bytes:
+    if stored[:1] != PACK_VERSION:
+        raise ChainError(f"eth_local: a packed value of unknown version {stored[:1].hex()}")
+    unpacker = zlib.decompressobj(zdict=PACK_DICT)
+    return unpacker.decompress(stored[1:]) + unpacker.flush()
 
 
 def _hex(value: bytes) -> str:
@@ -154,6 +200,7 @@ class LocalChain:
         self._connections_lock = threading.Lock()
         self._mine_lock = threading.Lock()  # one mining step at a time within this process
         self._wake = threading.Event()
+        self._last_included = 0  # transactions in the last block this process mined
         self.holder = instance_holder()
         self._ensure_genesis()
         self.usdc_contract = to_checksum_address(_contract_address(FAUCET.address, 0))
@@ -551,43 +598,134 @@ class LocalChain:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            self._last_included = len(included)
             return BlockRef(block.number, _hex(block.hash), block.header.timestamp)
 
-    def run_miner(self, stop: threading.Event) -> None:
-        """Mine inside ``appliance serve`` while holding the miner lease: a block at least every
-        ``block_seconds``, sooner (but not more often than MIN_BLOCK_GAP) when transactions wait."""
-        lease_seconds = max(5.0, 3 * self.block_seconds)
-        last = 0.0
+    def run_miner(
+        self,
+        stop: threading.Event,
+        *,
+        waits: Callable[[], bool] = lambda: False,
+        timer: MinerTimer | None = None,
+    ) -> None:
+        """Mine inside ``appliance serve`` while holding the miner lease, and only while something
+        needs blocks: transactions in the pool (a block sooner, but not more often than
+        MIN_BLOCK_GAP, when new ones arrive) or ``waits()`` (a payout or deposit of the engine
+        waiting for confirmations: a block every ``block_seconds``). Idle, it mines nothing and
+        looks again every IDLE_POLL seconds (the pool may be filled by another process, the engine
+        database by another serving process). A block's timestamp is the time it is mined, so the
+        first block after a quiet day is dated now, and timestamps only increase."""
+        timer = timer or MinerTimer()
+        lease_seconds = max(LEASE_SECONDS, 3 * self.block_seconds)
+        last = float("-inf")
         renewed = 0.0
         holding = False
         while not stop.is_set():
-            now = time.monotonic()
+            now = timer.monotonic()
+            pause = IDLE_POLL
             try:
                 if not holding or now - renewed > lease_seconds / 3:
                     holding = self._take_lease(lease_seconds)
                     renewed = now
                 if not holding:
-                    stop.wait(1.0)  # another process mines; try again when its lease may expire
+                    timer.wait(stop, IDLE_POLL)  # another process mines; try again when its lease may expire
                     continue
-                due = now - last >= self.block_seconds or (
-                    now - last >= MIN_BLOCK_GAP and self.pending_count()
-                )
-                if due:
-                    self._wake.clear()
+                woken = self._wake.is_set()
+                self._wake.clear()
+                pending = self.pending_count() > 0
+                wanted = pending or waits()
+                gap = MIN_BLOCK_GAP if pending and (woken or self._last_included) else self.block_seconds
+                if wanted and now - last >= gap:
                     self.mine()
-                    last = time.monotonic()
+                    last = timer.monotonic()
+                if wanted:
+                    pause = max(0.0, min(gap - (timer.monotonic() - last), IDLE_POLL))
             except Exception:
                 log.exception("local chain miner step failed; retrying")
-                stop.wait(1.0)
+                timer.wait(stop, 1.0)
                 continue
-            self._wake.wait(timeout=max(0.05, min(self.block_seconds - (time.monotonic() - last), 1.0)))
-            if self._wake.is_set():
-                stop.wait(max(0.0, MIN_BLOCK_GAP - (time.monotonic() - last)))
+            timer.wait(self._wake, pause)
+            if self._wake.is_set():  # a transaction arrived: let a few more join it, then mine
+                timer.wait(stop, max(0.0, MIN_BLOCK_GAP - (timer.monotonic() - last)))
         if holding:
             try:
                 self._release_lease()
             except sqlite3.Error:
                 pass
+
+    # -- compaction ----------------------------------------------------------------------------
+
+    def compact(self, *, keep_recent: int = KEEP_RECENT, batch: int = 2000) -> dict[str, int]:
+        """Reclaim what old empty blocks hold: for each canonical block from 1 up to ``keep_recent``
+        below the head that carries no transaction and no withdrawal, its header moves to
+        ``kv_packed`` deflated (the same bytes come back: hashes, timestamps, parent links and the
+        JSON-RPC answers do not change) and its total-difficulty score (read by py-evm only for the
+        head and its parent) is deleted; then the file is VACUUMed. Kept: every header, the
+        number-to-hash index, blocks with transactions (bodies, receipts, the transaction index),
+        all state, the pool and the lease. Runs holding the miner lease, so it refuses while
+        ``serve`` (or a faucet) mines: ChainBusy."""
+        if not self._take_lease(LEASE_SECONDS):
+            raise ChainBusy(
+                "the embedded chain's miner lease is held: appliance serve (or a faucet) is using "
+                f"{self.path}; stop it, then compact"
+            )
+        try:
+            before = self._file_bytes()
+            chain, _ = self._view()
+            head = int(chain.get_canonical_head().block_number)
+            packed = 0
+            for start in range(1, head - keep_recent + 1, batch):
+                self._keep_lease(LEASE_SECONDS)
+                with self._write() as conn:
+                    packed += self._pack_range(conn, start, min(start + batch, head - keep_recent + 1))
+            # VACUUM rewrites the whole file and cannot pause to renew the lease: take it for long
+            # enough (a process that dies holding it frees it at once: holder_gone).
+            self._keep_lease(VACUUM_LEASE_SECONDS)
+            conn = self._conn()
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return {
+                "headBlock": head,
+                "blocksPacked": packed,
+                "bytesBefore": before,
+                "bytesAfter": self._file_bytes(),
+            }
+        finally:
+            self._release_lease()
+
+    def _keep_lease(self, seconds: float) -> None:
+        if not self._take_lease(seconds):
+            raise ChainBusy(f"the embedded chain's miner lease of {self.path} was taken while compacting")
+
+    @staticmethod
+    def _pack_range(conn: sqlite3.Connection, start: int, stop: int) -> int:
+        packed = 0
+        for number in range(start, stop):
+            key = SchemaV1.make_block_number_to_hash_lookup_key(BlockNumber(number))
+            row = conn.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                continue
+            block_hash = rlp.decode(bytes(row[0]))
+            row = conn.execute("SELECT value FROM kv WHERE key = ?", (block_hash,)).fetchone()
+            if row is None:
+                continue  # packed by an earlier compact
+            raw = bytes(row[0])
+            fields = rlp.decode(raw)
+            # Cancun header fields: 4 is the transactions root, 16 the withdrawals root.
+            if fields[4] != BLANK_ROOT_HASH or (len(fields) > 16 and fields[16] != BLANK_ROOT_HASH):
+                continue
+            conn.execute(
+                "INSERT OR REPLACE INTO kv_packed (key, value) VALUES (?, ?)", (block_hash, _pack(raw))
+            )
+            conn.execute("DELETE FROM kv WHERE key = ?", (block_hash,))
+            conn.execute(
+                "DELETE FROM kv WHERE key = ?", (SchemaV1.make_block_hash_to_score_lookup_key(block_hash),)
+            )
+            packed += 1
+        return packed
+
+    def _file_bytes(self) -> int:
+        return sum(os.path.getsize(f) for f in (self.path, Path(f"{self.path}-wal")) if os.path.exists(f))
 
     # -- the faucet --------------------------------------------------------------------------
 
