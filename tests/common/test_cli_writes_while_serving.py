@@ -141,7 +141,7 @@ def test_each_writing_cli_command_succeeds_ten_times_beside_a_serving_process_un
                 code, output, error = done.returncode, done.stdout, done.stderr
             else:
                 result = runner.invoke(cli, command, catch_exceptions=True)
-                code, output, error = result.exit_code, result.output, repr(result.exception)
+                code, output, error = result.exit_code, result.stdout, result.stderr + repr(result.exception)
             failure = "" if code == 0 else f"exit {code}: {output}{error}"
             outcomes.setdefault(name, []).append(failure)
             return json.loads(output.splitlines()[-1]) if not failure else {}

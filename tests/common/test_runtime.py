@@ -21,6 +21,7 @@ def test_the_engine_app_keeps_an_engine_runtime_with_its_chains_and_workers(engi
         "webhooks",
         "reports",
         "exports",
+        "treasury",
         "local-chain",
         *(["checkpoint"] if is_sqlite(database) else []),
     ]
