@@ -6,13 +6,17 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 
 import pytest
+from click.testing import CliRunner
 from python_calamine import CalamineWorkbook
 
+from appliance.cli import cli
 from appliance.dispatch.models import Collection, Order
 from appliance.dispatch.models.orders import OrderEvent, Settlement
 from appliance.dispatch.reports import service, writers
+from tests.conftest import BACKEND
 from tests.dispatch.factory import make_company, make_member
 
 DAY = dt.date(2026, 11, 20)
@@ -195,3 +199,35 @@ def test_an_empty_reversed_or_too_long_range_is_refused(dispatch_app, company, s
 def test_an_unknown_kind_is_refused(dispatch_app, company) -> None:
     with pytest.raises(service.RangeError):
         service.report("payroll", company.id, DAY, DAY + dt.timedelta(1))
+
+
+@pytest.mark.skipif(BACKEND == "postgres", reason="the command reads the data directory's own databases")
+def test_the_export_command_writes_the_file_and_prints_a_summary(
+    dispatch_client, day, company, settings, tmp_path
+) -> None:
+    out = tmp_path / "couriers.xlsx"
+    base = ["dispatch", "export", "--company", str(company.id), "--from", "2026-11-20",
+            "--data-dir", settings.data_dir]  # fmt: skip
+    done = CliRunner().invoke(
+        cli, [*base, "--kind", "couriers", "--to", "2026-11-21", "--out", str(out), "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    assert summary["rows"] == 2 and summary["format"] == "xlsx"
+    sheet = CalamineWorkbook.from_path(str(out)).get_sheet_by_index(0).to_python()
+    assert [r[0] for r in sheet[1:]] == ["Boris", "Արամ"]
+
+    reversed_range = CliRunner().invoke(
+        cli, [*base, "--kind", "orders", "--to", "2026-11-19", "--out", str(tmp_path / "o.csv")]
+    )
+    assert reversed_range.exit_code == 2
+    assert "'to' must be after 'from'" in reversed_range.output
+    assert not (tmp_path / "o.csv").exists()
+
+    nobody = CliRunner().invoke(
+        cli, ["dispatch", "export", "--company", "999", "--kind", "cash", "--from", "2026-11-20",
+              "--to", "2026-11-21", "--out", str(tmp_path / "c.csv"), "--data-dir", settings.data_dir]
+    )  # fmt: skip
+    assert nobody.exit_code == 1
+    assert "No company 999" in nobody.output
+    assert not (tmp_path / "c.csv").exists()
