@@ -94,11 +94,17 @@ def cash_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list[ob
     """One row per collection made in the range, with the handover (settlement) it went into."""
     lo, hi = utc_bounds(start, end)
     names = _courier_names(company_id)
-    query = Collection.select().where(
-        Collection.company == company_id,
-        Collection.collected_at >= lo,
-        Collection.collected_at < hi,
+    # The order's public id comes in the same query (one query per page, not one per row).
+    query = (
+        Collection.select(Collection, Order.public_id)
+        .join(Order)
+        .where(
+            Collection.company == company_id,
+            Collection.collected_at >= lo,
+            Collection.collected_at < hi,
+        )
     )
+    # Handovers are few (about one per courier and day): each is read once.
     settlements: dict[int, Settlement] = {}
     for c in _pages(query, Collection):
         s = None
@@ -106,7 +112,7 @@ def cash_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list[ob
             s = settlements.get(c.settlement_id)
             if s is None:
                 s = Settlement.get_by_id(c.settlement_id)
-                settlements = {c.settlement_id: s}  # keep one: rows come grouped by time
+                settlements[c.settlement_id] = s
         by = ""
         if s is not None and s.accepted_by_id is not None:
             by = s.accepted_by.display_name
