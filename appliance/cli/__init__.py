@@ -36,6 +36,7 @@ COMMANDS: dict[str, Entry] = {
     "chain": Entry("custody", "The engine's chains."),
     "company": Entry("company", "Dispatch companies."),
     "custody": Entry("custody", "The engine's custody master key (custody.key in the data directory)."),
+    "dispatch": Entry("dispatch", "Dispatch reports: exports of orders, cash and courier work."),
     "demo": Entry("serve", "A ready-to-try install on the embedded defaults, then serve."),
     "export": Entry("export", "CSV exports of the engine's reports."),
     "health": Entry("admin", "Run every readiness check of both services; exit 1 when any fails."),
