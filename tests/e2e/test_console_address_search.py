@@ -109,6 +109,7 @@ def test_an_address_typed_in_latin_or_as_spelled_is_chosen_and_the_order_saved_a
         for _ in range(index):
             page.press("#o-find", "ArrowDown")
         assert page.get_attribute(f"#o-find-list-{index}", "aria-selected") == "true"
+        screenshot(page, "console-address-search")
         page.press("#o-find", "Enter")  # picks the answer; the order is not submitted yet
         assert page.is_hidden("#o-find-list")
         assert page.input_value("#o-addr-hy") == CHATEAU
@@ -116,7 +117,6 @@ def test_an_address_typed_in_latin_or_as_spelled_is_chosen_and_the_order_saved_a
         assert typed == (found["lat"], found["lon"])
         assert _marker(page) == pytest.approx((found["lat"], found["lon"]), abs=1e-9)
         assert Order.select().count() == 0
-        screenshot(page, "console-address-search")
         page.click("#order-save")
         page.wait_for_selector("#orders tbody tr[data-status='ready']")
         order = Order.get()
