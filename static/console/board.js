@@ -6,6 +6,7 @@ import {STATES} from "/console/texts.js";
 import {amd, timeOf, toYerevanLocal, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
 import {PinPicker} from "/console/livemap.js";
 import {Importer} from "/console/importer.js";
+import {AddressSearch} from "/console/addresssearch.js";
 
 const $ = (id) => document.getElementById(id);
 const OPEN = new Set(["draft", "ready", "assigned", "picked_up", "arrived"]);
@@ -61,6 +62,13 @@ export class Board {
     $("link-new-yes").addEventListener("click", () => this.issueLink());
     $("link-new-no").addEventListener("click", () => { $("link-new-confirm").hidden = true; });
     this.picker = null;
+    // The offline address search: near the pin map's centre (the default depot until it moves);
+    // an answer fills the address and the pin, which the dispatcher can still move by hand.
+    this.finder = new AddressSearch(ctx, {
+      input: $("o-find"), list: $("o-find-list"), status: $("o-find-status"),
+      near: () => (this.picker ? {lat: this.picker.map.getCenter().lat, lon: this.picker.map.getCenter().lng} : this.depot || null),
+      onPick: (found) => this.placeFound(found),
+    });
     this.importer = new Importer(ctx, () => this.load());
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
   }
@@ -366,6 +374,7 @@ export class Board {
     const dialog = $("order-dialog");
     this.editing = editing || null;
     $("order-form").reset();
+    this.finder.reset();
     $("o-ready").checked = true;
     $("o-ready").closest("label").hidden = Boolean(editing);
     $("order-dialog-title").textContent = editing ? T.editTitle + " " + editing.publicId : T.orderTitle;
@@ -387,7 +396,8 @@ export class Board {
       let centre = {lat: 40.1792, lon: 44.4991};  // Republic Square until the default depot is known
       try {
         const {depots} = await this.ctx.api.get("/company/depots");
-        if (depots.length) { centre = depots[0].point; }
+        const depot = depots.find((d) => d.isDefault) || depots[0];
+        if (depot) { centre = depot.point; this.depot = depot.point; }
       } catch (error) { /* the centre of Yerevan will do */ }
       this.picker = new PinPicker("pin-map", centre, (point) => {
         $("o-lat").value = point.lat.toFixed(6); $("o-lon").value = point.lon.toFixed(6);
@@ -400,6 +410,14 @@ export class Board {
     } else { this.picker.clear(); this.picker.resize(); }
     if (editing) { this.picker.set(editing.pin); }
     $("o-name").focus();
+  }
+
+  // An address search answer: its label becomes the address and its point the pin, exactly (the
+  // fields hold every digit the index has, so the order is saved at the answer's point).
+  placeFound(found) {
+    $("o-addr-hy").value = found.label;
+    $("o-lat").value = String(found.lat); $("o-lon").value = String(found.lon);
+    if (this.picker) { this.picker.set({lat: found.lat, lon: found.lon}); }
   }
 
   async create() {
