@@ -31,6 +31,7 @@ from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
 from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.geocoding import routes as geocoding
+from appliance.dispatch.reports import routes as reports
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
@@ -70,6 +71,7 @@ AREAS: tuple[Blueprint, ...] = (
     cash.bp,
     geo.bp,
     geocoding.bp,
+    reports.bp,
     plans.bp,
     eta.bp,
     tracking.bp,

@@ -1,0 +1,78 @@
+"""GET /reports/{kind}.csv|.xlsx and /reports/summary (docs/reports.md): the hand-counted day of
+test_reports.py, read over HTTP by a dispatcher of the company, and nobody else's."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from python_calamine import CalamineWorkbook
+
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.test_reports import build_day
+
+RANGE = "from=2026-11-20&to=2026-11-21"
+
+
+def test_the_summary_gives_the_hand_counted_figures_of_the_day(
+    dispatch_app, dispatch_client, company, dispatcher
+) -> None:
+    build_day(dispatch_app, company)
+    answer = dispatch_client.get(f"/reports/summary?{RANGE}", headers=dispatcher.headers)
+    assert answer.status_code == 200, answer.text
+    summary = answer.get_json()
+    # 40 + 30 delivered; 10 + 10 failed; on time 20 + 20 of 30 + 30 delivered with a window.
+    assert (summary["from"], summary["to"]) == ("2026-11-20", "2026-11-21")
+    assert (summary["deliveries"], summary["failures"], summary["onTimeRate"]) == (70, 20, 0.6667)
+    by_name = {c["courier"]: c for c in summary["couriers"]}
+    assert by_name["Արամ"]["averagePickupToDeliveryMinutes"] == 30.0
+    assert by_name["Boris"]["failuresByReason"] == {"no_answer": 10}
+
+
+def test_the_csv_and_xlsx_reports_stream_every_order_with_armenian_intact(
+    dispatch_app, dispatch_client, company, dispatcher
+) -> None:
+    build_day(dispatch_app, company)
+    answer = dispatch_client.get(f"/reports/orders.csv?{RANGE}", headers=dispatcher.headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.mimetype == "text/csv"
+    assert answer.headers["Content-Disposition"] == 'attachment; filename="orders-2026-11-20-2026-11-21.csv"'
+    assert answer.data.startswith(b"\xef\xbb\xbf")  # the BOM Excel needs to read UTF-8
+    rows = list(csv.reader(io.StringIO(answer.data.decode("utf-8-sig"))))
+    assert rows[0][0] == "order" and len(rows) == 1 + 100
+    assert {row[rows[0].index("recipient")] for row in rows[1:]} == {"Անի Պետրոսյան"}
+
+    sheet = dispatch_client.get(f"/reports/cash.xlsx?{RANGE}", headers=dispatcher.headers)
+    assert sheet.status_code == 200, sheet.text
+    assert sheet.mimetype == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    book = CalamineWorkbook.from_filelike(io.BytesIO(sheet.data))
+    cells = book.get_sheet_by_index(0).to_python()
+    # Collections: the 20 orders with i % 10 in (0, 1), all delivered, 5,000 AMD each.
+    assert len(cells) == 1 + 20
+    assert sum(int(row[cells[0].index("amount_amd")]) for row in cells[1:]) == 100_000
+
+
+def test_another_companys_dispatcher_sees_none_of_the_day(dispatch_app, dispatch_client, company) -> None:
+    build_day(dispatch_app, company)
+    other = make_member(dispatch_app, make_company("Other"), "dispatcher")
+    summary = dispatch_client.get(f"/reports/summary?{RANGE}", headers=other.headers).get_json()
+    assert (summary["deliveries"], summary["couriers"]) == (0, [])
+    rows = dispatch_client.get(f"/reports/orders.csv?{RANGE}", headers=other.headers).data
+    assert rows.decode("utf-8-sig").strip().count("\n") == 0  # the header alone
+
+
+def test_bad_ranges_kinds_and_callers_get_problems(dispatch_client, dispatcher, courier) -> None:
+    get = dispatch_client.get
+    assert get(f"/reports/orders.csv?{RANGE}").status_code == 401
+    assert get(f"/reports/orders.csv?{RANGE}", headers=courier.headers).status_code == 403
+    for query in (
+        "from=2026-11-21&to=2026-11-20",
+        "from=2026-11-20&to=2026-11-20",
+        "from=2025-01-01&to=2026-11-20",
+    ):
+        answer = get(f"/reports/summary?{query}", headers=dispatcher.headers)
+        assert answer.status_code == 422, (query, answer.text)
+        assert answer.mimetype == "application/problem+json"
+    for query in ("from=2026-11-20", "from=yesterday&to=2026-11-21", ""):
+        assert get(f"/reports/orders.xlsx?{query}", headers=dispatcher.headers).status_code == 400, query
+    assert get(f"/reports/payouts.csv?{RANGE}", headers=dispatcher.headers).status_code == 400
