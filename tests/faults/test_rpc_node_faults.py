@@ -200,7 +200,7 @@ class Load:
             self.codes[answer.status_code] += 1
             if answer.status_code == 201:
                 self.accepted[payout_id] = (amount, destination)
-            time.sleep(0.05)
+            time.sleep(0.15)
 
     def __enter__(self) -> Load:
         self.thread.start()
@@ -253,6 +253,12 @@ def _settled(client: EngineClient, node: Node, load: Load, account: str, sent: d
     assert {t["txHash"]: int(t["amountMinor"]) for t in transfers} == sent
 
 
+def _reason(client: EngineClient, payout_id: str) -> str | None:
+    detail = client.request("GET", f"/v1/payouts/{payout_id}").json()
+    assert detail["status"] == "REQUESTED", detail  # nothing moves while the node is gone
+    return detail["reason"]
+
+
 def test_a_stopped_rpc_node_queues_payouts_fails_readiness_and_everything_is_paid_once_after(
     node: Node, engine: tuple[Server, EngineClient]
 ) -> None:
@@ -270,7 +276,10 @@ def test_a_stopped_rpc_node_queues_payouts_fails_readiness_and_everything_is_pai
         resumed = time.monotonic()
         _wait_for(lambda: _chain_check(server) == "pass", what="readiness passing again")
         to_pass = time.monotonic() - resumed
-    figures = f"codes {dict(load.codes)}, health failed {to_fail:.1f} s after SIGSTOP, passed {to_pass:.1f} s after SIGCONT"
+    figures = (
+        f"codes {dict(load.codes)}, health failed {to_fail:.1f} s after SIGSTOP, "
+        f"passed {to_pass:.1f} s after SIGCONT"
+    )
     print(f"\nRPC node SIGSTOP: {figures}, {len(load.accepted)} payouts accepted")
     assert set(load.codes) == {201}, figures  # accepted and queued, never a 500 or no answer
     _settled(client, node, load, "customer-stop", sent)
@@ -284,17 +293,26 @@ def test_a_killed_rpc_node_restarted_from_its_state_leaves_payouts_waiting_then_
         sent = _deposits(client, node, "customer-kill", 3)
         _wait_for(lambda: len(load.accepted) >= 10, what="payouts accepted before the fault")
         time.sleep(1.5)  # the deposits' blocks saved by the node's state interval, as a node's disk
+        head = int(node.api.rpc("eth_blockNumber"), 16)
         node.kill()
         killed = time.monotonic()
         _wait_for(lambda: _chain_check(server) == "fail", what="readiness failing on the killed node")
         to_fail = time.monotonic() - killed
         during = len(load.accepted)
         _wait_for(lambda: len(load.accepted) >= during + 10, what="payouts accepted while the node is gone")
+        # A payout accepted meanwhile waits, and its detail says why (the URL is not shown).
+        late = list(load.accepted)[-1]
+        waiting = _wait_for(lambda: _reason(client, late), what="a waiting payout's reason")
+        assert waiting == f"waiting for chain {CHAIN}: its node does not answer; retried by itself"
         node.start()
+        lost = max(0, head - int(node.api.rpc("eth_blockNumber"), 16))
         restarted = time.monotonic()
         _wait_for(lambda: _chain_check(server) == "pass", what="readiness passing again")
         to_pass = time.monotonic() - restarted
-    figures = f"codes {dict(load.codes)}, health failed {to_fail:.1f} s after SIGKILL, passed {to_pass:.1f} s after the restart"
-    print(f"\nRPC node SIGKILL: {figures}, {len(load.accepted)} payouts accepted")
+    figures = (
+        f"codes {dict(load.codes)}, health failed {to_fail:.1f} s after SIGKILL, "
+        f"passed {to_pass:.1f} s after the restart, {lost} blocks lost with the node"
+    )
+    print(f"\nRPC node SIGKILL: {figures}, {len(load.accepted)} payouts accepted, waiting: {waiting!r}")
     assert set(load.codes) == {201}, figures
     _settled(client, node, load, "customer-kill", sent)
