@@ -38,7 +38,13 @@ class RpcChain:
         self.network_id = network_id
         self.environment = environment
         self.url = url
-        self.w3 = Web3(HTTPProvider(url, request_kwargs={"timeout": timeout}))
+        # No retries inside web3 (its default retries a time-out five times): a stopped node then
+        # held each call, the readiness check included, for about a minute. A failed call is a
+        # ChainError at once; the payout pipeline and the deposit watcher retry with their own
+        # back-off (issue 32).
+        self.w3 = Web3(
+            HTTPProvider(url, request_kwargs={"timeout": timeout}, exception_retry_configuration=None)
+        )
 
     def _call(self, fn, *args):
         try:

@@ -158,6 +158,7 @@ class Pipeline:
                 outcome = self.step(payout)
             except ChainError as exc:
                 self.queue.retry_later(payout_id, f"chain: {exc}")
+                self._note_node_down(payout)
                 continue
             except StaleMove:
                 outcome = Outcome()
@@ -165,6 +166,10 @@ class Pipeline:
                 log.exception("payout %s step failed", payout.payout_id)
                 self.queue.retry_later(payout_id, f"{type(exc).__name__}: {exc}")
                 continue
+            if payout.reason == self._node_down(payout):  # the node answered again
+                Payout.update(reason=None).where(
+                    (Payout.id == payout_id) & (Payout.reason == payout.reason)
+                ).execute()
             self.queue.release(payout_id, after=outcome.after)
             moved += Payout.get_by_id(payout_id).status != before
         return moved
@@ -176,6 +181,20 @@ class Pipeline:
         if payout.status == "SIGNED":
             return self.send(payout, broadcast)
         return self.confirm(payout, broadcast)
+
+    @staticmethod
+    def _node_down(payout: Payout) -> str:
+        return f"waiting for chain {payout.chain_id}: its node does not answer; retried by itself"
+
+    def _note_node_down(self, payout: Payout) -> None:
+        """The payout's detail says why it waits while its chain's node fails (issue 32): a fixed
+        text, as the error itself may carry the RPC URL (a provider's key in its path); the log
+        has the error. Written once per outage, not at each retry."""
+        reason = self._node_down(payout)
+        if payout.reason != reason:
+            Payout.update(reason=reason, updated_at=clock.now()).where(
+                (Payout.id == payout.id) & (Payout.status == payout.status)
+            ).execute()
 
     # -- REQUESTED: funds, gas, reservation ---------------------------------------------------------
 
