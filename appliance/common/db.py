@@ -323,13 +323,36 @@ _WRITE_LOCKS: dict[str, _WriteLock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
+# A process serves two or three databases; one that opens many in turn (a test run, a tool
+# restoring copies) must not keep a lock file open for each: idle locks beyond this are closed.
+_WRITE_LOCKS_KEPT = 8
+
+
 def _write_lock(database: peewee.Database) -> _WriteLock:
     with _WRITE_LOCKS_GUARD:
         path = str(database.database)
         lock = _WRITE_LOCKS.get(path)
         if lock is None:
+            if len(_WRITE_LOCKS) >= _WRITE_LOCKS_KEPT:
+                _close_idle_write_locks()
             lock = _WRITE_LOCKS[path] = _WriteLock(path, getattr(database, "write_lock_seconds", 10.0))
         return lock
+
+
+def _close_idle_write_locks() -> None:
+    """Close the lock files of databases no thread is writing to now (oldest first); a lock in use
+    stays. Called with _WRITE_LOCKS_GUARD held; a closed lock is made again when next needed."""
+    for path, lock in list(_WRITE_LOCKS.items()):
+        if len(_WRITE_LOCKS) < _WRITE_LOCKS_KEPT:
+            return
+        if not lock._threads.acquire(blocking=False):
+            continue
+        try:
+            if lock._depth == 0:
+                lock.forget()
+                del _WRITE_LOCKS[path]
+        finally:
+            lock._threads.release()
 
 
 def _after_fork_in_child() -> None:

@@ -195,6 +195,34 @@ def test_a_sqlite_writer_holds_a_lock_that_other_processes_queue_on_until_it_com
     db.close_all()
 
 
+def test_a_process_writing_to_many_databases_in_turn_keeps_few_lock_files_open(tmp_path: Path) -> None:
+    """A test run or a tool opening database after database kept one lock file open for each, until
+    the process ran past 1,024 descriptors (and select() refused them)."""
+
+    def open_lock_files() -> int:
+        return sum("-writer.lock" in os.readlink(f"/proc/self/fd/{fd}") for fd in _fds())
+
+    before = open_lock_files()
+    for n in range(40):
+        db = make_database(f"sqlite:///{tmp_path / f'many{n}.db'}")
+        _pages_table(db)
+        with db.connection_context(), write_transaction(db):
+            db.execute_sql("INSERT INTO page_filler (text) VALUES ('a')")
+        db.close_all()
+    assert open_lock_files() - before <= db_module._WRITE_LOCKS_KEPT
+
+
+def _fds() -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        found.append(fd)
+    return found
+
+
 def test_a_forked_serving_process_takes_the_writer_lock_with_its_own_descriptor(tmp_path: Path) -> None:
     db = make_database(f"sqlite:///{tmp_path / 'f.db'}")
     _pages_table(db)
