@@ -31,7 +31,6 @@ from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
 from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.geocoding import routes as geocoding
-from appliance.dispatch.reports import routes as reports
 from appliance.dispatch.health import routes as health
 from appliance.dispatch.health.probes import solver_probe, tiles_probe
 from appliance.dispatch.housekeeping import Housekeeping
@@ -45,6 +44,7 @@ from appliance.dispatch.orders import routes as orders
 from appliance.dispatch.orders.listing import KEPT_ANSWERS
 from appliance.dispatch.pages import routes as pages
 from appliance.dispatch.plans import routes as plans
+from appliance.dispatch.reports import routes as reports
 from appliance.dispatch.routing.engines import Router
 from appliance.dispatch.routing.memo import RouteMemo
 from appliance.dispatch.routing.setup import make_router, routing_probe
