@@ -167,3 +167,16 @@ def post(
     finally:
         watchdog.cancel()
         connection.close()
+
+
+def attempt(
+    url: str, body: bytes, headers: dict[str, str], *, ca_file: str, allow_private: bool
+) -> str | None:
+    """One delivery attempt: None when the receiver took it (2xx), else why not, for the delivery
+    row. TLS errors and timeouts are OSErrors, an answer that is not HTTP an http.client error:
+    each is a failed attempt, which the caller counts and backs off."""
+    try:
+        status, answer = post(url, body, headers, ca_file=ca_file, allow_private=allow_private)
+    except (Refused, OSError, http.client.HTTPException) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None if 200 <= status < 300 else f"HTTP {status}: {answer[:200]}"

@@ -12,7 +12,6 @@ queued deliveries are given up at their next turn.
 
 from __future__ import annotations
 
-import http.client
 import logging
 from datetime import timedelta
 
@@ -52,15 +51,9 @@ class OrderWebhookSender(DeliveryPool):
             "webhook-timestamp": str(timestamp),
             "webhook-signature": signing.sign(secret, message.message_id, timestamp, body),
         }
-        try:
-            status, answer = transport.post(
-                endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
-            )
-            error = None if 200 <= status < 300 else f"HTTP {status}: {answer[:200]}"
-        # TLS errors and timeouts are OSErrors, an answer that is not HTTP an http.client error:
-        # each is a failed attempt, counted and backed off.
-        except (transport.Refused, OSError, http.client.HTTPException) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+        error = transport.attempt(
+            endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
+        )
         if error is None:
             with write_transaction(database):
                 WebhookDelivery.update(

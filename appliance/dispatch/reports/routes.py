@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 from flask import Blueprint, Response, stream_with_context
 
@@ -25,20 +26,33 @@ def _checked(query: schemas.RangeQuery) -> None:
         raise Invalid(str(exc), errors=[{"field": "to", "message": str(exc)}]) from None
 
 
-def _filename(kind: str, query: schemas.RangeQuery, ext: str) -> str:
-    return f'attachment; filename="{kind}-{query.start.isoformat()}-{query.end.isoformat()}.{ext}"'
+def _download(
+    chunks: Iterator[bytes], kind: str, query: schemas.RangeQuery, ext: str, mimetype: str
+) -> Response:
+    name = f"{kind}-{query.start.isoformat()}-{query.end.isoformat()}.{ext}"
+    return Response(
+        chunks,
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
+    )
+
+
+# What every report route shares: who may call it, the range, its Problem.
+_RANGE: dict[str, Any] = {
+    "guard": D,
+    "query": schemas.RangeQuery,
+    "errors": (422,),
+    "error_notes": {422: "an empty, reversed or longer than 366 days range"},
+    "tags": ["Reports"],
+}
 
 
 @endpoint(
     bp,
     "GET",
     "/reports/<kind>.csv",
-    guard=D,
     path=schemas.ReportPath,
-    query=schemas.RangeQuery,
-    errors=(422,),
-    error_notes={422: "an empty, reversed or longer than 366 days range"},
-    tags=["Reports"],
+    **_RANGE,
     response_content_type="text/csv",
     response_description="text/csv (UTF-8 with a byte-order mark, so Excel keeps Armenian intact), "
     "streamed; the columns are listed in docs/reports.md",
@@ -47,23 +61,15 @@ def report_csv(kind: str, query: schemas.RangeQuery):
     """One report (orders, cash or couriers) for the Yerevan days [from, to), as CSV."""
     _checked(query)
     header, rows = service.report(kind, current_caller().company_id, query.start, query.end)
-    return Response(
-        stream_with_context(writers.csv_chunks(header, rows)),
-        mimetype="text/csv",
-        headers={"Content-Disposition": _filename(kind, query, "csv"), "Cache-Control": "no-store"},
-    )
+    return _download(stream_with_context(writers.csv_chunks(header, rows)), kind, query, "csv", "text/csv")
 
 
 @endpoint(
     bp,
     "GET",
     "/reports/<kind>.xlsx",
-    guard=D,
     path=schemas.ReportPath,
-    query=schemas.RangeQuery,
-    errors=(422,),
-    error_notes={422: "an empty, reversed or longer than 366 days range"},
-    tags=["Reports"],
+    **_RANGE,
     response_content_type=XLSX,
     response_description="an .xlsx workbook of one sheet; the columns are listed in docs/reports.md",
 )
@@ -82,23 +88,15 @@ def report_xlsx(kind: str, query: schemas.RangeQuery):
             while chunk := spool.read(64 << 10):
                 yield chunk
 
-    return Response(
-        chunks(),
-        mimetype=XLSX,
-        headers={"Content-Disposition": _filename(kind, query, "xlsx"), "Cache-Control": "no-store"},
-    )
+    return _download(chunks(), kind, query, "xlsx", XLSX)
 
 
 @endpoint(
     bp,
     "GET",
     "/reports/summary",
-    guard=D,
-    query=schemas.RangeQuery,
     response=schemas.ReportSummary,
-    errors=(422,),
-    error_notes={422: "an empty, reversed or longer than 366 days range"},
-    tags=["Reports"],
+    **_RANGE,
 )
 def report_summary(query: schemas.RangeQuery):
     """Courier work for the Yerevan days [from, to): deliveries, failures by reason, on-time rate."""

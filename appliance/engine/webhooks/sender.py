@@ -16,7 +16,6 @@ error).
 from __future__ import annotations
 
 import hashlib
-import http.client
 import logging
 from datetime import timedelta
 
@@ -67,15 +66,9 @@ class WebhookSender(DeliveryPool):
             "x-webhook-event-id": event.event_id,
             "x-webhook-event-type": event.event_type,
         }
-        try:
-            status, answer = transport.post(
-                endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
-            )
-            error = None if 200 <= status < 300 else f"HTTP {status}: {answer[:200]}"
-        # ssl errors and timeouts are OSErrors; a receiver answering something that is not HTTP
-        # is an http.client error: all are a failed attempt, counted and backed off.
-        except (transport.Refused, OSError, http.client.HTTPException) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+        error = transport.attempt(
+            endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
+        )
         if error is None:
             with write_transaction(database):
                 WebhookDelivery.update(
