@@ -9,6 +9,7 @@ import {Board} from "/console/board.js";
 import {Fleet} from "/console/fleet.js";
 import {Planner} from "/console/plan.js";
 import {Admin} from "/console/admin.js";
+import {Reports} from "/console/reports.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -50,7 +51,8 @@ const board = new Board(ctx);
 const fleet = new Fleet(ctx);
 const planner = new Planner(ctx, board, fleet);
 const admin = new Admin(ctx);
-ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin;
+const reports = new Reports(ctx);
+ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
 let stream = null;
 let workspaceCompany = null;
 
@@ -60,10 +62,10 @@ function applyLanguage() {
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
   showStreamState(document.body.dataset.stream);
   renderSwitcher();
-  board.render(); fleet.render(); planner.render(); admin.render();
+  board.render(); fleet.render(); planner.render(); admin.render(); reports.render();
 }
 
-// Views: the day (board, map, plan, couriers), cash, team and company.
+// Views: the day (board, map, plan, couriers), cash, team, company and reports.
 let view = "day";
 function showView(name) {
   view = name;
@@ -71,7 +73,7 @@ function showView(name) {
   document.querySelectorAll("[data-view-tab]").forEach((b) => b.setAttribute("aria-current", b.dataset.viewTab === name ? "page" : "false"));
   $("main").hidden = !ctx.session || name !== "day";
   document.querySelectorAll("[data-view-panel]").forEach((panel) => { panel.hidden = !ctx.session || panel.dataset.viewPanel !== name; });
-  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else { admin.show(name); }
+  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else if (name === "reports") { reports.show(); } else { admin.show(name); }
 }
 document.querySelectorAll("[data-view-tab]").forEach((b) => b.addEventListener("click", () => showView(b.dataset.viewTab)));
 

@@ -170,3 +170,32 @@ const MESSAGE_TEXTS = {
   },
 };
 for (const [language, words] of Object.entries(MESSAGE_TEXTS)) { Object.assign(TEXTS[language], words); }
+
+// The Reports view (reports.js).
+const REPORT_TEXTS = {
+  hy: {
+    tabReports: "Հաշվետվություններ", reportsTitle: "Հաշվետվություններ", repFrom: "Առաջին օրը", repTo: "Վերջին օրը", repShow: "Ցույց տալ",
+    repRangeHint: "Երևանի օրեր՝ երկուսն էլ ներառյալ։", repRangeMissing: "Ընտրեք առաջին և վերջին օրերը։",
+    repDeliveries: "Առաքումներ", repFailures: "Չհաջողված", repOnTime: "Ժամանակին", repByReason: "Չհաջողվածներն ըստ պատճառի",
+    repPickupToDelivery: "Վերցնելուց մինչև առաքում, րոպե (միջին)", repNone: "Այս օրերին առաքումներ կամ չհաջողվածներ չկան։",
+    repChart: "Առաքումներ և չհաջողվածներ ըստ առաքիչի", repDownloads: "Ներբեռնումներ", repOrders: "Պատվերներ", repCash: "Կանխիկ", repCourierWork: "Առաքիչների աշխատանք",
+    repDownloadsHint: "Վերևի օրերին ստեղծված պատվերները, գանձված կանխիկը և առաքիչների ավարտած աշխատանքը․ CSV-ն Excel-ում բացվում է հայերենը պահպանած։",
+  },
+  ru: {
+    tabReports: "Отчёты", reportsTitle: "Отчёты", repFrom: "Первый день", repTo: "Последний день", repShow: "Показать",
+    repRangeHint: "Дни по Еревану, оба включительно.", repRangeMissing: "Выберите первый и последний день.",
+    repDeliveries: "Доставки", repFailures: "Недоставки", repOnTime: "Вовремя", repByReason: "Недоставки по причинам",
+    repPickupToDelivery: "От получения до доставки, мин (в среднем)", repNone: "В эти дни нет доставок и недоставок.",
+    repChart: "Доставки и недоставки по курьерам", repDownloads: "Выгрузки", repOrders: "Заказы", repCash: "Наличные", repCourierWork: "Работа курьеров",
+    repDownloadsHint: "Заказы, созданные в эти дни, полученные наличные и завершённая работа курьеров; CSV открывается в Excel с армянским текстом.",
+  },
+  en: {
+    tabReports: "Reports", reportsTitle: "Reports", repFrom: "First day", repTo: "Last day", repShow: "Show",
+    repRangeHint: "Yerevan days, both included.", repRangeMissing: "Choose the first and the last day.",
+    repDeliveries: "Deliveries", repFailures: "Failures", repOnTime: "On time", repByReason: "Failures by reason",
+    repPickupToDelivery: "Pick-up to delivery, minutes (average)", repNone: "No deliveries or failures in these days.",
+    repChart: "Deliveries and failures per courier", repDownloads: "Downloads", repOrders: "Orders", repCash: "Cash", repCourierWork: "Courier work",
+    repDownloadsHint: "Orders created, cash collected and couriers' finished work in the days above; CSV opens in Excel with Armenian intact.",
+  },
+};
+for (const [language, words] of Object.entries(REPORT_TEXTS)) { Object.assign(TEXTS[language], words); }
