@@ -105,6 +105,7 @@ export class Reports {
     const query = this.range();
     if (!query) { return; }
     const api = this.ctx.api;
+    $("r-error").textContent = "";
     button.disabled = true;
     try {
       let response;

@@ -128,10 +128,29 @@ def test_the_reports_view_shows_the_days_figures_and_downloads_the_reports(repor
         assert xlsx.suggested_filename == f"couriers-{DAY}-2026-11-21.xlsx"
         assert Path(xlsx.path()).read_bytes()[:2] == b"PK"
 
-        # A reversed range is the API's 422, shown as its Problem; the figures are cleared.
+        # A reversed range is the API's 422, shown as its Problem: for a download (the page saves
+        # only an answer that is ok) and for the figures, which are cleared.
         page.fill("#r-from", "2026-11-22")
+        page.click("#r-downloads [data-report='cash'][data-format='csv']")
+        wait_until(page, "document.getElementById('r-error').textContent.length > 0")
+        assert "range" in page.inner_text("#r-error")
+        page.evaluate("document.getElementById('r-error').textContent = ''")
         page.click("#r-show")
         wait_until(page, "document.getElementById('r-error').textContent.length > 0")
         assert page.inner_text("#r-deliveries") == ""
         assert page.locator("#r-couriers tbody tr").count() == 0
+
+        # Every word of the view exists in Armenian, Russian and English.
+        missing = page.evaluate(
+            """async () => {
+                const {TEXTS} = await import('/console/texts.js');
+                const keys = [...document.querySelectorAll('#reports-view [data-t], [data-view-tab=reports]')]
+                    .map((e) => e.dataset.t).concat(['repRangeMissing']);
+                return ['hy', 'ru', 'en'].flatMap(
+                    (l) => keys.filter((k) => !TEXTS[l][k]).map((k) => l + ':' + k));
+            }"""
+        )
+        assert missing == []
+        page.click("[data-lang='hy']")
+        assert page.inner_text("[data-view-tab='reports']") == "Հաշվետվություններ"
         browser.close()
