@@ -43,7 +43,7 @@ def _order(company, n: int, **fields) -> Order:
 
 def build_day(dispatch_app, company):
     """100 orders: for i in 0..99, couriers alternate (even i: A, odd i: B); by i % 10,
-    0-6 delivered, 7 failed 'no_answer', 8 failed 'wrong_address', 9 cancelled; delivered orders
+    0-6 delivered, 7 failed 'recipient_absent', 8 failed 'wrong_address', 9 cancelled; delivered orders
     with i % 10 == 6 have no window, the others' window ends at 11:00 and they are delivered at
     10:00, or at 12:00 (late) when i % 3 == 0; picked up 30 minutes before delivery for A and 20
     for B; i % 10 in (0, 1) are cash on delivery of 5,000 AMD, collected."""
@@ -75,7 +75,7 @@ def build_day(dispatch_app, company):
                 fields["window_start"] = NINE
         elif kind in (7, 8):
             finished = NINE + dt.timedelta(hours=1)
-            reason = "no_answer" if kind == 7 else "wrong_address"
+            reason = "recipient_absent" if kind == 7 else "wrong_address"
             fields.update(status="failed", finished_at=finished, failure_reason=reason)
         else:
             fields.update(status="cancelled", courier=None, finished_at=NINE)
@@ -113,7 +113,7 @@ def test_courier_figures_match_the_hand_count_of_the_day(day, company) -> None:
         for f in (f.as_dict() for f in service.courier_figures(company.id, DAY, DAY + dt.timedelta(1)))
     }
     # A (even i): delivered i % 10 in 0,2,4,6 -> 40; failed 8 -> 10 wrong_address.
-    # B (odd i): delivered 1,3,5 -> 30; failed 7 -> 10 no_answer; 9 cancelled, not counted.
+    # B (odd i): delivered 1,3,5 -> 30; failed 7 -> 10 recipient_absent; 9 cancelled, not counted.
     # With a window: A 0,2,4 -> 30, B 1,3,5 -> 30; late where i % 3 == 0: 10 of each 30.
     assert figures["Արամ"] == {
         "courierId": day[0].courier.id,
@@ -127,7 +127,7 @@ def test_courier_figures_match_the_hand_count_of_the_day(day, company) -> None:
         "averagePickupToDeliveryMinutes": 30.0,
     }
     assert figures["Boris"]["deliveries"] == 30
-    assert figures["Boris"]["failuresByReason"] == {"no_answer": 10}
+    assert figures["Boris"]["failuresByReason"] == {"recipient_absent": 10}
     assert figures["Boris"]["onTime"] == 20
     assert figures["Boris"]["averagePickupToDeliveryMinutes"] == 20.0
 

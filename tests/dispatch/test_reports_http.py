@@ -26,7 +26,7 @@ def test_the_summary_gives_the_hand_counted_figures_of_the_day(
     assert (summary["deliveries"], summary["failures"], summary["onTimeRate"]) == (70, 20, 0.6667)
     by_name = {c["courier"]: c for c in summary["couriers"]}
     assert by_name["Արամ"]["averagePickupToDeliveryMinutes"] == 30.0
-    assert by_name["Boris"]["failuresByReason"] == {"no_answer": 10}
+    assert by_name["Boris"]["failuresByReason"] == {"recipient_absent": 10}
 
 
 def test_the_csv_and_xlsx_reports_stream_every_order_with_armenian_intact(

@@ -97,13 +97,13 @@ def test_the_reports_view_shows_the_days_figures_and_downloads_the_reports(repor
         assert (int(deliveries), int(failures)) == (figures["deliveries"], figures["failures"])
         assert float(on_time) == figures["onTimeRate"]
         assert float(minutes) == figures["averagePickupToDeliveryMinutes"] == 30
-        # Reasons the console knows in words are named so ("Wrong address"); others as the API gives them.
-        # (Aram has the even orders: his failures are all wrong addresses, Boris's all no_answer.)
+        # Reasons are named in the console's words ("Wrong address", "Nobody there").
+        # (Aram has the even orders: his failures are all wrong addresses, Boris's all recipient_absent.)
         assert figures["failuresByReason"] == {"wrong_address": 10}
         assert reasons == "Wrong address: 10"
         boris = next(c for c in summary["couriers"] if c["courierId"] != aram.id)
         boris_row = f"#r-couriers tbody tr[data-courier-id='{boris['courierId']}']"
-        assert _cells(page, boris_row)[3] == "no_answer: 10"
+        assert _cells(page, boris_row)[3] == "Nobody there: 10"
         assert page.locator("#r-couriers tbody tr").count() == len(summary["couriers"]) == 2
         # Two bars per courier, deliveries then failures, at the summary's values.
         bars = page.eval_on_selector_all(
