@@ -17,7 +17,7 @@ from appliance.settings import Settings
 
 @click.group("dispatch")
 def dispatch_group() -> None:
-    """Dispatch reports."""
+    """Dispatch reports: exports of orders, cash and courier work."""
 
 
 @dispatch_group.command("export")
