@@ -193,11 +193,26 @@ def postgres_url() -> str | None:
     return _POSTGRES_URL
 
 
+_scratch: dict[str, str] = {}
+
+
+def _scratch_url() -> str:
+    """This test process's own scratch database on the test server, made at first use: the xdist
+    workers of `make test-postgres-all` each empty theirs, never one another's (a shared one was
+    dropped under a test running on the other worker)."""
+    if "url" not in _scratch:
+        name = f"scratch_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        _admin(f"CREATE DATABASE {name}")
+        _scratch["url"] = _database_url(name)
+    return _scratch["url"]
+
+
 def empty_postgres() -> peewee.Database:
     """A database on the test PostgreSQL server with an empty public schema (skips without one)."""
-    url = postgres_url()
-    if not url:
+    if not postgres_url():
         pytest.skip("APPLIANCE_TEST_POSTGRES is not set")
+    url = _scratch_url()
     db = make_database(url)
     with db.connection_context():
         db.execute_sql("DROP SCHEMA public CASCADE")
@@ -215,7 +230,7 @@ def migrated_postgres() -> Callable[[str], str]:
         db = empty_postgres()
         migrations.apply(db, package)
         db.close_all()
-        return postgres_url() or ""
+        return _scratch_url()
 
     return migrated
 
