@@ -158,6 +158,16 @@ def report(fault: Fault, exc: BaseException, where: str) -> None:
     )
 
 
+def log_failure(log: logging.Logger, exc: BaseException, where: str) -> None:
+    """A background step failed: a machine fault (a full disk, a database away) is reported once a
+    minute without a traceback; anything else is logged with its traceback, as a defect."""
+    fault = classify(exc)
+    if fault is not None:
+        report(fault, exc, where)
+    else:
+        log.error("%s failed", where, exc_info=exc)
+
+
 def active(fault: Fault | None = None) -> bool:
     """A fault (of any kind, or of ``fault``) was seen within ACTIVE_SECONDS."""
     now = time.monotonic()

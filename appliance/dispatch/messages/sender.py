@@ -21,7 +21,7 @@ from typing import Any
 
 import smpplib.exceptions
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.db import write_transaction
 from appliance.common.holders import process_holder
 from appliance.common.jobs import LeasedQueue, held_by_another, run_worker
@@ -106,8 +106,8 @@ class RecipientSender:
         """Queue what the estimates call for, send what is due, read the receipts awaited."""
         try:
             handled = self.watch_estimates()
-        except Exception:  # a road engine's failure must not hold up the messages already queued
-            log.exception("arrival estimates for recipient messages failed")
+        except Exception as exc:  # a road engine's failure must not hold up the messages queued
+            faults.log_failure(log, exc, "arrival estimates for recipient messages")
             handled = 0
         ids = self.queue.claim(100)
         by_company: dict[int, list[int]] = defaultdict(list)

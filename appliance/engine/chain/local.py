@@ -47,6 +47,7 @@ from eth_account import Account
 from eth_typing import BlockNumber
 from eth_utils import keccak, to_canonical_address, to_checksum_address
 
+from appliance.common import faults
 from appliance.common.holders import holder_gone, instance_holder
 from appliance.engine.chain.base import (
     BlockRef,
@@ -640,8 +641,8 @@ class LocalChain:
                     last = timer.monotonic()
                 if wanted:
                     pause = max(0.0, min(gap - (timer.monotonic() - last), IDLE_POLL))
-            except Exception:
-                log.exception("local chain miner step failed; retrying")
+            except Exception as exc:
+                faults.log_failure(log, exc, "a local chain miner step (retried)")
                 timer.wait(stop, 1.0)
                 continue
             timer.wait(self._wake, pause)

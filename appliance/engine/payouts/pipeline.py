@@ -28,7 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.db import write_transaction
 from appliance.common.jobs import LeasedQueue
 from appliance.engine.chain.base import (
@@ -163,7 +163,7 @@ class Pipeline:
             except StaleMove:
                 outcome = Outcome()
             except Exception as exc:
-                log.exception("payout %s step failed", payout.payout_id)
+                faults.log_failure(log, exc, f"payout {payout.payout_id} step")
                 self.queue.retry_later(payout_id, f"{type(exc).__name__}: {exc}")
                 continue
             if payout.reason == self._node_down(payout):  # the node answered again

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.health import Check
@@ -52,7 +52,7 @@ class ReconcileJob:
         try:
             reconcile(self.chains, self.custody)
         except Exception as exc:  # the lease is released and the next run retried all the same
-            log.exception("treasury: reconcile failed")
+            faults.log_failure(log, exc, "treasury: reconcile")
             error = f"{type(exc).__name__}: {exc}"[:500]
         with write_transaction(database):
             TreasuryRun.update(
