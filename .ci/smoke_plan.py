@@ -68,7 +68,7 @@ def main(binary: str, data_dir: str, url: str, serve_log: str) -> int:
         )["order"]
         call(url, "POST", f"/orders/{order['id']}/status", {"status": "ready"}, token)
         orders.append(order["id"])
-    suggestion = call(url, "POST", "/plans/suggest", {}, token)
+    suggestion = call(url, "POST", "/plans/suggest", {"onShift": False}, token)  # the demo starts no shifts
     planned = sorted(stop["orderId"] for route in suggestion["routes"] for stop in route["stops"])
     routes = len(suggestion["routes"])
     print(f"plan: {len(planned)} of {len(orders)} orders on {routes} routes ({suggestion['method']} times)")

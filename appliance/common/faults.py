@@ -164,8 +164,21 @@ def log_failure(log: logging.Logger, exc: BaseException, where: str) -> None:
     fault = classify(exc)
     if fault is not None:
         report(fault, exc, where)
+    elif _lost_a_race(exc):
+        # Two workers or nodes met on one row (a deadlock, a serialization failure, a unique key
+        # taken first): the step is retried, and the constraint is what keeps it exactly once.
+        log.warning("%s lost a race and is retried: %s", where, str(exc).splitlines()[0] if str(exc) else exc)
     else:
         log.error("%s failed", where, exc_info=exc)
+
+
+def _lost_a_race(exc: BaseException) -> bool:
+    import peewee
+
+    return any(
+        isinstance(e, peewee.IntegrityError) or getattr(e, "pgcode", None) in ("40001", "40P01")
+        for e in _chain(exc)
+    )
 
 
 def active(fault: Fault | None = None) -> bool:
