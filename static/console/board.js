@@ -471,8 +471,10 @@ export class Board {
       // With none in force (never issued, expired), one is issued: that ends nothing.
       const {link} = await this.ctx.api.get("/orders/" + order.id + "/tracking");
       this.showLink(link);
+      // Issued before the dialog opens, so it never shows an empty link that fills in later.
+      if (!link) { await this.issueLink(true); }
       $("link-dialog").showModal();
-      if (!link) { await this.issueLink(true); } else if (link.path) { $("link-url").select(); }
+      if (this.linkInForce && this.linkInForce.path) { $("link-url").select(); }
     } catch (error) { this.ctx.fail(error); }
   }
 
