@@ -69,6 +69,9 @@ class Settings:
     # The `disk` readiness check fails when the data directory's filesystem has less free space than
     # this, before SQLite itself runs out (docs/operations.md, Storage faults, says why 128).
     min_free_disk_mb: int = 128
+    # …or, when larger, what this many minutes of writes would take at the rate the free space
+    # fell over the last ten minutes (common/disk_floor.py); 0 keeps the fixed floor alone.
+    disk_headroom_minutes: int = 30
 
     # Serving
     host: str = "127.0.0.1"
@@ -422,6 +425,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
     if not 0 <= settings.min_free_disk_mb <= 1024 * 1024:
         raise SettingsError("setting min_free_disk_mb: 0 (no floor) to 1048576")
+    if not 0 <= settings.disk_headroom_minutes <= 1440:
+        raise SettingsError("setting disk_headroom_minutes: 0 (the fixed floor alone) to 1440")
     if not 2 <= settings.heartbeat_seconds <= 600:
         raise SettingsError("setting heartbeat_seconds: 2 to 600")
     if not settings.heartbeat_seconds < settings.replace_after_seconds <= 3600:

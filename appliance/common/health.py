@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from appliance.common import migrate
 from appliance.common.db import connection
+from appliance.common.disk_floor import MB, FreeSpaceTrend, floor_mb
 
 log = logging.getLogger("appliance.health")
 
@@ -145,17 +146,31 @@ def database_probe(database: Any, migrations_package: str) -> Probe:
     return probe
 
 
-def disk_probe(path: Any, min_free_mb: int) -> Probe:
+def disk_probe(path: Any, min_free_mb: int, headroom_minutes: int = 0) -> Probe:
     """The filesystem holding ``path`` (the data directory: SQLite databases, outbox, objects) has
-    at least ``min_free_mb`` MB free. It fails below that floor, while SQLite can still write, so a
-    load balancer or an operator is told before writes start failing (issue 32)."""
+    more free space than its floor: ``min_free_mb``, or ``headroom_minutes`` of writes at the rate
+    it has been filling (common/disk_floor.py), whichever is larger. It fails below that floor,
+    while SQLite can still write, so a load balancer or an operator is told before writes start
+    failing (issue 32)."""
+    trend = FreeSpaceTrend()
 
     def probe() -> Check:
         usage = shutil.disk_usage(path)
-        free_mb = usage.free // (1024 * 1024)
-        data = {"freeMb": free_mb, "minFreeMb": min_free_mb}
-        if free_mb < min_free_mb:
-            return Check("fail", f"{free_mb} MB free, below min_free_disk_mb ({min_free_mb} MB)", data)
+        fill_rate = trend.observe(monotonic(), usage.free)
+        floor = floor_mb(min_free_mb, headroom_minutes, fill_rate)
+        free_mb = usage.free // MB
+        data: dict[str, Any] = {"freeMb": free_mb, "minFreeMb": floor}
+        if fill_rate is not None:
+            data["fillMbPerMinute"] = round(fill_rate * 60 / MB, 1)
+        if free_mb < floor:
+            if floor > min_free_mb:
+                detail = (
+                    f"{free_mb} MB free, less than {headroom_minutes} minutes of writes at the last"
+                    f" minutes' rate ({data['fillMbPerMinute']} MB a minute)"
+                )
+            else:
+                detail = f"{free_mb} MB free, below min_free_disk_mb ({min_free_mb} MB)"
+            return Check("fail", detail, data)
         return Check("pass", data=data)
 
     return probe

@@ -65,7 +65,7 @@ def build_health(
 ) -> HealthRegistry:
     registry = HealthRegistry()
     registry.register("database", database_probe(database, MIGRATIONS))
-    registry.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb))
+    registry.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb, settings.disk_headroom_minutes))
     registry.register("keys", secrets_probe(master_key))
     registry.register("custody", custody_probe(custody))
     for chain_id, chain in chains.chains.items():
