@@ -231,12 +231,14 @@ def _reserved(pair: Pair, operator_id: str) -> dict[str, int]:
 
 PREFUND_AMOUNT = 10**16  # 0.01 ETH; a payout's fee on anvil is a few 10^13 wei
 PREFUND_AFFORDABLE = 6
+PREFUND_TOP_UP = 3
 
 
 def test_a_prefunded_operator_paying_through_both_nodes_at_once_is_never_overdrawn(pair: Pair) -> None:
     """Item 31.1/31.4 on two nodes: 16 payouts submitted at once through both nodes by an operator
     credited with six payouts' worth and a half; both nodes' workers reserve from its one balance.
-    Exactly six are signed and paid, the others wait for funds; the available balance never went
+    Exactly six are signed and paid, the others wait for funds; a credit of three payouts' worth
+    while ten wait, and exactly three more are paid. The available balance never went
     below zero (every balance entry, in the order the row lock let them in); what is reserved and
     paid is the sum of the accepted payouts; the balance is the credit less payouts and fees."""
     op = "op_prefund0001"
@@ -262,15 +264,21 @@ def test_a_prefunded_operator_paying_through_both_nodes_at_once_is_never_overdra
     answers = _submit_at_once(pair, op, payouts)
     assert [a.get("outcome") if isinstance(a, dict) else a for a in answers] == ["ACCEPTED"] * 16
 
-    def settled() -> dict[str, int] | None:
+    def settled(paid: int) -> dict[str, int] | None:
         counts: dict[str, int] = {}
         for status, reason in pair.statuses("pyo_prefund").values():
             key = "waiting" if status == "REQUESTED" and "prefunded" in (reason or "") else status
             counts[key] = counts.get(key, 0) + 1
-        expected = {"COMPLETED": PREFUND_AFFORDABLE, "waiting": 16 - PREFUND_AFFORDABLE}
-        return counts if counts == expected else None
+        return counts if counts == {"COMPLETED": paid, "waiting": 16 - paid} else None
 
-    until("six payouts paid and ten waiting for the operator's funds", settled, seconds=90, pause=0.3)
+    until(
+        "six payouts paid and ten waiting for the operator's funds", lambda: settled(6), seconds=90, pause=0.3
+    )
+    # A credit of three more while ten wait, looked at again by both nodes: exactly three more.
+    topped = PREFUND_TOP_UP * PREFUND_AMOUNT
+    pair.appliance("operator", "credit", op, "--asset", ASSET, "--amount", str(topped), "--memo", "top-up")
+    credit += topped
+    until("three more paid after the credit", lambda: settled(6 + PREFUND_TOP_UP), seconds=90, pause=0.3)
     # Never overdrawn: the balance account's entries, in the order their postings held its lock.
     running = 0
     for (amount,) in pair.query(
@@ -283,7 +291,8 @@ def test_a_prefunded_operator_paying_through_both_nodes_at_once_is_never_overdra
     assert set(reserved) == paid
     accounts = pair.accounts(op)
     accepted = sum(payouts[p][0] for p in paid)
-    assert accounts["in_flight"] + accounts["paid_out"] == accepted == PREFUND_AFFORDABLE * PREFUND_AMOUNT
+    assert accounts["in_flight"] + accounts["paid_out"] == accepted
+    assert accepted == (PREFUND_AFFORDABLE + PREFUND_TOP_UP) * PREFUND_AMOUNT
     fees = sum(
         int(fee)
         for (fee,) in pair.query(
