@@ -25,10 +25,14 @@ def anvil_chain(node: Anvil, confirmations: int) -> dict:
     }
 
 
-def harness_for(settings: Settings, node: Anvil, confirmations: int) -> Harness:
+def harness_for(
+    settings: Settings, node: Anvil, confirmations: int, extra: dict[str, str] | None = None
+) -> Harness:
+    """``extra``: more APPLIANCE_* settings (an engine database on PostgreSQL, say)."""
     environ = {
         "APPLIANCE_LOCAL_CHAIN": "0",
         "APPLIANCE_CHAINS": json.dumps([anvil_chain(node, confirmations)]),
+        **(extra or {}),
     }
     return make_harness(harness_settings(settings, environ), lambda app: node.mine())
 

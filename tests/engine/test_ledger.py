@@ -9,6 +9,9 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+import pytest
+
+from appliance.common.db import is_sqlite
 from appliance.engine.db import database
 from appliance.engine.ledger import book, service
 from appliance.engine.ledger.models import LedgerAccount, LedgerEntry
@@ -57,9 +60,24 @@ def settled(payout: Payout) -> bool:
 def test_a_seeded_random_run_with_reorgs_leaves_every_balance_equal_to_deposits_less_payouts_and_fees(
     settings: Settings,
 ) -> None:
+    random_run_with_reorgs(settings)
+
+
+@pytest.mark.postgres
+def test_the_seeded_random_run_with_reorgs_balances_to_the_wei_on_postgresql(
+    settings: Settings, migrated_postgres
+) -> None:
+    """The same run on a PostgreSQL engine database (`make test-postgres`): its row locks, not
+    SQLite's exclusive write transaction, keep each account's balance the sum of its entries."""
+    random_run_with_reorgs(settings, {"APPLIANCE_ENGINE_DATABASE": migrated_postgres("migrations.engine")})
+
+
+def random_run_with_reorgs(settings: Settings, environ: dict[str, str] | None = None) -> None:
     rng = random.Random(3101)
     with running_anvil(free_port()) as node:
-        harness = harness_for(settings, node, 2)
+        harness = harness_for(settings, node, 2, environ)
+        if environ:  # the PostgreSQL run is one
+            assert not is_sqlite(database)
         chains = harness.app.extensions["engine"].chains
         custody = harness.app.extensions["engine"].custody
         second = make_operator(harness.app, "op_bravo0001")

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.engine.db import database
+from appliance.engine.ledger import service as ledger
 from appliance.engine.models import TreasuryFinding
 from appliance.engine.treasury.positions import all_positions
 from appliance.engine.treasury.reconcile import reconcile
@@ -37,6 +38,37 @@ def test_the_embedded_chain_reconciles_clean_after_a_payout_and_a_deposit(settin
     assert (deposit.on_chain, deposit.expected) == (777, 777)
     assert rows[("payout", "ETH", PAYOUT_WALLET)].on_chain == chain.balance(PAYOUT_WALLET)
     assert ("deposit", "ETH", customer) not in rows  # holds and is owed nothing
+
+
+def test_the_payout_wallets_expected_balance_follows_the_engines_payouts_and_never_copies_the_chain(
+    settings: Settings,
+) -> None:
+    """expectedMinor of the payout wallet is what the books say it still has to pay (open payouts
+    not yet mined), whatever the chain shows: a payout waiting for approval counts, money the
+    chain gained does not, and once the payout is paid nothing is owed."""
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    runtime = harness.app.extensions["engine"]
+    chain = runtime.chains.get("eth_local")
+    chain.faucet("ETH", PAYOUT_WALLET, 10**18)
+    with database.connection_context():
+        ledger.set_limits("op_alpha0001", "eth_local", "ETH", {"approval_above_minor": "1000"})
+
+    def payout_wallet() -> tuple[int, int]:
+        with database.connection_context():
+            rows = {(p.role, p.asset_code): p for p in all_positions(runtime.chains, runtime.custody)}
+        return rows[("payout", "ETH")].on_chain, rows[("payout", "ETH")].expected
+
+    harness.submit("pyo_expected01", 5000)
+    harness.run_pass()
+    assert harness.payout("pyo_expected01").status == "REQUESTED"  # waiting for approval
+    assert payout_wallet() == (10**18, 5000)
+    chain.faucet("ETH", PAYOUT_WALLET, 7)
+    assert payout_wallet() == (10**18 + 7, 5000)
+    with database.connection_context():
+        ledger.decide(harness.payout("pyo_expected01"), True, "anahit")
+    harness.until_status("pyo_expected01", "COMPLETED")
+    on_chain, expected = payout_wallet()
+    assert on_chain == chain.balance(PAYOUT_WALLET) < 10**18 + 7 - 5000 and expected == 0
 
 
 def test_reconcile_acknowledge_refuses_what_is_not_an_open_unknown_outflow(settings: Settings) -> None:

@@ -103,9 +103,15 @@ def post(
         raise ValueError(f"a journal's legs must sum to zero: {legs}")
     journal = "jrn_" + secrets.token_hex(12)
     moment = clock.now()
-    for account in sorted(legs):  # one lock order for every posting: no deadlock on PostgreSQL
+    # The balance row first, whether or not a leg is on it: it is the lock of the operator and
+    # asset, which a reservation takes first too (controls.hold_reason). Sorting each journal's
+    # legs was not enough: a completion settles (in_flight) and then charges its fee (balance) in
+    # one transaction, and a reservation on another node holding balance and waiting for
+    # in_flight deadlocked with it on PostgreSQL. The rest in name order.
+    rows = {BALANCE: _account(operator_id, chain_id, asset_code, BALANCE)}
+    for account in sorted(legs, key=lambda name: (name != BALANCE, name)):
         amount = legs[account]
-        row = _account(operator_id, chain_id, asset_code, account)
+        row = rows.get(account) or _account(operator_id, chain_id, asset_code, account)
         LedgerAccount.update(balance_minor=str(int(row.balance_minor) + amount), updated_at=moment).where(
             LedgerAccount.id == row.id
         ).execute()

@@ -213,7 +213,10 @@ def decide(payout: Payout, approve: bool, actor: str, memo: str | None = None) -
     decision (who, when) is recorded once; a rejection makes the payout FAILED with the reason."""
     moment = clock.now()
     with write_transaction(database):
-        payout = Payout.get_by_id(payout.id)
+        # The payout's row locked first (FOR UPDATE on PostgreSQL): two administrators deciding at
+        # once (two hosts) take turns, and the second sees the first's decision and status instead
+        # of both passing the checks below and one failing on the unique key.
+        payout = locked(Payout.select().where(Payout.id == payout.id)).get()
         if payout.status != "REQUESTED":
             raise LedgerError(
                 f"payout {payout.payout_id} is {payout.status}: only a REQUESTED payout is decided"
