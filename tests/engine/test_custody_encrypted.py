@@ -1,9 +1,11 @@
-"""custody.key encrypted at rest (age under a passphrase): `custody init --encrypt`, `custody
-encrypt`, `custody fingerprint`, and where the passphrase comes from (the environment, a file as
-systemd's LoadCredential= gives one, a prompt on a terminal, never a pipe)."""
+"""custody.key encrypted at rest (scrypt and AES-256-GCM under a passphrase; age files of the first
+version still opened and rewritten): `custody init --encrypt`, `custody encrypt`, `custody
+fingerprint`, and where the passphrase comes from (the environment, a file as systemd's
+LoadCredential= gives one, a prompt on a terminal, never a pipe)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import stat
 from pathlib import Path
@@ -11,17 +13,34 @@ from pathlib import Path
 import pyrage
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from appliance.cli import cli
 from appliance.cli import custody as custody_cli
 from appliance.cli.serve import check_custody_key
 from appliance.engine.custody import Custody
-from appliance.engine.custody_file import CustodyPassphraseError, load_for
+from appliance.engine.custody_file import CustodyError, CustodyPassphraseError, decrypt_words, load_for
 from appliance.settings import SettingsError, load_settings
 from tests.engine.pipeline_harness import PAYOUT_WALLET, TEST_MNEMONIC
 
 PASSPHRASE = "correct horse battery staple"
-ARMOR = "-----BEGIN AGE ENCRYPTED FILE-----"
+SEALED = '{"format": "appliance-custody-key/1"'
+
+
+def open_independently(data: bytes, passphrase: str) -> str:
+    """The file opened with the standard primitives alone, as its format is documented."""
+    document = json.loads(data)
+    header = {key: value for key, value in document.items() if key != "ciphertext"}
+    key = Scrypt(
+        salt=base64.b64decode(header["salt"]), length=32, n=header["n"], r=header["r"], p=header["p"]
+    ).derive(passphrase.encode())
+    aad = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    return (
+        AESGCM(key)
+        .decrypt(base64.b64decode(header["nonce"]), base64.b64decode(document["ciphertext"]), aad)
+        .decode()
+    )
 
 
 def run(data_dir: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None):
@@ -36,7 +55,7 @@ def with_passphrase(passphrase: str = PASSPHRASE) -> dict[str, str]:
     return {"APPLIANCE_CUSTODY_PASSPHRASE": passphrase}
 
 
-def test_init_encrypt_writes_only_age_ciphertext_0600_and_the_fingerprint_needs_the_passphrase(
+def test_init_encrypt_writes_only_ciphertext_0600_and_the_fingerprint_needs_the_passphrase(
     tmp_path: Path,
 ) -> None:
     made = run(tmp_path, "custody", "init", "--encrypt", "--json", env=with_passphrase())
@@ -47,8 +66,16 @@ def test_init_encrypt_writes_only_age_ciphertext_0600_and_the_fingerprint_needs_
     key = tmp_path / "custody.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     text = key.read_text()
-    assert text.startswith(ARMOR)
-    words = pyrage.passphrase.decrypt(key.read_bytes(), PASSPHRASE).decode().split()
+    assert text.startswith(SEALED)
+    header = json.loads(text)
+    assert (header["kdf"], header["n"], header["r"], header["p"], header["cipher"]) == (
+        "scrypt",
+        2**17,
+        8,
+        1,
+        "aes-256-gcm",
+    )
+    words = open_independently(key.read_bytes(), PASSPHRASE).split()
     assert len(words) == 24 and " ".join(words) not in text
     assert Custody(" ".join(words)).fingerprint == created["fingerprint"]
 
@@ -119,7 +146,7 @@ def test_custody_encrypt_converts_a_plain_key_in_place_keeping_every_address(tmp
     converted = run(tmp_path, "custody", "encrypt", "--json", env=with_passphrase())
     assert converted.exit_code == 0, converted.output
     assert json.loads(converted.stdout) == {"converted": True, "fingerprint": "73c5da0a", "encrypted": True}
-    assert key.read_text().startswith(ARMOR) and "abandon" not in key.read_text()
+    assert key.read_text().startswith(SEALED) and "abandon" not in key.read_text()
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["custody.key"]  # no temporary file left
 
@@ -166,3 +193,39 @@ def test_the_passphrase_is_refused_in_the_settings_file_beside_the_key(tmp_path:
     (tmp_path / "appliance.toml").write_text(f'custody_passphrase = "{PASSPHRASE}"\n')
     with pytest.raises(SettingsError, match="custody_passphrase is not kept in the settings file"):
         load_settings({"data_dir": str(tmp_path)}, environ={})
+
+
+def test_an_age_file_of_the_first_version_opens_and_custody_encrypt_rewrites_it_in_the_fixed_format(
+    tmp_path: Path,
+) -> None:
+    key = tmp_path / "custody.key"
+    key.write_bytes(
+        bytes(pyrage.passphrase.encrypt((TEST_MNEMONIC + "\n").encode(), PASSPHRASE, armored=True))
+    )
+    key.chmod(0o600)
+    opened = load_for(load_settings({"data_dir": str(tmp_path)}, environ=with_passphrase()))
+    assert opened is not None and opened.encrypted and opened.payout_address == PAYOUT_WALLET
+
+    converted = run(tmp_path, "custody", "encrypt", "--json", env=with_passphrase())
+    assert converted.exit_code == 0, converted.output
+    assert json.loads(converted.stdout) == {"converted": True, "fingerprint": "73c5da0a", "encrypted": True}
+    assert key.read_text().startswith(SEALED)
+    assert open_independently(key.read_bytes(), PASSPHRASE).split() == TEST_MNEMONIC.split()
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
+def test_a_key_file_asking_for_scrypt_work_beyond_the_bounds_or_altered_is_refused(tmp_path: Path) -> None:
+    made = run(tmp_path, "custody", "init", "--encrypt", "--json", env=with_passphrase())
+    assert made.exit_code == 0, made.output
+    document = json.loads((tmp_path / "custody.key").read_text())
+
+    greedy = {**document, "n": 2**30}  # 128 GB of memory: refused before any work
+    with pytest.raises(CustodyError, match="beyond the bounds"):
+        decrypt_words(json.dumps(greedy).encode(), PASSPHRASE)
+    # The parameters are authenticated with the words: a file altered in its header does not open.
+    altered = {**document, "nonce": base64.b64encode(b"\0" * 12).decode()}
+    with pytest.raises(CustodyPassphraseError):
+        decrypt_words(json.dumps(altered).encode(), PASSPHRASE)
+    damaged = {key: value for key, value in document.items() if key != "salt"}
+    with pytest.raises(CustodyError, match="damaged"):
+        decrypt_words(json.dumps(damaged).encode(), PASSPHRASE)
