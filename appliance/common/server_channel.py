@@ -11,6 +11,17 @@ thread in one send: measured on GET /track with two serving processes (wrk, eigh
 14-18 context switches per request fell to 7-8, and requests per second rose by about half.
 Streams (no length: events, CSV exports) and large answers are still sent as they are written.
 
+While a whole answer is written nothing wakes the loop thread (no send, no trigger: the buffer
+stays under ``send_bytes``); it may well be asleep in poll() then, for up to its one-second
+timeout. What wakes it is the trigger waitress pulls as the task ends (``HTTPChannel.service``),
+after ``finish`` has set ``send_bytes`` back and the request was taken off the queue, so the
+loop's next turn finds the answer writable. Were that pull lost (a waitress upgrade, a channel
+overriding ``service``), every answer would wait out the poll timeout:
+tests/common/test_server_channel.py fails then. Issue 30 suspected exactly that for its tails of
+just under a second; instrumented (every poll that ran out its timeout, with each connection's
+buffer and queue), no poll did while an answer waited, in some 200,000 requests through a real
+``appliance serve`` and 130,000 through a Listener (docs/operations.md, Sizing).
+
 It also keeps slow and greedy clients from starving the port (docs/operations.md, Slow clients):
 a client address holding more than its share of connections has the next one closed at once, and
 a request that is still arriving after ``request_read_seconds`` is closed unless it keeps up at

@@ -2,7 +2,7 @@
 run, against a bare Flask + waitress + SQLite app (bare_app.py, the ceiling of the stack).
 
 Each endpoint is driven for --seconds with --threads wrk threads and --connections connections;
-the table prints req/s, p50, p99, errors and the share of the bare app's figure (GET endpoints
+the table prints req/s, p50, p99, max, errors and the share of the bare app's figure (GET endpoints
 against the bare GET; the GPS batch against the bare batch insert, in points per second; signed
 payouts against the bare GET). The bare app is measured right before and right after each set of
 appliance rows and the mean of the two is the 100 % (the load drifts on a shared machine). Every
@@ -260,7 +260,11 @@ class Figure:
     p50_ms: float
     p99_ms: float
     errors: int
+    # wrk's worst single request; its p99 is corrected for coordinated omission (a request that
+    # waited also stands for those its connection would have sent meanwhile), so one stall of a
+    # second lifts a 6 s row's p99 close to a second while the max shows the stall itself
     unit_per_request: int = 1  # points per request for batches
+    max_ms: float = 0.0
 
     @property
     def units_per_second(self) -> float:
@@ -286,6 +290,7 @@ def wrk(
         p50_ms=figures["p50_us"] / 1000,
         p99_ms=figures["p99_us"] / 1000,
         errors=figures["non2xx"] + figures["socket_errors"],
+        max_ms=figures["max_us"] / 1000,
         unit_per_request=units,
     )
 
@@ -425,12 +430,17 @@ def run_bare(data: Path, args) -> tuple[Figure, Figure]:
     return get, batch
 
 
-TARGETS = {
-    "GET /me": ("get", 0.50),
-    "GET /track/{token}": ("get", 0.50),
-    "POST /courier/location (50 points)": ("batch", 0.40),
-    "POST /v1/payouts (signed)": ("get", 0.30),
+# Issue 30's targets, with two serving processes on two cores: each row's share of the bare app
+# (GET rows of the bare GET, the GPS batch of the bare batch insert in points, signed payouts of
+# the bare GET), its p99, and no request over MAX_MS (the last judged on a 30 s run: --seconds 30).
+TARGETS: dict[str, tuple[str, float, float | None]] = {
+    "GET /me": ("get", 1.00, 25),
+    "GET /orders?date= (1 order)": ("get", 1.00, 25),
+    "GET /track/{token}": ("get", 1.00, 25),
+    "POST /courier/location (50 points)": ("batch", 0.60, 60),
+    "POST /v1/payouts (signed)": ("get", 0.60, 60),
 }
+MAX_MS = 100
 
 
 def _mean(first: Figure, second: Figure) -> Figure:
@@ -441,25 +451,39 @@ def _mean(first: Figure, second: Figure) -> Figure:
         max(first.p99_ms, second.p99_ms),
         first.errors + second.errors,
         first.unit_per_request,
+        max(first.max_ms, second.max_ms),
+    )
+
+
+HEADER = f"{'endpoint':42} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'errors':>6}"
+
+
+def _row(figure: Figure) -> str:
+    return (
+        f"{figure.name:42} {figure.requests_per_second:8.0f} {figure.p50_ms:7.1f} {figure.p99_ms:7.1f}"
+        f" {figure.max_ms:7.1f} {figure.errors:6d}"
     )
 
 
 def print_table(label: str, figures: list[Figure], bare_get: Figure, bare_batch: Figure) -> None:
     print(f"\n{label}")
-    print(f"{'endpoint':42} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6} {'of bare':>8}  target")
+    print(f"{HEADER} {'of bare':>8}  target")
     for figure in figures:
-        kind, target = TARGETS.get(figure.name, ("get", None))
+        kind, share_target, p99_target = TARGETS.get(figure.name, ("get", None, None))
         ceiling = bare_batch if kind == "batch" else bare_get
         share = figure.units_per_second / ceiling.units_per_second
-        goal = f">= {target:.0%} {'ok' if share >= target else 'MISSED'}" if target else ""
+        goals = []
+        if share_target is not None:
+            goals.append(f">= {share_target:.0%} {'ok' if share >= share_target else 'MISSED'}")
+        if p99_target is not None:
+            goals.append(f"p99 < {p99_target} ms {'ok' if figure.p99_ms < p99_target else 'MISSED'}")
         if figure.name.endswith("orders), gzip"):  # the console's browser asks like this
-            goal = f"p99 < 50 ms {'ok' if figure.p99_ms < 50 else 'MISSED'}"
+            goals.append(f"p99 < 50 ms {'ok' if figure.p99_ms < 50 else 'MISSED'}")
         if figure.name in ("GET /me", "GET /track/{token}"):
-            goal += f", p50 < 5 ms {'ok' if figure.p50_ms < 5 else 'MISSED'}"
-        print(
-            f"{figure.name:42} {figure.requests_per_second:8.0f} {figure.p50_ms:7.1f} {figure.p99_ms:7.1f}"
-            f" {figure.errors:6d} {share:8.1%}  {goal}"
-        )
+            goals.append(f"p50 < 5 ms {'ok' if figure.p50_ms < 5 else 'MISSED'}")
+        if figure.name in TARGETS:
+            goals.append(f"max < {MAX_MS} ms {'ok' if figure.max_ms < MAX_MS else 'MISSED'}")
+        print(f"{_row(figure)} {share:8.1%}  {', '.join(goals)}")
 
 
 def main() -> None:
@@ -493,13 +517,11 @@ def main() -> None:
             figures = run_appliance(seeded, data, processes, args, only)
             after = run_bare(data, args)
             bare_get, bare_batch = _mean(before[0], after[0]), _mean(before[1], after[1])
-            print_table(
-                "bare Flask + waitress (8 threads) + SQLite WAL, before and after", [], bare_get, bare_batch
-            )
+            print("\nbare Flask + waitress (8 threads) + SQLite WAL, before and after")
+            print(HEADER)
             for figure in (*before, *after):
                 print(
-                    f"{figure.name:42} {figure.requests_per_second:8.0f} {figure.p50_ms:7.1f}"
-                    f" {figure.p99_ms:7.1f} {figure.errors:6d}"
+                    _row(figure)
                     + (f"  ({figure.units_per_second:.0f} points/s)" if figure.unit_per_request > 1 else "")
                 )
             label = f"appliance, {processes} serving process{'es' if processes > 1 else ''}"

@@ -2,12 +2,14 @@
 large answers as they are written."""
 
 import contextlib
+import select
 import socket
 import threading
 from collections.abc import Iterator
 
 import pytest
 import requests
+from waitress import wasyncore
 from waitress.channel import HTTPChannel
 
 from appliance.common.server_channel import WHOLE_ANSWER_BYTES
@@ -116,3 +118,62 @@ def test_a_connection_serves_a_stream_after_a_whole_answer(senders) -> None:
         assert session.get(listener.url + "/stream", timeout=5).content == b"ab"
     assert senders[0][0] == "probe-http"
     assert any(name.startswith("waitress-") for name, _ in senders[1:])
+
+
+class _TimeoutsWithAnAnswerWaiting:
+    """select for waitress's poll loop, noting each poll that ran out its timeout (returned
+    nothing) while a connection held an answer in its buffer that the loop had not been woken
+    to send."""
+
+    def __init__(self, channels: dict) -> None:
+        self.channels = channels
+        self.found: list[tuple[int, int]] = []  # (descriptor, unsent bytes)
+        self.timeouts = 0
+
+    def __getattr__(self, name: str):
+        return getattr(select, name)
+
+    def poll(self):
+        pollster = select.poll()
+        outer = self
+
+        class Pollster:
+            def register(self, fd, flags) -> None:
+                pollster.register(fd, flags)
+
+            def poll(self, timeout=None):
+                events = pollster.poll(timeout)
+                if not events:
+                    outer.timeouts += 1
+                    outer.found += [
+                        (fd, channel.total_outbufs_len)
+                        for fd, channel in list(outer.channels.items())
+                        if isinstance(channel, HTTPChannel)
+                        and channel.total_outbufs_len
+                        and not channel.requests
+                    ]
+                return events
+
+        return Pollster()
+
+
+def test_the_loop_is_woken_for_each_whole_answer_instead_of_sleeping_out_its_poll(monkeypatch) -> None:
+    """A whole answer is written into the buffer without waking the loop thread (no send from
+    the serving thread, no trigger while it writes); the loop must be woken once the answer is
+    complete (waitress pulls its trigger as the task ends), or the answer waits for the loop's
+    poll timeout: a second by default, issue 30's suspect. Structural: no poll may run out its
+    timeout while an answer waits in a buffer. The timeout is shortened so that a missing
+    wake-up fails quickly rather than slowly."""
+    listener = Listener("probe", _sized(3000), "127.0.0.1", 0, 4)
+    listener.server.adj.asyncore_loop_timeout = 0.25
+    watch = _TimeoutsWithAnAnswerWaiting(listener.server._map)
+    monkeypatch.setattr(wasyncore, "select", watch)
+    listener.start()
+    try:
+        with requests.Session() as session:  # one keep-alive connection, request after request
+            for _ in range(40):
+                assert session.get(listener.url + "/", timeout=5).content == b"x" * 3000
+    finally:
+        listener.stop_accepting()
+        listener.close()
+    assert watch.found == []
