@@ -244,7 +244,11 @@ class Fencing:
 
     def _adopt(self, chain_id: str, address: str, role: str, tx: ChainTransaction, head: int) -> bool:
         """Record ``tx`` as the engine's own (inside the caller's write transaction) when it pays an
-        unfinished payout exactly, or is a gas top-up; False when it matches nothing."""
+        unfinished payout exactly, or is a gas top-up; False when it matches nothing. A deposit
+        address's own transactions are only ever the engine's sweeps, stored before they are sent:
+        one it has no record of is never adopted (its wallet is fenced)."""
+        if role == "deposit":
+            return False
         if role == "fee":
             if tx.data or tx.to is None or tx.value <= 0:
                 return False

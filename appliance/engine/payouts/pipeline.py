@@ -529,16 +529,7 @@ class Pipeline:
         return chain
 
     def _mined_payload(self, chain: Chain, broadcast: Broadcast) -> Receipt | None:
-        hashes = [broadcast.tx_hash] + [
-            p.tx_hash
-            for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)
-            if p.tx_hash != broadcast.tx_hash
-        ]
-        for tx_hash in hashes:
-            receipt = chain.receipt(tx_hash)
-            if receipt is not None:
-                return receipt
-        return None
+        return transactions.mined_payload(chain, broadcast)
 
     def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         chain = self._chain(broadcast)
