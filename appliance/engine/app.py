@@ -40,8 +40,8 @@ from appliance.engine.payouts.fencing import fencing_probe
 from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
-from appliance.engine.treasury import routes as treasury
 from appliance.engine.sweeps.job import Sweeper
+from appliance.engine.treasury import routes as treasury
 from appliance.engine.treasury.job import ReconcileJob, treasury_probe
 from appliance.engine.wallets import routes as wallets
 from appliance.engine.webhooks import routes as webhooks
@@ -131,9 +131,7 @@ def build_workers(
             )
         )
     if settings.sweep_interval_seconds > 0:
-        sweeper = Sweeper(
-            chains, custody, fee_ceilings=fee_ceilings(settings), data_dir=settings.data_dir
-        )
+        sweeper = Sweeper(chains, custody, fee_ceilings=fee_ceilings(settings), data_dir=settings.data_dir)
         workers.append(
             (
                 "sweeps",

@@ -1,6 +1,7 @@
 """The engine's gauges for GET /metrics: payouts, webhook deliveries and exports waiting; the
 report projector's and deposit watchers' leases; each chain's head, the deposit watcher's lag
-behind it and the embedded chain's miner lease; the treasury's findings and wallet balances; the sweeps' totals."""
+behind it and the embedded chain's miner lease; the treasury's findings and wallet balances;
+the sweeps' totals."""
 
 from __future__ import annotations
 

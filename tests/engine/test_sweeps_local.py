@@ -66,7 +66,9 @@ def _confirmed(address: str) -> bool:
         return any(r.address.address == address and r.status == "CONFIRMED" for r in rows)
 
 
-def _settle(harness: Harness, done: Callable[[], bool], sweeper: Sweeper | None = None, passes: int = 40) -> None:
+def _settle(
+    harness: Harness, done: Callable[[], bool], sweeper: Sweeper | None = None, passes: int = 40
+) -> None:
     """Mine, watch (and sweep) until ``done``."""
     for _ in range(passes):
         if sweeper is not None:
@@ -100,7 +102,9 @@ def _reconciled_clean(harness: Harness) -> None:
                 assert p.on_chain == p.expected, p
 
 
-def test_an_eth_deposit_is_swept_into_the_payout_wallet_and_no_operator_balance_moves(harness: Harness) -> None:
+def test_an_eth_deposit_is_swept_into_the_payout_wallet_and_no_operator_balance_moves(
+    harness: Harness,
+) -> None:
     chain = _chain(harness)
     address = _deposit(harness, "ETH", ETHER // 10)
     with database.connection_context():
@@ -220,7 +224,9 @@ def test_the_signer_of_sweeps_refuses_anything_but_a_sweep_to_the_payout_wallet_
         sign_sweep_transaction(runtime.custody, runtime.chains, SWEEP, deposit, {**tx, "to": elsewhere})
     with pytest.raises(SweepRefused):
         sign_sweep_transaction(runtime.custody, runtime.chains, TOPUP, deposit, {**tx, "to": elsewhere})
-    raw, _ = sign_sweep_transaction(runtime.custody, runtime.chains, SWEEP, deposit, {**tx, "to": PAYOUT_WALLET})
+    raw, _ = sign_sweep_transaction(
+        runtime.custody, runtime.chains, SWEEP, deposit, {**tx, "to": PAYOUT_WALLET}
+    )
     assert raw
 
 
@@ -246,7 +252,11 @@ def test_the_sweeps_command_lists_recent_sweeps_and_totals(harness: Harness, set
         }
     ]
     (entry,) = body["sweeps"]
-    assert (entry["status"], entry["amountMinor"], entry["txHash"]) == ("completed", sweep.amount_minor, sweep.tx_hash)
+    assert (entry["status"], entry["amountMinor"], entry["txHash"]) == (
+        "completed",
+        sweep.amount_minor,
+        sweep.tx_hash,
+    )
 
 
 def test_sweeps_run_inside_serve_unless_switched_off(harness: Harness, settings: Settings) -> None:
@@ -262,7 +272,9 @@ def test_sweeps_run_inside_serve_unless_switched_off(harness: Harness, settings:
 
 
 @pytest.mark.parametrize(("value", "accepted"), [("500", 500), (7, 7), (1.5, None), ("-1", None)])
-def test_sweep_min_minor_is_a_whole_number_of_minor_units(tmp_path: Path, value: object, accepted: int | None) -> None:
+def test_sweep_min_minor_is_a_whole_number_of_minor_units(
+    tmp_path: Path, value: object, accepted: int | None
+) -> None:
     table = {
         "id": "eth_test",
         "rpc_url": "http://127.0.0.1:1",

@@ -268,6 +268,11 @@ def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:
     return _decode_raw(broadcast.raw)
 
 
+def decode_raw(raw_hex: str) -> tuple[str, int, bytes]:
+    """(to, value, data) of signed bytes given in hex (a stored payload's ``raw``)."""
+    return _decode_raw(raw_hex)
+
+
 @functools.lru_cache(maxsize=8192)
 def _decode_raw(raw_hex: str) -> tuple[str, int, bytes]:
     # Memoised on the bytes themselves: the in-flight sum reads every unfinished payload on each

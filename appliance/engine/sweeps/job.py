@@ -250,7 +250,9 @@ class Sweeper:
                 moved += self._start_token(chain, asset, deposit, fees)
         return moved
 
-    def _record(self, asset: Asset, deposit: DepositAddress, status: str, amount: int, reason: str, at: object) -> int:
+    def _record(
+        self, asset: Asset, deposit: DepositAddress, status: str, amount: int, reason: str, at: object
+    ) -> int:
         moment = clock.now()
         with write_transaction(database):
             Sweep.create(
@@ -280,7 +282,8 @@ class Sweeper:
                 deposit,
                 "skipped",
                 balance,
-                f"holds {balance}, not above the minimum of {least} (sweep_min_minor, or the sweep's own fee)",
+                f"holds {balance}, not above the minimum of {least} "
+                "(sweep_min_minor, or the sweep's own fee)",
                 planned_at,
             )
         return self._sign_sweep(
@@ -416,7 +419,9 @@ class Sweeper:
     def _advance(self, chain_id: str, chain: Chain) -> int:
         moved = 0
         rows = list(
-            Sweep.select().where((Sweep.chain_id == chain_id) & Sweep.status.in_(planning.OPEN)).order_by(Sweep.id)
+            Sweep.select()
+            .where((Sweep.chain_id == chain_id) & Sweep.status.in_(planning.OPEN))
+            .order_by(Sweep.id)
         )
         for sweep in rows:
             deposit = DepositAddress.get_by_id(sweep.deposit_address_id)
@@ -432,7 +437,9 @@ class Sweeper:
     def _advance_topup(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
         topup = Broadcast.get_by_id(sweep.topup_id)
         if topup.status != "final":
-            receipt = self._follow(chain, topup, TOPUP, deposit, self.chains.native(asset.chain_id).confirmations)
+            receipt = self._follow(
+                chain, topup, TOPUP, deposit, self.chains.native(asset.chain_id).confirmations
+            )
             if receipt is None:
                 return 0
             with write_transaction(database):
@@ -486,7 +493,7 @@ class Sweeper:
         landed = SignedPayload.get(
             (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
         )
-        to, value, data = transactions._decode_raw(landed.raw)
+        _, value, data = transactions.decode_raw(landed.raw)
         amount = int.from_bytes(data[36:68], "big") if data else value
         fee = receipt.gas_used * receipt.effective_gas_price
         with write_transaction(database):
@@ -585,8 +592,11 @@ class Sweeper:
         assert self.custody is not None
         fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
         if fees is None:
-            self._once(f"bump:{row.id}", "sweeps: %s is below the market; a replacement would exceed "
-                       "max_fee_per_gas", row.tx_hash)
+            self._once(
+                f"bump:{row.id}",
+                "sweeps: %s is below the market; a replacement would exceed max_fee_per_gas",
+                row.tx_hash,
+            )
             return None
         to, value, data = transactions.decode_call(row)
         extra = int(row.gas_limit) * (fees.max_fee_per_gas - int(row.max_fee_per_gas))
@@ -595,8 +605,11 @@ class Sweeper:
             if value <= 0:
                 return None
         elif kind == SWEEP and chain.balance(deposit.address) < int(row.gas_limit) * fees.max_fee_per_gas:
-            self._once(f"bump:{row.id}", "sweeps: the token sweep %s cannot be replaced: the address "
-                       "lacks the gas of a higher fee", row.tx_hash)
+            self._once(
+                f"bump:{row.id}",
+                "sweeps: the token sweep %s cannot be replaced: the address lacks the gas of a higher fee",
+                row.tx_hash,
+            )
             return None
         with write_transaction(database):
             transactions.replace(
@@ -611,7 +624,11 @@ class Sweeper:
                 sign=self._signer(kind, deposit),
             )
             if sweep is not None:
-                fields: dict[str, object] = {"status": "signed", "tx_hash": row.tx_hash, "updated_at": clock.now()}
+                fields: dict[str, object] = {
+                    "status": "signed",
+                    "tx_hash": row.tx_hash,
+                    "updated_at": clock.now(),
+                }
                 if kind == SWEEP and not data:
                     fields["amount_minor"] = str(value)
                 Sweep.update(**fields).where(Sweep.id == sweep.id).execute()

@@ -55,7 +55,7 @@ def deposit_movements(
         tx_hash, number, success, fee = landed
         if block is not None and number > block:
             continue
-        to, value, data = transactions._decode_raw(payloads[row.id][tx_hash])
+        to, value, data = transactions.decode_raw(payloads[row.id][tx_hash])
         if row.purpose == TOPUP:
             if success and native is not None:
                 out[(to_checksum_address(to), native.code)] += value

@@ -114,7 +114,11 @@ def unswept_deposits(
     }
     rows = (
         Deposit.select(
-            Deposit.address, DepositAddress.address, Deposit.asset_code, Deposit.amount_minor, Deposit.confirmed_at
+            Deposit.address,
+            DepositAddress.address,
+            Deposit.asset_code,
+            Deposit.amount_minor,
+            Deposit.confirmed_at,
         )
         .join(DepositAddress, on=(Deposit.address == DepositAddress.id))
         .where(

@@ -58,5 +58,7 @@ def sign_sweep_transaction(
             or receiver != payout
             or int(tx.get("value", 0))
         ):
-            raise SweepRefused(f"a token sweep is a configured token's transfer to the payout wallet {payout}")
+            raise SweepRefused(
+                f"a token sweep is a configured token's transfer to the payout wallet {payout}"
+            )
     return custody.sign_transaction(*key, tx)

@@ -38,7 +38,9 @@ def totals() -> list[dict[str, Any]]:
     """Per chain and asset: the amount swept (completed sweeps), and how many are completed,
     open (in flight), failed."""
     swept: dict[tuple[str, str], int] = defaultdict(int)
-    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: {"completed": 0, "open": 0, "failed": 0})
+    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(
+        lambda: {"completed": 0, "open": 0, "failed": 0}
+    )
     rows = Sweep.select(Sweep.chain_id, Sweep.asset_code, Sweep.status, Sweep.amount_minor).where(
         Sweep.status != "skipped"
     )

@@ -44,7 +44,6 @@ from appliance.engine.db import database
 from appliance.engine.models import (
     Broadcast,
     ChainCursor,
-    Deposit,
     DepositAddress,
     Payout,
     SignedPayload,
