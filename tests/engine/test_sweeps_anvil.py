@@ -16,7 +16,7 @@ from tests.conftest import free_port
 from tests.engine.anvil import Anvil, running_anvil
 from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET
 from tests.engine.test_deposits import address_for, watch
-from tests.engine.test_treasury_anvil import Setup, make_setup
+from tests.engine.test_treasury_anvil import make_setup
 
 CHAIN = "eth_anvil"
 
