@@ -73,6 +73,7 @@ class Sweeper:
         self.lease = lease
         self.holder = instance_holder()
         self._told: set[str] = set()  # waits already logged (once each, not every pass)
+        self._heads: dict[str, int] = {}  # each chain's head, read once per pass
 
     # -- the job -----------------------------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class Sweeper:
         if self.custody is None or self.custody.verify() is not None:
             return 0  # no key, or not the deployment's: nothing can be signed here
         self.fencing.new_pass()
+        self._heads.clear()
         moved = 0
         for chain_id, chain in self.chains.chains.items():
             try:
@@ -117,6 +119,14 @@ class Sweeper:
             except ChainError as exc:
                 log.warning("sweeps on %s: %s", chain_id, exc)
         return moved
+
+    def _head(self, chain: Chain) -> int:
+        """The chain's head as read at the pass's first need of it: one request per pass, not
+        several per sweep. Older by a pass at most: confirmations are then counted a little late,
+        and a reservation's recorded head (where the fencing would scan from) is only lower."""
+        if chain.chain_id not in self._heads:
+            self._heads[chain.chain_id] = chain.head().number
+        return self._heads[chain.chain_id]
 
     def _once(self, key: str, message: str, *args: object) -> None:
         if key not in self._told:
@@ -168,7 +178,7 @@ class Sweeper:
         chain_nonce = self._wallet_nonce(chain, asset.chain_id, address, "deposit", f"the sweep of {address}")
         if chain_nonce is None:
             return 0
-        head = chain.head().number
+        head = self._head(chain)
         moment = clock.now()
         try:
             with write_transaction(database):
@@ -371,7 +381,7 @@ class Sweeper:
         chain_nonce = self._wallet_nonce(chain, asset.chain_id, fee_wallet, "fee", "a sweep's gas top-up")
         if chain_nonce is None:
             return 0
-        head = chain.head().number
+        head = self._head(chain)
         moment = clock.now()
         try:
             with write_transaction(database):
@@ -417,7 +427,7 @@ class Sweeper:
     # -- open sweeps -----------------------------------------------------------------------------------
 
     def _advance(self, chain_id: str, chain: Chain) -> int:
-        moved = 0
+        moved = self._orphans(chain_id, chain)
         rows = list(
             Sweep.select()
             .where((Sweep.chain_id == chain_id) & Sweep.status.in_(planning.OPEN))
@@ -432,6 +442,30 @@ class Sweeper:
                 moved += self._advance_topup(chain, asset, deposit, sweep)
             else:
                 moved += self._advance_sweep(chain, asset, deposit, sweep)
+        return moved
+
+    def _orphans(self, chain_id: str, chain: Chain) -> int:
+        """Top-ups of deposit addresses that no sweep row follows: signed by another copy of the
+        data directory and adopted by the nonce fencing (found mined). They are followed to their
+        confirmations and made final, so that nothing waits for them for ever."""
+        followed = Sweep.select(Sweep.topup).where(Sweep.topup.is_null(False))
+        rows = list(
+            Broadcast.select().where(
+                (Broadcast.chain_id == chain_id)
+                & (Broadcast.purpose == TOPUP)
+                & Broadcast.status.in_(("signed", "sent", "mined"))
+                & Broadcast.id.not_in(followed)
+            )
+        )
+        native = self.chains.native_or_none(chain_id)
+        moved = 0
+        for row in rows:
+            receipt = transactions.mined_payload(chain, row)
+            depth = self._head(chain) - receipt.block_number + 1 if receipt is not None else 0
+            if receipt is not None and depth >= (native.confirmations if native else 1):
+                with write_transaction(database):
+                    self._finalise(row, receipt)
+                moved += 1
         return moved
 
     def _advance_topup(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
@@ -562,7 +596,7 @@ class Sweeper:
                     mined_block_hash=receipt.block_hash,
                     updated_at=clock.now(),
                 ).where(Broadcast.id == row.id).execute()
-            depth = chain.head().number - receipt.block_number + 1
+            depth = self._head(chain) - receipt.block_number + 1
             return receipt if depth >= confirmations else None
         if row.mined_block is not None:  # mined once, not in the canonical chain now: send again
             Broadcast.update(
