@@ -330,3 +330,44 @@ def test_serve_s_workers_sweep_a_deposit_once_it_confirms_on_the_embedded_chain(
         (deposit,) = Deposit.select()
     assert deposit.status == "CONFIRMED" and sweep.address == address
     assert _chain(harness).balance(address) < 21_000 * 10**10  # only the unspent fee's dust is left
+
+
+def test_a_sweep_the_market_outgrew_is_replaced_at_its_nonce_under_the_fee_ceiling(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from appliance.engine.chain.base import FeeQuote
+    from appliance.engine.models import SignedPayload
+
+    runtime = _runtime(harness)
+    chain = _chain(harness)
+    address = _deposit(harness, "ETH", ETHER // 10)
+    real_send = chain.send_raw_transaction
+    monkeypatch.setattr(chain, "send_raw_transaction", lambda raw: "0x")  # the node drops it
+    with database.connection_context():
+        Sweeper(runtime.chains, runtime.custody).sweep_pass()
+        (row,) = Broadcast.select()
+    (first,) = _sweeps()
+    old_max = int(row.max_fee_per_gas)
+    quote = chain.fee_quote()
+    monkeypatch.setattr(
+        chain, "fee_quote", lambda: FeeQuote(quote.max_fee_per_gas * 4, quote.max_priority_fee_per_gas * 2)
+    )
+    capped = Sweeper(runtime.chains, runtime.custody, fee_ceilings={"eth_local": old_max})
+    with database.connection_context():
+        capped.sweep_pass()  # the least replacement would be above the ceiling: nothing is signed
+        assert SignedPayload.select().count() == 1
+    monkeypatch.setattr(chain, "send_raw_transaction", real_send)
+    ceiling = old_max * 3
+    _settle(
+        harness, _completed(), Sweeper(runtime.chains, runtime.custody, fee_ceilings={"eth_local": ceiling})
+    )
+    (sweep,) = _sweeps()
+    with database.connection_context():
+        (row,) = Broadcast.select()
+        payloads = SignedPayload.select().where(SignedPayload.broadcast == row.id).count()
+    assert payloads == 2 and row.nonce == 0 and int(row.max_fee_per_gas) == ceiling
+    # The replacement moves less, so that value and the higher fee still fit the balance.
+    assert int(sweep.amount_minor) == int(first.amount_minor) - 21_000 * (ceiling - old_max)
+    assert sweep.tx_hash == row.mined_tx_hash != first.tx_hash
+    assert chain.nonce(address) == 1
+    _reconciled_clean(harness)
