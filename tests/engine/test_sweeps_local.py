@@ -251,6 +251,11 @@ def test_the_sweeps_command_lists_recent_sweeps_and_totals(harness: Harness, set
             "failed": 0,
         }
     ]
+    from appliance.engine.sweeps.view import sweep_gauges
+
+    gauges = {(m.name, tuple(x.labels.values())): x.value for m in sweep_gauges() for x in m.samples}
+    assert gauges[("appliance_sweeps_swept_minor", ("eth_local", "ETH"))] == float(int(sweep.amount_minor))
+    assert gauges[("appliance_sweeps_pending", ("eth_local", "ETH"))] == 0
     (entry,) = body["sweeps"]
     assert (entry["status"], entry["amountMinor"], entry["txHash"]) == (
         "completed",
