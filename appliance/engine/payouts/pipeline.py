@@ -362,13 +362,7 @@ class Pipeline:
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
         """The market's fees under the chain's ceiling: None when even the base fee and the tip
         are above it (nothing offered under it could be included now)."""
-        ceiling = self.ceilings.get(chain_id)
-        if ceiling is None or quote.max_fee_per_gas <= ceiling:
-            return quote
-        base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
-        if base + quote.max_priority_fee_per_gas > ceiling:
-            return None
-        return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _above_ceiling(self, chain_id: str, chain: Chain) -> str:
         return (

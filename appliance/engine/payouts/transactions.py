@@ -180,6 +180,17 @@ def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
     return _keep_payload(broadcast, moment)
 
 
+def capped_fees(quote: FeeQuote, ceiling: int | None) -> FeeQuote | None:
+    """The market's fees under a chain's ceiling (its max_fee_per_gas, None: none): None when even
+    the base fee and the tip are above it (nothing offered under it could be included now)."""
+    if ceiling is None or quote.max_fee_per_gas <= ceiling:
+        return quote
+    base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
+    if base + quote.max_priority_fee_per_gas > ceiling:
+        return None
+    return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+
+
 def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = None) -> FeeQuote | None:
     """Fees of a replacement: at least 12.5 % above the payload in force, and at the market, but
     not above ``ceiling`` (the chain's max_fee_per_gas): None when the least replacement a node

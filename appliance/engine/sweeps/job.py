@@ -25,7 +25,7 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
-from appliance.common import clock
+from appliance.common import clock, faults
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
@@ -118,6 +118,8 @@ class Sweeper:
                 moved += self._plan(chain_id, chain)
             except ChainError as exc:
                 log.warning("sweeps on %s: %s", chain_id, exc)
+            except Exception as exc:  # one chain's failure never stops the others' sweeps
+                faults.log_failure(log, exc, f"sweeps on {chain_id}")
         return moved
 
     def _head(self, chain: Chain) -> int:
@@ -141,13 +143,7 @@ class Sweeper:
         return lambda tx: sign_sweep_transaction(custody, chains, kind, deposit, tx)
 
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
-        ceiling = self.ceilings.get(chain_id)
-        if ceiling is None or quote.max_fee_per_gas <= ceiling:
-            return quote
-        base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
-        if base + quote.max_priority_fee_per_gas > ceiling:
-            return None
-        return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _wallet_nonce(self, chain: Chain, chain_id: str, address: str, role: str, what: str) -> int | None:
         try:
