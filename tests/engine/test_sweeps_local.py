@@ -376,3 +376,16 @@ def test_a_sweep_the_market_outgrew_is_replaced_at_its_nonce_under_the_fee_ceili
     assert sweep.tx_hash == row.mined_tx_hash != first.tx_hash
     assert chain.nonce(address) == 1
     _reconciled_clean(harness)
+
+
+def test_one_process_of_the_deployment_sweeps_while_it_holds_the_lease(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _deposit(harness, "ETH", ETHER // 10)
+    first, second = _sweeper(harness), _sweeper(harness)
+    assert first.holder != second.holder
+    with database.connection_context():
+        first.run_pass()
+        monkeypatch.setattr(second, "sweep_pass", lambda: pytest.fail("a second holder swept"))
+        second.run_pass()
+    assert [s.status for s in _sweeps()] == ["sent"]

@@ -79,12 +79,17 @@ class Sweeper:
 
     def run_pass(self) -> int:
         """One pass when the lease is ours. Returns 0 so that the worker waits its interval."""
+        if not DepositAddress.select().exists():
+            return 0  # nothing can be due: no write at all (the lease is a write)
         if self._take_lease():
             self.sweep_pass()
         return 0
 
     def _take_lease(self) -> bool:
         moment = clock.now()
+        mine = TreasuryRun.get_or_none((TreasuryRun.name == RUN) & (TreasuryRun.holder == self.holder))
+        if mine is not None and mine.lease_until is not None and mine.lease_until > moment + self.lease / 2:
+            return True  # held, and long enough still: renewed later, not at every pass
         with write_transaction(database):
             row = locked(TreasuryRun.select().where(TreasuryRun.name == RUN)).first()
             if row is None:
