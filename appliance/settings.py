@@ -41,6 +41,10 @@ class AssetConfig:
     # The payout wallet (and, for the native asset, the fee wallet) below this many minor units
     # raises the treasury's low-balance alarm (None: no alarm). docs/engine-treasury.md
     low_balance_minor: int | None = None
+    # A deposit address's confirmed balance of this asset is swept into the payout wallet only
+    # above this many minor units (None: only when it is more than the sweep's own network fee).
+    # docs/engine-treasury.md, Sweeps
+    sweep_min_minor: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,6 +178,9 @@ class Settings:
     # `serve` reconciles the custody wallets with the chains this often (a leased job: one process
     # of the deployment at a time); 0 turns the job off. docs/engine-treasury.md
     reconcile_interval_seconds: int = 300
+    # `serve` sweeps confirmed deposits into the payout wallet this often (a leased job); 0 turns
+    # sweeps off (deposits then stay at their addresses). docs/engine-treasury.md, Sweeps
+    sweep_interval_seconds: int = 5
 
     @property
     def dispatch_db_url(self) -> str:
@@ -219,7 +226,15 @@ _FALSE = {"0", "false", "no", "off", ""}
 # blocks and walks them for reorgs, so a larger number is refused rather than silently not honoured.
 MAX_CONFIRMATIONS = 10_000
 _CHAIN_KEYS = {"id", "rpc_url", "network_id", "environment", "assets", "max_fee_per_gas"}
-_ASSET_KEYS = {"code", "kind", "decimals", "confirmations", "contract", "low_balance_minor"}
+_ASSET_KEYS = {
+    "code",
+    "kind",
+    "decimals",
+    "confirmations",
+    "contract",
+    "low_balance_minor",
+    "sweep_min_minor",
+}
 
 
 def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
@@ -264,6 +279,7 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
                         confirmations=int(asset.get("confirmations", 12)),
                         contract=str(contract) if contract else None,
                         low_balance_minor=_minor(asset.get("low_balance_minor"), where),
+                        sweep_min_minor=_minor(asset.get("sweep_min_minor"), where, "sweep_min_minor"),
                     )
                 )
         except (KeyError, TypeError, ValueError) as exc:
@@ -287,12 +303,12 @@ def _chains(value: Any, source: str) -> tuple[ChainConfig, ...]:
     return tuple(chains)
 
 
-def _minor(value: Any, where: str) -> int | None:
+def _minor(value: Any, where: str, name: str = "low_balance_minor") -> int | None:
     """An amount of minor units: an integer or a decimal string of digits (never a float)."""
     if value is None:
         return None
     if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,78}", str(value)) or isinstance(value, float):
-        raise SettingsError(f"{where}: low_balance_minor must be a whole number of minor units")
+        raise SettingsError(f"{where}: {name} must be a whole number of minor units")
     return int(str(value))
 
 
@@ -437,6 +453,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting connections_per_client: 0 (no bound) to 1000")
     if not (settings.reconcile_interval_seconds == 0 or 10 <= settings.reconcile_interval_seconds <= 86400):
         raise SettingsError("setting reconcile_interval_seconds: 0 (off) or 10 to 86400")
+    if not 0 <= settings.sweep_interval_seconds <= 3600:
+        raise SettingsError("setting sweep_interval_seconds: 0 (off) or 1 to 3600")
     if not 1 <= settings.request_read_seconds <= 3600:
         raise SettingsError("setting request_read_seconds: 1 to 3600")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):

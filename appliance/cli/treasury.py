@@ -86,6 +86,39 @@ def _findings_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@click.command("sweeps", short_help="Recent sweeps of deposit addresses into the payout wallet.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Sweeps to list.")
+@click.option(
+    "--status",
+    type=click.Choice(["skipped", "topping_up", "signed", "sent", "completed", "failed"]),
+    default=None,
+    help="Only sweeps in this status (skipped ones are listed only when asked for).",
+)
+@command_options
+def sweeps_command(limit: int, status: str | None, settings: Settings, as_json: bool) -> None:
+    """The newest sweeps first, with their status, amounts and transactions, and the totals swept
+    per chain and asset."""
+    from appliance.engine.sweeps.view import recent
+
+    result = _with_engine(settings, lambda: recent(limit, status))
+    emit(as_json, result, lambda: _sweeps_text(result))
+
+
+def _sweeps_text(result: dict[str, Any]) -> str:
+    lines = [
+        f"{t['chainId']} {t['assetCode']}: swept {t['sweptMinor']} in {t['completed']} sweep(s), "
+        f"{t['open']} in flight, {t['failed']} failed"
+        for t in result["totals"]
+    ] or ["no sweeps yet"]
+    lines += [
+        f"  #{s['sweepId']} {s['chainId']} {s['assetCode']} {s['address']} {s['status']} "
+        f"{s['amountMinor'] or '-'} {s['txHash'] or ''}{' (' + s['reason'] + ')' if s['reason'] else ''}"
+        for s in result["sweeps"]
+    ]
+    return "\n".join(lines)
+
+
 def register(group: click.Group) -> None:
     group.add_command(treasury_command)
+    group.add_command(sweeps_command)
     group.add_command(reconcile_command)

@@ -40,6 +40,7 @@ from appliance.engine.payouts.fencing import fencing_probe
 from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
+from appliance.engine.sweeps.job import Sweeper
 from appliance.engine.treasury import routes as treasury
 from appliance.engine.treasury.job import ReconcileJob, treasury_probe
 from appliance.engine.wallets import routes as wallets
@@ -80,8 +81,9 @@ def build_workers(
 ) -> list[tuple[str, Worker]]:
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
     several processes may run it), the deposit watcher (a lease per chain) and the embedded
-    chain's miner (a single-holder lease) and the treasury's reconcile job (a single-holder lease,
-    every reconcile_interval_seconds)."""
+    chain's miner (a single-holder lease), the treasury's reconcile job (a single-holder lease,
+    every reconcile_interval_seconds) and the sweeps of deposit addresses (a single-holder lease,
+    every sweep_interval_seconds)."""
     pipeline = Pipeline(
         chains,
         custody,
@@ -126,6 +128,16 @@ def build_workers(
             (
                 "treasury",
                 lambda stop: run_worker("treasury", database, stop, reconciler.run_pass, idle_seconds=5.0),
+            )
+        )
+    if settings.sweep_interval_seconds > 0:
+        sweeper = Sweeper(chains, custody, fee_ceilings=fee_ceilings(settings), data_dir=settings.data_dir)
+        workers.append(
+            (
+                "sweeps",
+                lambda stop: run_worker(
+                    "sweeps", database, stop, sweeper.run_pass, idle_seconds=settings.sweep_interval_seconds
+                ),
             )
         )
     local = chains.get(LOCAL_CHAIN_ID)

@@ -1,6 +1,7 @@
 """The engine's gauges for GET /metrics: payouts, webhook deliveries and exports waiting; the
 report projector's and deposit watchers' leases; each chain's head, the deposit watcher's lag
-behind it and the embedded chain's miner lease; the treasury's findings and wallet balances."""
+behind it and the embedded chain's miner lease; the treasury's findings and wallet balances;
+the sweeps' totals."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from appliance.engine.db import database
 from appliance.engine.models import ChainCursor, ExportJob, Payout, Projection, WebhookDelivery
 from appliance.engine.payouts.fencing import fenced_gauge
 from appliance.engine.payouts.pipeline import OPEN
+from appliance.engine.sweeps.view import sweep_gauges
 from appliance.engine.treasury.job import treasury_gauges
 
 
@@ -31,7 +33,7 @@ def collector(chains: Chains, data_dir: Path) -> DatabaseCollector:
             Queue("exports", ExportJob, lambda: ExportJob.status == "PENDING"),
         ],
         leases=[Lease("projection", Projection, "name"), Lease("deposits", ChainCursor, "chain_id")],
-        extra=[lambda: chain_gauges(chains, data_dir), fenced_gauge, treasury_gauges],
+        extra=[lambda: chain_gauges(chains, data_dir), fenced_gauge, treasury_gauges, sweep_gauges],
     )
 
 

@@ -421,3 +421,32 @@ class TreasuryRun(BaseModel):
 
     class Meta:
         table_name = "treasury_run"
+
+
+class Sweep(BaseModel):
+    """One sweep of one asset from a deposit address into the payout wallet (appliance/engine/
+    sweeps/). ``status``: skipped (below the minimum: nothing moved), topping_up (the fee wallet's
+    gas top-up of the address is in flight), signed, sent, completed, failed. Deposits of the
+    address and asset confirmed before ``planned_at`` are covered by it. ``topup`` and
+    ``broadcast`` are the two nonce reservations (fee wallet, deposit address)."""
+
+    chain_id = peewee.CharField(max_length=32)
+    asset_code = peewee.CharField(max_length=16)
+    deposit_address = peewee.ForeignKeyField(DepositAddress, on_delete="RESTRICT")
+    address = peewee.CharField(max_length=42)
+    status = peewee.CharField(max_length=16)
+    amount_minor = peewee.CharField(max_length=90, null=True)  # what the payload in force moves
+    fee_minor = peewee.CharField(max_length=90, null=True)  # the sweep's network fee, once mined
+    topup_minor = peewee.CharField(max_length=90, null=True)
+    topup = peewee.ForeignKeyField(Broadcast, null=True, unique=True, on_delete="RESTRICT", backref="+")
+    broadcast = peewee.ForeignKeyField(
+        Broadcast, null=True, unique=True, on_delete="RESTRICT", backref="sweeps"
+    )
+    tx_hash = peewee.CharField(max_length=66, null=True)
+    reason = peewee.CharField(max_length=500, null=True)
+    planned_at = UTCDateTimeField()
+    created_at = UTCDateTimeField(default=now)
+    updated_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "sweep"

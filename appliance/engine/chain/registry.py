@@ -36,6 +36,7 @@ class Asset:
     network_id: int
     environment: str
     low_balance_minor: int | None = None  # the treasury's low-balance alarm (not in the spec's entry)
+    sweep_min_minor: int | None = None  # swept above this (None: above the sweep's own fee)
 
     @property
     def asset_id(self) -> str:
@@ -212,4 +213,5 @@ def _asset(chain_id: str, network_id: int, environment: str, config: AssetConfig
         network_id,
         environment,
         config.low_balance_minor,
+        config.sweep_min_minor,
     )

@@ -41,7 +41,7 @@ from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.deposits.service import transfer_body
 from appliance.engine.ledger import book
-from appliance.engine.models import ChainCursor, Deposit, DepositAddress, ScannedBlock
+from appliance.engine.models import ChainCursor, Deposit, DepositAddress, ScannedBlock, SignedPayload
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, DEPOSIT_RETRACTED, emit
 
 log = logging.getLogger("appliance.engine.deposits")
@@ -95,6 +95,24 @@ def _event_data(row: Deposit) -> dict[str, Any]:
         "addressId": address.address_id,
         "address": address.address,
     }
+
+
+def _not_our_own(found: list[Any]) -> list[Any]:
+    """Transfers the engine signed itself are no deposit: a sweep's gas top-up from the fee wallet
+    to a deposit address (appliance/engine/sweeps) would otherwise credit the operator with the
+    deployment's own gas. Every such payload is stored before it is sent, so it is known here."""
+    hashes = list({entry[1] for entry in found})
+    if not hashes:
+        return found
+    ours: set[str] = set()
+    for start in range(0, len(hashes), 500):
+        ours.update(
+            h
+            for (h,) in SignedPayload.select(SignedPayload.tx_hash)
+            .where(SignedPayload.tx_hash.in_(hashes[start : start + 500]))
+            .tuples()
+        )
+    return [entry for entry in found if entry[1] not in ours]
 
 
 class DepositWatcher:
@@ -297,6 +315,7 @@ class DepositWatcher:
             found += self._tokens_in(chain.token_transfers(first, last, list(tokens)), tokens, addresses)
         if last < first:
             return 0
+        found = _not_our_own(found)
         finalized = finalized_height(chain)
         with write_transaction(database):
             for address, tx_hash, index, code, value, number, block_hash in found:

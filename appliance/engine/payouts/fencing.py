@@ -33,7 +33,7 @@ from appliance.common.health import Check
 from appliance.engine.chain.base import Chain, ChainTransaction
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, Payout, SignedPayload, Wallet
+from appliance.engine.models import Broadcast, DepositAddress, Payout, SignedPayload, Wallet
 from appliance.engine.payouts import transactions
 from appliance.engine.payouts.state import transition
 
@@ -244,11 +244,21 @@ class Fencing:
 
     def _adopt(self, chain_id: str, address: str, role: str, tx: ChainTransaction, head: int) -> bool:
         """Record ``tx`` as the engine's own (inside the caller's write transaction) when it pays an
-        unfinished payout exactly, or is a gas top-up; False when it matches nothing."""
+        unfinished payout exactly, or is a gas top-up; False when it matches nothing. A deposit
+        address's own transactions are only ever the engine's sweeps, stored before they are sent:
+        one it has no record of is never adopted (its wallet is fenced)."""
+        if role == "deposit":
+            return False
         if role == "fee":
             if tx.data or tx.to is None or tx.value <= 0:
                 return False
-            _store(chain_id, address, tx, None, "gas_topup", head)
+            # A top-up of a deposit address's gas (for its token's sweep) or of the payout wallet's.
+            to_deposit = (
+                DepositAddress.select()
+                .where((DepositAddress.chain_id == chain_id) & (DepositAddress.address == tx.to))
+                .exists()
+            )
+            _store(chain_id, address, tx, None, "sweep_topup" if to_deposit else "gas_topup", head)
             return True
         payout = self.matching_payout(chain_id, tx)
         if payout is None:

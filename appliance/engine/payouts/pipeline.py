@@ -362,13 +362,7 @@ class Pipeline:
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
         """The market's fees under the chain's ceiling: None when even the base fee and the tip
         are above it (nothing offered under it could be included now)."""
-        ceiling = self.ceilings.get(chain_id)
-        if ceiling is None or quote.max_fee_per_gas <= ceiling:
-            return quote
-        base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
-        if base + quote.max_priority_fee_per_gas > ceiling:
-            return None
-        return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _above_ceiling(self, chain_id: str, chain: Chain) -> str:
         return (
@@ -529,16 +523,7 @@ class Pipeline:
         return chain
 
     def _mined_payload(self, chain: Chain, broadcast: Broadcast) -> Receipt | None:
-        hashes = [broadcast.tx_hash] + [
-            p.tx_hash
-            for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)
-            if p.tx_hash != broadcast.tx_hash
-        ]
-        for tx_hash in hashes:
-            receipt = chain.receipt(tx_hash)
-            if receipt is not None:
-                return receipt
-        return None
+        return transactions.mined_payload(chain, broadcast)
 
     def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         chain = self._chain(broadcast)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import rlp
@@ -21,7 +22,7 @@ from hexbytes import HexBytes
 
 from appliance.common import clock
 from appliance.common.db import locked
-from appliance.engine.chain.base import FeeQuote
+from appliance.engine.chain.base import Chain, FeeQuote, Receipt
 from appliance.engine.custody import Custody
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
 
@@ -41,6 +42,18 @@ def erc20_transfer_data(to: str, amount: int) -> bytes:
 def digest(raw: bytes) -> str:
     """signedPayloadDigest: SHA-256 of the signed bytes (the tx hash is keccak of the same bytes)."""
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+# Signs one transaction dict; returns (raw bytes, 0x hash). Callers that must hold their own signing
+# rules (the sweeps: appliance/engine/sweeps/signing.py) pass theirs; by default the custody key at
+# the reservation's key path signs.
+Sign = Callable[[dict[str, Any]], tuple[bytes, str]]
+
+
+def _signer(custody: Custody, key_path: tuple[int, int], sign: Sign | None) -> Sign:
+    if sign is not None:
+        return sign
+    return lambda tx: custody.sign_transaction(*key_path, tx)
 
 
 class NonceAhead(Exception):
@@ -115,9 +128,10 @@ def sign_and_store(
     purpose: str,
     payout_id: int | None,
     signed_block: int | None = None,
+    sign: Sign | None = None,
 ) -> Broadcast:
     """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
-    raw, tx_hash = custody.sign_transaction(*key_path, _tx(network_id, nonce, to, value, data, gas, fees))
+    raw, tx_hash = _signer(custody, key_path, sign)(_tx(network_id, nonce, to, value, data, gas, fees))
     moment = clock.now()
     broadcast = Broadcast.create(
         payout=payout_id,
@@ -166,6 +180,17 @@ def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
     return _keep_payload(broadcast, moment)
 
 
+def capped_fees(quote: FeeQuote, ceiling: int | None) -> FeeQuote | None:
+    """The market's fees under a chain's ceiling (its max_fee_per_gas, None: none): None when even
+    the base fee and the tip are above it (nothing offered under it could be included now)."""
+    if ceiling is None or quote.max_fee_per_gas <= ceiling:
+        return quote
+    base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
+    if base + quote.max_priority_fee_per_gas > ceiling:
+        return None
+    return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
+
+
 def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = None) -> FeeQuote | None:
     """Fees of a replacement: at least 12.5 % above the payload in force, and at the market, but
     not above ``ceiling`` (the chain's max_fee_per_gas): None when the least replacement a node
@@ -192,11 +217,12 @@ def replace(
     value: int,
     data: bytes,
     fees: FeeQuote,
+    sign: Sign | None = None,
 ) -> Broadcast:
     """Re-sign the reservation's transaction at the same nonce with ``fees`` and make it the
     payload in force (inside the caller's write transaction)."""
-    raw, tx_hash = custody.sign_transaction(
-        *key_path, _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
+    raw, tx_hash = _signer(custody, key_path, sign)(
+        _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
     )
     moment = clock.now()
     broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
@@ -206,6 +232,21 @@ def replace(
     broadcast.updated_at = moment  # type: ignore[assignment]
     broadcast.save()
     return _keep_payload(broadcast, moment)
+
+
+def mined_payload(chain: Chain, broadcast: Broadcast) -> Receipt | None:
+    """The receipt of whichever payload signed at the reservation is in the canonical chain (the
+    payload in force first), or None."""
+    hashes = [broadcast.tx_hash] + [
+        p.tx_hash
+        for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)
+        if p.tx_hash != broadcast.tx_hash
+    ]
+    for tx_hash in hashes:
+        receipt = chain.receipt(tx_hash)
+        if receipt is not None:
+            return receipt
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,6 +277,11 @@ def is_cancel(raw_hex: str, wallet: str) -> bool:
 def decode_call(broadcast: Broadcast) -> tuple[str, int, bytes]:
     """(to, value, data) of the payload in force, read back from the stored bytes."""
     return _decode_raw(broadcast.raw)
+
+
+def decode_raw(raw_hex: str) -> tuple[str, int, bytes]:
+    """(to, value, data) of signed bytes given in hex (a stored payload's ``raw``)."""
+    return _decode_raw(raw_hex)
 
 
 @functools.lru_cache(maxsize=8192)

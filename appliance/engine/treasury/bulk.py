@@ -146,21 +146,32 @@ class BulkReader:
         return [_uint(r) for r in self.batch(calls)]
 
     def receipts(self, tx_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
-        """tx hash → {"status", "blockNumber"} of the canonical chain, or None (not included)."""
+        """tx hash → {"status", "blockNumber", "fee"} of the canonical chain (fee: gas used ×
+        effective gas price, in wei), or None (not included)."""
         hashes = list(dict.fromkeys(tx_hashes))
         if self.url is None:
             out: dict[str, dict[str, Any] | None] = {}
             for h in hashes:
                 r = self.chain.receipt(h)
                 out[h] = (
-                    None if r is None else {"status": 1 if r.success else 0, "blockNumber": r.block_number}
+                    None
+                    if r is None
+                    else {
+                        "status": 1 if r.success else 0,
+                        "blockNumber": r.block_number,
+                        "fee": r.gas_used * r.effective_gas_price,
+                    }
                 )
             return out
         answers = self.batch([("eth_getTransactionReceipt", [h]) for h in hashes])
         return {
             h: None
             if not a or a.get("blockNumber") is None
-            else {"status": _uint(a.get("status", "0x0")), "blockNumber": _uint(a["blockNumber"])}
+            else {
+                "status": _uint(a.get("status", "0x0")),
+                "blockNumber": _uint(a["blockNumber"]),
+                "fee": _uint(a.get("gasUsed", "0x0")) * _uint(a.get("effectiveGasPrice", "0x0")),
+            }
             for h, a in zip(hashes, answers, strict=True)
         }
 

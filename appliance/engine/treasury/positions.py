@@ -5,10 +5,13 @@ Roles: ``payout`` (m/44'/60'/0'/0/0, pays every payout), ``fee`` (m/44'/60'/0'/0
 payout wallet's gas) and ``deposit`` (every operator's deposit addresses). expectedMinor is:
 
 - deposit: the transfers recorded to the address (PENDING and CONFIRMED; a RETRACTED one is not
-  there any more). Nothing is swept yet, so a deposit address keeps everything it received.
+  there any more), less what its sweeps moved to the payout wallet and the network fees they
+  paid, plus the gas top-ups it received from the fee wallet (sweeps/movements.py).
 - payout: what the payout wallet still has to pay: the amounts of open payouts of the asset whose
-  transaction is not mined yet (the wallet is short when it holds less).
-- fee: 0: the fee wallet owes nobody anything; it only tops up the payout wallet's gas.
+  transaction is not mined yet (the wallet is short when it holds less). A sweep into it is no
+  obligation: the chain shows it once mined.
+- fee: what the fee wallet has signed and not yet paid (the native asset): its gas top-ups not
+  mined yet; 0 otherwise.
 
 A deposit address appears only when it holds or is owed something (most addresses of a large
 deployment are empty); the two wallets always appear, one row per asset of their chain.
@@ -23,6 +26,7 @@ from typing import Any
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import Custody
 from appliance.engine.models import Broadcast, Deposit, DepositAddress, Payout
+from appliance.engine.sweeps.movements import deposit_movements, fee_wallet_owes
 from appliance.engine.treasury.bulk import BulkReader
 
 ROLES = ("payout", "fee", "deposit")
@@ -117,6 +121,9 @@ def chain_positions(
         pairs += [("deposit", address, asset) for address in deposit_addresses(chain_id) for asset in assets]
     balances = reader.balances([holding(address, asset) for _, address, asset in pairs], block)
     recorded = recorded_deposits(chain_id, through_block=block)
+    if deposits:
+        for key, change in deposit_movements(chains, chain_id, reader, block).items():
+            recorded[key] = recorded.get(key, 0) + change
     owed = payout_obligations(chain_id)
     out = []
     for (role, address, asset), on_chain in zip(pairs, balances, strict=True):
@@ -124,8 +131,10 @@ def chain_positions(
             expected = recorded.get((address, asset.code), 0)
             if not on_chain and not expected:
                 continue
+        elif role == "payout":
+            expected = owed.get(asset.code, 0)
         else:
-            expected = owed.get(asset.code, 0) if role == "payout" else 0
+            expected = fee_wallet_owes(chain_id, address) if asset.kind == "native" else 0
         out.append(Position(chain_id, asset.code, role, address, on_chain, expected))
     return out
 

@@ -15,7 +15,8 @@ Findings (critical ones fail the ``treasury`` readiness check):
 - ``payout_not_on_chain`` (critical): a COMPLETED payout whose transaction the canonical chain
   does not hold (or holds as reverted).
 - ``stuck_transaction``: a signed or sent transaction not mined after STUCK_AFTER.
-- ``unswept``: a deposit address holding confirmed deposits older than UNSWEPT_AFTER.
+- ``unswept``: a deposit address holding, above the asset's sweep minimum, a confirmed deposit
+  older than UNSWEPT_AFTER that no sweep covered.
 - ``low_balance``: the payout wallet (or the fee wallet, native asset) below the asset's
   ``low_balance_minor``, or below what its open payouts still need.
 
@@ -36,14 +37,13 @@ from eth_utils import to_checksum_address
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
-from appliance.engine.chain.base import ChainError
+from appliance.engine.chain.base import ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import Custody
 from appliance.engine.db import database
 from appliance.engine.models import (
     Broadcast,
     ChainCursor,
-    Deposit,
     DepositAddress,
     Payout,
     SignedPayload,
@@ -51,6 +51,8 @@ from appliance.engine.models import (
     TreasuryFinding,
     TreasuryRun,
 )
+from appliance.engine.sweeps.planning import minimum as sweep_minimum
+from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
 from appliance.engine.treasury.positions import Position, chain_positions, wallet_addresses
 
@@ -223,36 +225,35 @@ class ChainRun:
         self._unswept(held)
 
     def _unswept(self, held: dict[tuple[str, str], int]) -> None:
+        """A deposit address holding, for more than UNSWEPT_AFTER, a confirmed deposit that no
+        sweep has covered (none planned after it was confirmed, none open), and more than the
+        asset's sweep minimum (what a sweep would move)."""
         cutoff = clock.now() - UNSWEPT_AFTER
-        oldest: dict[tuple[str, str], datetime] = {}
-        totals: dict[tuple[str, str], int] = defaultdict(int)
-        query = (
-            Deposit.select(
-                DepositAddress.address, Deposit.asset_code, Deposit.amount_minor, Deposit.confirmed_at
-            )
-            .join(DepositAddress, on=(Deposit.address == DepositAddress.id))
-            .where((Deposit.chain_id == self.chain_id) & (Deposit.status == "CONFIRMED"))
-        )
-        for address, code, amount, confirmed_at in query.tuples():
-            key = (address, code)
-            totals[key] += int(amount)
-            if confirmed_at is not None and (key not in oldest or confirmed_at < oldest[key]):
-                oldest[key] = confirmed_at
-        for (address, code), since in sorted(oldest.items()):
+        fees: FeeQuote | None = None
+        for (address, code), since, total in unswept_deposits(self.chain_id, cutoff):
             on_chain = held.get((address, code), 0)
-            if since <= cutoff and on_chain > 0:
-                self.findings.append(
-                    Finding(
-                        "unswept",
-                        self.chain_id,
-                        code,
-                        address,
-                        0,
-                        on_chain,
-                        f"confirmed deposits of {totals[(address, code)]} wait at the deposit address "
-                        f"since {clock.iso(since)}; nothing moves them to the payout wallet yet",
-                    )
+            asset = self.chains.find(self.chain_id, code)
+            if asset is None or on_chain <= 0:
+                continue
+            if asset.kind == "native" and asset.sweep_min_minor is None and fees is None:
+                fees = self.chains.chains[self.chain_id].fee_quote()
+            least = sweep_minimum(asset, fees)
+            if on_chain <= least:
+                continue
+            self.findings.append(
+                Finding(
+                    "unswept",
+                    self.chain_id,
+                    code,
+                    address,
+                    0,
+                    on_chain,
+                    f"confirmed deposits of {total} wait at the deposit address since {clock.iso(since)} "
+                    f"and no sweep moved them to the payout wallet (it holds {on_chain}, above the "
+                    f"sweep minimum of {least}): are sweeps off (sweep_interval_seconds), or waiting "
+                    "(the fee wallet unfunded, the fee above max_fee_per_gas)?",
                 )
+            )
 
     # -- nonces: what left the custody addresses -----------------------------------------------------
 

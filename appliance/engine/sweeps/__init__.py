@@ -1,0 +1,2 @@
+"""Sweeps: confirmed deposits move from the deposit addresses to the payout wallet
+(docs/engine-treasury.md, Sweeps)."""

@@ -1,0 +1,143 @@
+"""Which deposit addresses have something to sweep, and the least worth sweeping.
+
+A (deposit address, asset) is due when a deposit of it became CONFIRMED after the last sweep of
+it was planned (``Sweep.planned_at``: taken before that sweep read the balance, so every deposit
+confirmed earlier was in the balance it read) and no sweep of the address is open: an address
+sweeps one asset at a time, because its sweeps share its nonces and its native balance (a token's
+sweep spends the gas that an open native sweep would take away). Tokens go before the native
+asset: a token's transfer may then spend gas the address already holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+import peewee
+
+from appliance.engine.chain.base import FeeQuote
+from appliance.engine.chain.registry import Asset
+from appliance.engine.models import Deposit, DepositAddress, Sweep
+
+OPEN = ("topping_up", "signed", "sent")
+NATIVE_GAS = 21_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Due:
+    deposit_address_id: int
+    address: str
+    asset_code: str
+
+
+def due(chain_id: str, native_code: str | None, limit: int) -> list[Due]:
+    """(address, asset) pairs to sweep on the chain, at most ``limit`` addresses, tokens first."""
+    confirmed = (
+        Deposit.select(
+            Deposit.address, DepositAddress.address, Deposit.asset_code, peewee.fn.MAX(Deposit.confirmed_at)
+        )
+        .join(DepositAddress, on=(Deposit.address == DepositAddress.id))
+        .where((Deposit.chain_id == chain_id) & (Deposit.status == "CONFIRMED"))
+        .group_by(Deposit.address, DepositAddress.address, Deposit.asset_code)
+        .tuples()
+    )
+    planned: dict[tuple[int, str], datetime] = {
+        (int(a), code): at
+        for a, code, at in Sweep.select(
+            Sweep.deposit_address, Sweep.asset_code, peewee.fn.MAX(Sweep.planned_at)
+        )
+        .where(Sweep.chain_id == chain_id)
+        .group_by(Sweep.deposit_address, Sweep.asset_code)
+        .tuples()
+    }
+    busy = {
+        int(a)
+        for (a,) in Sweep.select(Sweep.deposit_address)
+        .where((Sweep.chain_id == chain_id) & Sweep.status.in_(OPEN))
+        .tuples()
+    }
+    out: list[Due] = []
+    for address_id, address, code, confirmed_at in confirmed:
+        if int(address_id) in busy or confirmed_at is None:
+            continue
+        last = planned.get((int(address_id), code))
+        if last is None or _as_datetime(confirmed_at) > _as_datetime(last):
+            out.append(Due(int(address_id), address, code))
+    out.sort(key=lambda d: (d.deposit_address_id, d.asset_code == native_code, d.asset_code))
+    chosen: dict[int, Due] = {}
+    for d in out:  # one asset per address per pass
+        chosen.setdefault(d.deposit_address_id, d)
+    return list(chosen.values())[:limit]
+
+
+def _as_datetime(value: object) -> datetime:
+    # MAX() over a UTCDateTimeField comes back as the stored text on SQLite.
+    if isinstance(value, datetime):
+        return value
+    from appliance.common.db import UTCDateTimeField
+
+    return UTCDateTimeField().python_value(value)  # type: ignore[no-any-return]
+
+
+def minimum(asset: Asset, fees: FeeQuote | None) -> int:
+    """The balance a sweep must exceed: the asset's sweep_min_minor; by default, for the native
+    asset, the sweep's own fee at the quoted maximum (a smaller sweep would mostly pay the network),
+    and for a token nothing (its fee is paid in the native asset, whose price in the token the
+    engine does not know)."""
+    if asset.sweep_min_minor is not None:
+        return asset.sweep_min_minor
+    if asset.kind == "native":
+        return NATIVE_GAS * (fees.max_fee_per_gas if fees is not None else 0)
+    return 0
+
+
+def unswept_deposits(
+    chain_id: str, confirmed_before: datetime
+) -> list[tuple[tuple[str, str], datetime, int]]:
+    """((address, asset code), oldest confirmation, total) of CONFIRMED deposits confirmed before
+    ``confirmed_before`` that no sweep covers: none of the address and asset planned after the
+    deposit was confirmed, and no sweep of the address open (in flight, it covers them)."""
+    planned: dict[tuple[int, str], datetime] = {
+        (int(a), code): _as_datetime(at)
+        for a, code, at in Sweep.select(
+            Sweep.deposit_address, Sweep.asset_code, peewee.fn.MAX(Sweep.planned_at)
+        )
+        .where((Sweep.chain_id == chain_id) & (Sweep.status != "skipped"))
+        .group_by(Sweep.deposit_address, Sweep.asset_code)
+        .tuples()
+    }
+    busy = {
+        int(a)
+        for (a,) in Sweep.select(Sweep.deposit_address)
+        .where((Sweep.chain_id == chain_id) & Sweep.status.in_(OPEN))
+        .tuples()
+    }
+    rows = (
+        Deposit.select(
+            Deposit.address,
+            DepositAddress.address,
+            Deposit.asset_code,
+            Deposit.amount_minor,
+            Deposit.confirmed_at,
+        )
+        .join(DepositAddress, on=(Deposit.address == DepositAddress.id))
+        .where(
+            (Deposit.chain_id == chain_id)
+            & (Deposit.status == "CONFIRMED")
+            & (Deposit.confirmed_at <= confirmed_before)
+        )
+        .tuples()
+    )
+    oldest: dict[tuple[str, str], datetime] = {}
+    totals: dict[tuple[str, str], int] = {}
+    for address_id, address, code, amount, confirmed_at in rows:
+        if int(address_id) in busy or confirmed_at is None:
+            continue
+        last = planned.get((int(address_id), code))
+        if last is not None and last >= confirmed_at:
+            continue
+        key = (address, code)
+        totals[key] = totals.get(key, 0) + int(amount)
+        if key not in oldest or confirmed_at < oldest[key]:
+            oldest[key] = confirmed_at
+    return [(key, oldest[key], totals[key]) for key in sorted(oldest)]
