@@ -46,6 +46,7 @@ PARALLEL = 8
 PER_ENDPOINT = 2  # batches to one endpoint under way at once
 BATCH = 32  # deliveries claimed at once; sent to one endpoint as one batch
 BATCH_SECONDS = 20.0  # a batch starts no attempt after this (each may take TIMEOUT_SECONDS more)
+FREED_WAIT_SECONDS = 0.5  # a pass that found every place taken waits this long for one to free
 
 
 @dataclass
@@ -101,7 +102,8 @@ class DeliveryPool:
         self._lock = threading.Lock()
         self._busy: Counter[int] = Counter()  # endpoint row id -> deliveries under way
         self._futures: set[Future] = set()
-        self._full: list[int] = []  # endpoints with per_endpoint deliveries under way, at a claim
+        self._full: list[int] = []  # endpoints with per_endpoint batches under way, at a claim
+        self._freed = threading.Event()  # a batch ended: its place is free
 
     def deliver_batch(self, row_ids: list[int]) -> int:
         """Send these leased deliveries (all to one endpoint) and record them; returns how many
@@ -129,14 +131,27 @@ class DeliveryPool:
 
     def run_pass(self) -> int:
         """Start batches of due deliveries in the pool's free places; returns how many deliveries
-        were started (0: all places taken or nothing due, and the worker rests)."""
+        were started (0: nothing due, and the worker rests). When every place is taken, or due
+        rows wait for an endpoint at its limit, the pass waits (at most ``FREED_WAIT_SECONDS``)
+        for a batch to end and fills its place at once: the worker's idle pause would leave the
+        places of a backlog empty most of the time."""
+        self._freed.clear()
+        started, blocked = self._fill()
+        if started or not blocked:
+            return started
+        self._freed.wait(FREED_WAIT_SECONDS)
+        return self._fill()[0]
+
+    def _fill(self) -> tuple[int, bool]:
+        """(deliveries started, whether places or endpoint limits stopped the filling)."""
         started = 0
         while self.in_flight() < self.parallel:
             with self._lock:
                 self._full = [endpoint for endpoint, n in self._busy.items() if n >= self.per_endpoint]
+                limited = bool(self._full)
             batches = self._claim()
             if not batches:
-                break
+                return started, limited
             for endpoint_id, row_ids in batches:
                 with self._lock:
                     self._busy[endpoint_id] += 1
@@ -144,7 +159,7 @@ class DeliveryPool:
                     self._futures.add(future)
                 future.add_done_callback(functools.partial(self._done, endpoint_id=endpoint_id))
                 started += len(row_ids)
-        return started
+        return started, True
 
     def _claim(self) -> list[tuple[int, list[int]]]:
         """Lease the oldest due deliveries to endpoints that have a place left, as one batch per
@@ -170,6 +185,7 @@ class DeliveryPool:
             self._busy[endpoint_id] -= 1
             if self._busy[endpoint_id] <= 0:
                 del self._busy[endpoint_id]
+        self._freed.set()
 
     def wait(self) -> None:
         """Until every delivery started has ended (for tests and an orderly stop)."""
