@@ -116,9 +116,11 @@ class DeliveryPool:
         started = time.monotonic()
         attempts: list[tuple[int, str | None]] = []
         for n, item in enumerate(outgoing):
-            if time.monotonic() - started > BATCH_SECONDS:
+            if n and time.monotonic() - started > BATCH_SECONDS:
                 return Sent(attempts, [rest.row_id for rest in outgoing[n:]])
-            attempts.append((item.row_id, self.connections.attempt(endpoint_id, url, item.body, item.headers())))
+            attempts.append(
+                (item.row_id, self.connections.attempt(endpoint_id, url, item.body, item.headers()))
+            )
         return Sent(attempts, [])
 
     def _claimable(self) -> Any:

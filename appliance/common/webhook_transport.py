@@ -331,7 +331,9 @@ def post(
     url: str, body: bytes, headers: dict[str, str], *, ca_file: str, allow_private: bool
 ) -> tuple[int, str]:
     """One POST on a connection of its own (nothing kept)."""
-    return KeptConnections(ca_file=ca_file, allow_private=allow_private, keep=0).post(None, url, body, headers)
+    return KeptConnections(ca_file=ca_file, allow_private=allow_private, keep=0).post(
+        None, url, body, headers
+    )
 
 
 def attempt(

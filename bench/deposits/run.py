@@ -37,7 +37,7 @@ from appliance.common.jobs import run_worker  # noqa: E402
 from appliance.common.webhook_pool import DeliveryPool  # noqa: E402
 from appliance.engine.app import create_app  # noqa: E402
 from appliance.engine.db import database  # noqa: E402
-from appliance.engine.models import Deposit, WebhookDelivery  # noqa: E402
+from appliance.engine.models import Deposit  # noqa: E402
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, emit  # noqa: E402
 from appliance.engine.webhooks.sender import WebhookSender  # noqa: E402
 from appliance.settings import Settings, load_settings  # noqa: E402

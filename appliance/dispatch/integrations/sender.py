@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
@@ -57,7 +57,10 @@ class OrderWebhookSender(DeliveryPool):
         sent = self.send(
             endpoint.id,
             endpoint.url,
-            [Outgoing(d.id, d.message.payload.encode(), self._headers(secret, d.message)) for d in deliveries],
+            [
+                Outgoing(d.id, d.message.payload.encode(), self._headers(secret, d.message))
+                for d in deliveries
+            ],
         )
         return self._record(endpoint, {d.id: d for d in deliveries}, sent)
 
@@ -79,7 +82,8 @@ class OrderWebhookSender(DeliveryPool):
         """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
         (in the order they were made), and the untried rows handed back: one transaction."""
         moment = clock.now()
-        since, last_error = endpoint.failing_since, endpoint.last_error
+        since: datetime | None = endpoint.failing_since
+        last_error: str | None = endpoint.last_error
         delivered = [row_id for row_id, error in sent.attempts if error is None]
         with write_transaction(database):
             if delivered:

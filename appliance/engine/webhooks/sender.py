@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from appliance.common import clock
 from appliance.common import webhook_transport as transport
@@ -80,7 +80,10 @@ class WebhookSender(DeliveryPool):
             sent = self.send(
                 endpoint.id,
                 endpoint.url,
-                [Outgoing(d.id, d.event.payload.encode(), self._headers(secret, path, endpoint, d)) for d in deliveries],
+                [
+                    Outgoing(d.id, d.event.payload.encode(), self._headers(secret, path, endpoint, d))
+                    for d in deliveries
+                ],
             )
         return self._record(endpoint, {d.id: d for d in deliveries}, sent)
 
@@ -108,7 +111,8 @@ class WebhookSender(DeliveryPool):
         """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
         (in the order they were made), and the untried rows handed back: one transaction."""
         moment = clock.now()
-        since, last_error = endpoint.failing_since, endpoint.last_error
+        since: datetime | None = endpoint.failing_since
+        last_error: str | None = endpoint.last_error
         delivered = [row_id for row_id, error in sent.attempts if error is None]
         disabled = False
         with write_transaction(database):
@@ -149,7 +153,10 @@ class WebhookSender(DeliveryPool):
                     WebhookEndpoint.id == endpoint.id
                 ).execute()
                 WebhookDelivery.update(
-                    status="failed", lease_until=None, lease_holder=None, last_error="the endpoint is disabled"
+                    status="failed",
+                    lease_until=None,
+                    lease_holder=None,
+                    last_error="the endpoint is disabled",
                 ).where(
                     (WebhookDelivery.endpoint == endpoint.id) & (WebhookDelivery.status == "queued")
                 ).execute()
