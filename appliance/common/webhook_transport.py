@@ -238,6 +238,7 @@ class KeptConnections:
         self._idle: dict[Hashable, list[_PinnedHTTPSConnection]] = {}
         self._lock = threading.Lock()
         self.opened = 0  # connections opened (handshakes), for the benchmark
+        self._pruned = time.monotonic()
 
     def _checkout(self, key: Hashable) -> _PinnedHTTPSConnection | None:
         while True:
@@ -251,12 +252,33 @@ class KeptConnections:
             connection.close()
 
     def _checkin(self, key: Hashable, connection: _PinnedHTTPSConnection) -> None:
+        expired = self._expired()
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if len(idle) < self.keep:
                 idle.append(connection)
-                return
-        connection.close()
+            else:
+                expired.append(connection)
+        for old in expired:
+            old.close()
+
+    def _expired(self) -> list[_PinnedHTTPSConnection]:
+        """Idle connections too old to be reused, taken out at most once per REUSE_SECONDS: an
+        endpoint called once would otherwise keep its sockets open for good."""
+        moment = time.monotonic()
+        with self._lock:
+            if moment - self._pruned < REUSE_SECONDS:
+                return []
+            self._pruned = moment
+            expired = []
+            for key in list(self._idle):
+                kept = [c for c in self._idle[key] if moment - c.opened_at <= REUSE_SECONDS]
+                expired += [c for c in self._idle[key] if moment - c.opened_at > REUSE_SECONDS]
+                if kept:
+                    self._idle[key] = kept
+                else:
+                    del self._idle[key]
+        return expired
 
     def close(self) -> None:
         with self._lock:

@@ -101,3 +101,16 @@ def test_an_attempt_on_a_kept_connection_is_bounded_and_its_connection_not_reuse
     assert post(connections, receiver, 1) == "AttemptTimeout: no answer within 1 s"
     assert post(connections, receiver, 2) is None
     assert receiver.connections == 2  # the timed-out connection was closed, not kept
+
+
+def test_idle_connections_past_their_age_are_closed_not_kept_for_good(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connections = transport.KeptConnections(ca_file=str(receiver.ca_file), allow_private=True)
+    assert post(connections, receiver, 0) is None
+    [[kept]] = connections._idle.values()
+    monkeypatch.setattr(transport, "REUSE_SECONDS", 0.0)
+    # Any later delivery, here to another endpoint, closes the first endpoint's idle connection.
+    assert connections.attempt("endpoint-2", receiver.url, b"{}", {}) is None
+    assert kept.sock is None
+    assert [key[0] for key in connections._idle] == ["endpoint-2"]
