@@ -100,7 +100,7 @@ class DeliveryPool:
         )
         self.pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=name)
         self._lock = threading.Lock()
-        self._busy: Counter[int] = Counter()  # endpoint row id -> deliveries under way
+        self._busy: Counter[int] = Counter()  # endpoint row id -> batches under way
         self._futures: set[Future] = set()
         self._full: list[int] = []  # endpoints with per_endpoint batches under way, at a claim
         self._freed = threading.Event()  # a batch ended: its place is free
