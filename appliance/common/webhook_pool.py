@@ -1,17 +1,25 @@
 """The pool that sends queued webhook deliveries, shared by the payout engine's webhooks and the
-dispatch service's order webhooks: rows claimed with a lease (common/jobs.py), sent in parallel
-so that one slow receiver never holds up the others.
+dispatch service's order webhooks: rows claimed with a lease (common/jobs.py) in batches, sent in
+parallel so that one slow receiver never holds up the others.
 
 A pass never waits for the deliveries it starts: it fills the free places of a pool of
-``parallel`` threads and returns, so a delivery that ends frees its place for the next one at once
-(waiting for a whole batch let one slow receiver hold every other delivery). At most
-``per_endpoint`` deliveries to one endpoint are under way at once, so a slow receiver with a
-backlog takes two places, never the pool. Every attempt is bounded as a whole
-(webhook_transport.TIMEOUT_SECONDS), well inside the lease.
+``parallel`` threads and returns, so a batch that ends frees its place for the next one at once
+(waiting for a whole pass let one slow receiver hold every other delivery). A place sends one
+batch: up to ``BATCH`` due deliveries to one endpoint, one after another over a kept HTTPS
+connection (webhook_transport.KeptConnections, one set per endpoint: one TLS handshake for the
+batch, not one per delivery), with the endpoint's secret decrypted once, and every attempt's
+outcome written in one transaction at the end (still one delivery row per attempt: each attempt
+updates its own row once). At most ``per_endpoint`` batches to one endpoint are under way at once,
+so a slow receiver with a backlog takes two places, never the pool. Every attempt is bounded as a
+whole (webhook_transport.TIMEOUT_SECONDS) and a batch starts no attempt after ``BATCH_SECONDS``
+(the rest are handed back untried, not counted), well inside the 60 s lease; a crash mid-batch
+leaves the rows leased, and they are claimed again when the lease ends (the same ``webhook-id``, so
+a receiver deduplicates what it already had).
 
-A subclass gives ``deliver(row_id)``: one attempt and its bookkeeping (delivered, retried later,
-given up). The delivery model has ``status`` ("queued" while there is work), ``endpoint`` (a
-foreign key), and the columns LeasedQueue needs.
+A subclass gives ``deliver_batch(row_ids)``: load the rows, ``send`` them, and record each attempt
+(delivered, retried later, given up) and hand back the untried ones in one transaction. The
+delivery model has ``status`` ("queued" while there is work), ``endpoint`` (a foreign key), and
+the columns LeasedQueue needs.
 """
 
 from __future__ import annotations
@@ -19,19 +27,45 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import peewee
 
+from appliance.common import webhook_transport as transport
 from appliance.common.jobs import LeasedQueue
 
 log = logging.getLogger("appliance.webhooks")
 
 PARALLEL = 8
-PER_ENDPOINT = 2  # deliveries to one endpoint under way at once
+PER_ENDPOINT = 2  # batches to one endpoint under way at once
+BATCH = 32  # deliveries claimed at once; sent to one endpoint as one batch
+BATCH_SECONDS = 20.0  # a batch starts no attempt after this (each may take TIMEOUT_SECONDS more)
+FREED_WAIT_SECONDS = 0.5  # a pass that found every place taken waits this long for one to free
+
+
+@dataclass
+class Outgoing:
+    """One delivery to send: its row, its body, and its headers, signed when it is sent (the
+    timestamp is the attempt's)."""
+
+    row_id: int
+    body: bytes
+    headers: Callable[[], dict[str, str]]
+
+
+@dataclass
+class Sent:
+    """What a batch did: (row id, None or why the attempt failed) in the order the attempts were
+    made, and the rows left untried (the batch ran out of time)."""
+
+    attempts: list[tuple[int, str | None]]
+    untried: list[int]
 
 
 class DeliveryPool:
@@ -43,10 +77,15 @@ class DeliveryPool:
         name: str,
         backoff_base: float = 5.0,
         backoff_cap: float = 6 * 3600.0,
+        ca_file: str,
+        allow_private: bool,
         parallel: int = PARALLEL,
         per_endpoint: int = PER_ENDPOINT,
     ) -> None:
         self.model: Any = model
+        self.ca_file = ca_file
+        self.allow_private = allow_private
+        self.connections = transport.KeptConnections(ca_file=ca_file, allow_private=allow_private)
         self.database = database
         self.parallel = parallel
         self.per_endpoint = per_endpoint
@@ -61,12 +100,28 @@ class DeliveryPool:
         )
         self.pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=name)
         self._lock = threading.Lock()
-        self._busy: Counter[int] = Counter()  # endpoint row id -> deliveries under way
+        self._busy: Counter[int] = Counter()  # endpoint row id -> batches under way
         self._futures: set[Future] = set()
-        self._full: list[int] = []  # endpoints with per_endpoint deliveries under way, at a claim
+        self._full: list[int] = []  # endpoints with per_endpoint batches under way, at a claim
+        self._freed = threading.Event()  # a batch ended: its place is free
 
-    def deliver(self, row_id: int) -> bool:
+    def deliver_batch(self, row_ids: list[int]) -> int:
+        """Send these leased deliveries (all to one endpoint) and record them; returns how many
+        were delivered."""
         raise NotImplementedError
+
+    def send(self, endpoint_id: int, url: str, outgoing: Sequence[Outgoing]) -> Sent:
+        """Each delivery once, in order, over the endpoint's kept connections, until the batch's
+        time is up."""
+        started = time.monotonic()
+        attempts: list[tuple[int, str | None]] = []
+        for n, item in enumerate(outgoing):
+            if n and time.monotonic() - started > BATCH_SECONDS:
+                return Sent(attempts, [rest.row_id for rest in outgoing[n:]])
+            attempts.append(
+                (item.row_id, self.connections.attempt(endpoint_id, url, item.body, item.headers()))
+            )
+        return Sent(attempts, [])
 
     def _claimable(self) -> Any:
         queued = self.model.status == "queued"
@@ -77,31 +132,54 @@ class DeliveryPool:
             return sum(self._busy.values())
 
     def run_pass(self) -> int:
-        """Start due deliveries in the pool's free places; returns how many were started (0: all
-        places taken or nothing due, and the worker rests)."""
+        """Start batches of due deliveries in the pool's free places; returns how many deliveries
+        were started (0: nothing due, and the worker rests). When every place is taken, or due
+        rows wait for an endpoint at its limit, the pass waits (at most ``FREED_WAIT_SECONDS``)
+        for a batch to end and fills its place at once: the worker's idle pause would leave the
+        places of a backlog empty most of the time."""
+        self._freed.clear()
+        started, blocked = self._fill()
+        if started or not blocked:
+            return started
+        self._freed.wait(FREED_WAIT_SECONDS)
+        return self._fill()[0]
+
+    def _fill(self) -> tuple[int, bool]:
+        """(deliveries started, whether places or endpoint limits stopped the filling)."""
         started = 0
         while self.in_flight() < self.parallel:
             with self._lock:
                 self._full = [endpoint for endpoint, n in self._busy.items() if n >= self.per_endpoint]
-            claimed = self._claim()
-            if claimed is None:
-                break
-            row_id, endpoint_id = claimed
-            with self._lock:
-                self._busy[endpoint_id] += 1
-                future = self.pool.submit(self._deliver_in_connection, row_id)
-                self._futures.add(future)
-            future.add_done_callback(functools.partial(self._done, endpoint_id=endpoint_id))
-            started += 1
-        return started
+                limited = bool(self._full)
+            batches = self._claim()
+            if not batches:
+                return started, limited
+            for endpoint_id, row_ids in batches:
+                with self._lock:
+                    self._busy[endpoint_id] += 1
+                    future = self.pool.submit(self._deliver_in_connection, row_ids)
+                    self._futures.add(future)
+                future.add_done_callback(functools.partial(self._done, endpoint_id=endpoint_id))
+                started += len(row_ids)
+        return started, True
 
-    def _claim(self) -> tuple[int, int] | None:
-        """Lease the oldest due delivery to an endpoint that has a place left: (row id, endpoint)."""
-        ids = self.queue.claim(1)
+    def _claim(self) -> list[tuple[int, list[int]]]:
+        """Lease the oldest due deliveries to endpoints that have a place left, as one batch per
+        endpoint: [(endpoint, row ids)]. Batches beyond the free places are handed back at once."""
+        ids = self.queue.claim(BATCH)
         if not ids:
-            return None
-        row = self.model.select(self.model.endpoint).where(self.model.id == ids[0]).first()
-        return ids[0], row.endpoint_id
+            return []
+        m = self.model
+        by_endpoint: dict[int, list[int]] = {}
+        for row in m.select(m.id, m.endpoint).where(m.id.in_(ids)).order_by(m.id):
+            by_endpoint.setdefault(row.endpoint_id, []).append(row.id)
+        batches = list(by_endpoint.items())
+        free = self.parallel - self.in_flight()
+        if len(batches) > free:
+            extra = [row_id for _, row_ids in batches[free:] for row_id in row_ids]
+            m.update(lease_until=None, lease_holder=None).where(m.id.in_(extra)).execute()
+            batches = batches[:free]
+        return batches
 
     def _done(self, future: Future, endpoint_id: int) -> None:
         with self._lock:
@@ -109,6 +187,7 @@ class DeliveryPool:
             self._busy[endpoint_id] -= 1
             if self._busy[endpoint_id] <= 0:
                 del self._busy[endpoint_id]
+        self._freed.set()
 
     def wait(self) -> None:
         """Until every delivery started has ended (for tests and an orderly stop)."""
@@ -120,10 +199,10 @@ class DeliveryPool:
             for future in pending:
                 future.result()
 
-    def _deliver_in_connection(self, delivery_id: int) -> int:
+    def _deliver_in_connection(self, row_ids: list[int]) -> int:
         with self.database.connection_context():
             try:
-                return int(self.deliver(delivery_id))
-            except Exception:  # keep the pass going; the lease expires and the row is retried
-                log.exception("%s delivery %s failed unexpectedly", self.model.__name__, delivery_id)
+                return self.deliver_batch(row_ids)
+            except Exception:  # keep the pass going; the leases expire and the rows are retried
+                log.exception("%s deliveries %s failed unexpectedly", self.model.__name__, row_ids)
                 return 0

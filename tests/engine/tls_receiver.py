@@ -80,11 +80,13 @@ class Receiver:
     url: str
     ca_file: Path
     received: list[Received] = field(default_factory=list)
-    # next statuses, or "hang" (3 s, then 200), "hang:SECONDS", or "trickle" (a 200 answer a byte
-    # every 0.2 s); then 200
+    # next statuses, or "hang" (3 s, then 200), "hang:SECONDS", "trickle" (a 200 answer a byte
+    # every 0.2 s), "close" (a 200 that closes the connection) or "drop" (the connection closed
+    # with no answer); then 200
     answers: list[int | str] = field(default_factory=list)
     # a request to one of these paths waits until its event is set, then answers 200
     held: dict[str, threading.Event] = field(default_factory=dict)
+    connections: int = 0  # TLS connections accepted (one handshake each): keep-alive is HTTP/1.1's
 
 
 @contextmanager
@@ -93,6 +95,15 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
     state: Receiver
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # connections are kept unless an answer closes them
+        # The status line and headers, then the body, are two writes: with Nagle's algorithm the
+        # second waits for the client's delayed ACK (40 ms) on a kept connection.
+        disable_nagle_algorithm = True
+
+        def setup(self) -> None:
+            state.connections += 1  # under the GIL; one accepting thread
+            super().setup()
+
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             state.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
@@ -100,6 +111,9 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
             if hold is not None:
                 hold.wait()
             answer = state.answers.pop(0) if state.answers and hold is None else 200
+            if answer == "drop":
+                self.close_connection = True
+                return
             if answer == "trickle":  # a 200, a byte every 0.2 s (8 s in all): no read waits 1 s
                 try:
                     for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
@@ -113,7 +127,12 @@ def tls_receiver(directory: Path, path: str = "/hooks/engine") -> Iterator[Recei
             if isinstance(answer, str) and answer.startswith("hang"):
                 time.sleep(float(answer.partition(":")[2] or 3))
                 answer = 200
+            if answer == "close":
+                self.close_connection = True  # and says so: "Connection: close"
+                answer = 200
             self.send_response(int(answer))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")

@@ -1,7 +1,9 @@
 """The order-webhook sender: queued deliveries claimed with a lease and sent in parallel by the
-pool shared with the payout engine (common/webhook_pool.py), over the same SSRF-guarded HTTPS
-(common/webhook_transport.py: public addresses only unless ``webhook_allow_private``, the system
-trust store plus ``webhook_ca_file``, 10 s per attempt, no redirects).
+pool shared with the payout engine (common/webhook_pool.py: batches to one endpoint over a kept
+connection, the secret decrypted once per batch, the attempts recorded in one transaction), over the same
+SSRF-guarded HTTPS (common/webhook_transport.py: public addresses only unless
+``webhook_allow_private``, the system trust store plus ``webhook_ca_file``, 10 s per attempt, no
+redirects).
 
 Every attempt of a message repeats its ``webhook-id`` (a receiver deduplicates on it), with a new
 ``webhook-timestamp`` and ``webhook-signature`` (Standard Webhooks, signing.py). Any 2xx is
@@ -13,12 +15,12 @@ queued deliveries are given up at their next turn.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from appliance.common import clock
-from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
-from appliance.common.webhook_pool import DeliveryPool
+from appliance.common.webhook_pool import DeliveryPool, Outgoing, Sent
 from appliance.dispatch.db import database
 from appliance.dispatch.integrations import signing
 from appliance.dispatch.integrations.service import endpoint_secret
@@ -31,60 +33,93 @@ RETRY_FOR = timedelta(days=3)
 
 class OrderWebhookSender(DeliveryPool):
     def __init__(self, master_key: bytes, *, ca_file: str, allow_private: bool) -> None:
-        super().__init__(WebhookDelivery, database, name="order-webhook")
-        self.master_key = master_key
-        self.ca_file = ca_file
-        self.allow_private = allow_private
-
-    def deliver(self, row_id: int) -> bool:
-        delivery = WebhookDelivery.get_by_id(row_id)
-        endpoint = CompanyWebhook.get_by_id(delivery.endpoint_id)
-        message = WebhookMessage.get_by_id(delivery.message_id)
-        if endpoint.deleted_at is not None:
-            self._give_up(delivery, "the endpoint was deleted")
-            return False
-        secret = endpoint_secret(self.master_key, endpoint)
-        body = message.payload.encode()
-        timestamp = clock.unix()
-        headers = {
-            "webhook-id": message.message_id,  # the same on every attempt
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": signing.sign(secret, message.message_id, timestamp, body),
-        }
-        error = transport.attempt(
-            endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
+        super().__init__(
+            WebhookDelivery, database, name="order-webhook", ca_file=ca_file, allow_private=allow_private
         )
-        if error is None:
+        self.master_key = master_key
+
+    def deliver_batch(self, row_ids: list[int]) -> int:
+        deliveries = list(
+            WebhookDelivery.select(WebhookDelivery, WebhookMessage)
+            .join(WebhookMessage)
+            .where(WebhookDelivery.id.in_(row_ids))
+            .order_by(WebhookDelivery.id)
+        )
+        if not deliveries:
+            return 0
+        endpoint = CompanyWebhook.get_by_id(deliveries[0].endpoint_id)
+        if endpoint.deleted_at is not None:
             with write_transaction(database):
+                for delivery in deliveries:
+                    self._give_up(delivery, "the endpoint was deleted")
+            return 0
+        secret = endpoint_secret(self.master_key, endpoint)  # once per batch
+        sent = self.send(
+            endpoint.id,
+            endpoint.url,
+            [
+                Outgoing(d.id, d.message.payload.encode(), self._headers(secret, d.message))
+                for d in deliveries
+            ],
+        )
+        return self._record(endpoint, {d.id: d for d in deliveries}, sent)
+
+    @staticmethod
+    def _headers(secret: str, message: WebhookMessage) -> Callable[[], dict[str, str]]:
+        body = message.payload.encode()
+
+        def signed() -> dict[str, str]:
+            timestamp = clock.unix()
+            return {
+                "webhook-id": message.message_id,  # the same on every attempt
+                "webhook-timestamp": str(timestamp),
+                "webhook-signature": signing.sign(secret, message.message_id, timestamp, body),
+            }
+
+        return signed
+
+    def _record(self, endpoint: CompanyWebhook, deliveries: dict[int, WebhookDelivery], sent: Sent) -> int:
+        """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
+        (in the order they were made), and the untried rows handed back: one transaction."""
+        moment = clock.now()
+        since: datetime | None = endpoint.failing_since
+        last_error: str | None = endpoint.last_error
+        delivered = [row_id for row_id, error in sent.attempts if error is None]
+        with write_transaction(database):
+            if delivered:
                 WebhookDelivery.update(
                     status="delivered",
-                    delivered_at=clock.now(),
+                    delivered_at=moment,
                     lease_until=None,
                     lease_holder=None,
                     attempts=WebhookDelivery.attempts + 1,
                     last_error=None,
-                ).where(WebhookDelivery.id == row_id).execute()
-                CompanyWebhook.update(failing_since=None, last_error=None).where(
+                ).where(WebhookDelivery.id.in_(delivered)).execute()
+            for row_id, error in sent.attempts:
+                if error is None:
+                    since, last_error = None, None
+                    continue
+                since, last_error = since or moment, error[:500]
+                if moment - deliveries[row_id].created_at >= RETRY_FOR:
+                    self._give_up(deliveries[row_id], error)
+                else:
+                    self.queue.retry_later(row_id, error)
+            if sent.untried:
+                WebhookDelivery.update(lease_until=None, lease_holder=None).where(
+                    WebhookDelivery.id.in_(sent.untried)
+                ).execute()
+            if sent.attempts:
+                CompanyWebhook.update(failing_since=since, last_error=last_error).where(
                     CompanyWebhook.id == endpoint.id
                 ).execute()
-            return True
-        with write_transaction(database):
-            CompanyWebhook.update(
-                failing_since=endpoint.failing_since or clock.now(), last_error=error[:500]
-            ).where(CompanyWebhook.id == endpoint.id).execute()
-        if clock.now() - delivery.created_at >= RETRY_FOR:
-            self._give_up(delivery, error)
-        else:
-            self.queue.retry_later(delivery.id, error)
-        return False
+        return len(delivered)
 
     def _give_up(self, delivery: WebhookDelivery, error: str) -> None:
-        with write_transaction(database):
-            WebhookDelivery.update(
-                status="failed",
-                lease_until=None,
-                lease_holder=None,
-                attempts=WebhookDelivery.attempts + 1,
-                last_error=error[:500],
-            ).where(WebhookDelivery.id == delivery.id).execute()
+        WebhookDelivery.update(
+            status="failed",
+            lease_until=None,
+            lease_holder=None,
+            attempts=WebhookDelivery.attempts + 1,
+            last_error=error[:500],
+        ).where(WebhookDelivery.id == delivery.id).execute()
         log.warning("order webhook delivery %s given up: %s", delivery.id, error)

@@ -1,6 +1,7 @@
 """The webhook delivery worker: queued deliveries, claimed with a lease and sent in parallel by
 the pool shared with the dispatch service's order webhooks (common/webhook_pool.py: PARALLEL
-places, at most PER_ENDPOINT to one endpoint, a pass never waits for the deliveries it starts),
+places, at most PER_ENDPOINT to one endpoint, batches of BATCH deliveries to one endpoint over a
+kept connection, recorded in one transaction; a pass never waits for the deliveries it starts),
 so that one slow receiver never holds up the others or the chain watcher.
 
 ``x-webhook-id`` is the message's id: the same on every attempt of one event to one endpoint
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from appliance.common import clock
 from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
-from appliance.common.webhook_pool import DeliveryPool
+from appliance.common.webhook_pool import DeliveryPool, Outgoing, Sent
 from appliance.engine import protocol
 from appliance.engine.auth.operators import decrypt_secret
 from appliance.engine.db import database
@@ -42,74 +44,134 @@ def message_id(event_id: str, endpoint_id: str) -> str:
 
 class WebhookSender(DeliveryPool):
     def __init__(self, master_key: bytes, *, ca_file: str, allow_private: bool) -> None:
-        super().__init__(WebhookDelivery, database, name="webhook", backoff_base=5.0, backoff_cap=6 * 3600.0)
+        super().__init__(
+            WebhookDelivery,
+            database,
+            name="webhook",
+            ca_file=ca_file,
+            allow_private=allow_private,
+            backoff_base=5.0,
+            backoff_cap=6 * 3600.0,
+        )
         self.master_key = master_key
-        self.ca_file = ca_file
-        self.allow_private = allow_private
 
-    def deliver(self, row_id: int) -> bool:
-        delivery = WebhookDelivery.get_by_id(row_id)
-        endpoint = WebhookEndpoint.get_by_id(delivery.endpoint_id)
-        event = WebhookEvent.get_by_id(delivery.event_id)
+    def deliver_batch(self, row_ids: list[int]) -> int:
+        deliveries = list(
+            WebhookDelivery.select(WebhookDelivery, WebhookEvent)
+            .join(WebhookEvent)
+            .where(WebhookDelivery.id.in_(row_ids))
+            .order_by(WebhookDelivery.id)
+        )
+        if not deliveries:
+            return 0
+        endpoint = WebhookEndpoint.get_by_id(deliveries[0].endpoint_id)
         if not endpoint.active:
-            self._give_up(delivery, "the endpoint is disabled")
-            return False
+            with write_transaction(database):
+                for delivery in deliveries:
+                    self._give_up(delivery, "the endpoint is disabled")
+            return 0
+        # Once per batch: the secret in the clear, and the path the signature binds.
         secret = decrypt_secret(self.master_key, endpoint.operator_id, endpoint.endpoint_id, endpoint.secret)
+        try:
+            _, _, path = transport.check_url(endpoint.url)
+        except transport.Refused as exc:
+            sent = Sent([(d.id, f"Refused: {exc}") for d in deliveries], [])
+        else:
+            sent = self.send(
+                endpoint.id,
+                endpoint.url,
+                [
+                    Outgoing(d.id, d.event.payload.encode(), self._headers(secret, path, endpoint, d))
+                    for d in deliveries
+                ],
+            )
+        return self._record(endpoint, {d.id: d for d in deliveries}, sent)
+
+    @staticmethod
+    def _headers(
+        secret: str, path: str, endpoint: WebhookEndpoint, delivery: WebhookDelivery
+    ) -> Callable[[], dict[str, str]]:
+        event = delivery.event
         body = event.payload.encode()
         webhook_id = message_id(event.event_id, endpoint.endpoint_id)  # the same on every attempt
-        timestamp = str(clock.unix())
-        _, _, path = transport.check_url(endpoint.url)
-        headers = {
-            "x-webhook-id": webhook_id,
-            "x-webhook-timestamp": timestamp,
-            "x-webhook-signature": protocol.sign(secret, webhook_id, timestamp, path.split("?")[0], body),
-            "x-webhook-event-id": event.event_id,
-            "x-webhook-event-type": event.event_type,
-        }
-        error = transport.attempt(
-            endpoint.url, body, headers, ca_file=self.ca_file, allow_private=self.allow_private
-        )
-        if error is None:
-            with write_transaction(database):
+
+        def signed() -> dict[str, str]:
+            timestamp = str(clock.unix())
+            return {
+                "x-webhook-id": webhook_id,
+                "x-webhook-timestamp": timestamp,
+                "x-webhook-signature": protocol.sign(secret, webhook_id, timestamp, path.split("?")[0], body),
+                "x-webhook-event-id": event.event_id,
+                "x-webhook-event-type": event.event_type,
+            }
+
+        return signed
+
+    def _record(self, endpoint: WebhookEndpoint, deliveries: dict[int, WebhookDelivery], sent: Sent) -> int:
+        """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
+        (in the order they were made), and the untried rows handed back: one transaction."""
+        moment = clock.now()
+        since: datetime | None = endpoint.failing_since
+        last_error: str | None = endpoint.last_error
+        delivered = [row_id for row_id, error in sent.attempts if error is None]
+        disabled = False
+        with write_transaction(database):
+            if delivered:
                 WebhookDelivery.update(
                     status="delivered",
-                    delivered_at=clock.now(),
+                    delivered_at=moment,
                     lease_until=None,
+                    lease_holder=None,
                     attempts=WebhookDelivery.attempts + 1,
                     last_error=None,
-                ).where(WebhookDelivery.id == row_id).execute()
-                WebhookEndpoint.update(failing_since=None, last_error=None).where(
+                ).where(WebhookDelivery.id.in_(delivered)).execute()
+            for row_id, error in sent.attempts:
+                if error is None:
+                    since, last_error = None, None
+                    continue
+                since, last_error = since or moment, error[:500]
+                delivery = deliveries[row_id]
+                if disabled:
+                    self._give_up(delivery, "the endpoint is disabled")
+                elif moment - since >= DISABLE_AFTER:
+                    self._give_up(delivery, error)
+                    disabled = True
+                elif moment - delivery.created_at >= RETRY_FOR:
+                    self._give_up(delivery, error)
+                else:
+                    self.queue.retry_later(row_id, error)
+            if sent.untried:
+                WebhookDelivery.update(lease_until=None, lease_holder=None).where(
+                    WebhookDelivery.id.in_(sent.untried)
+                ).execute()
+            if sent.attempts:
+                WebhookEndpoint.update(failing_since=since, last_error=last_error).where(
                     WebhookEndpoint.id == endpoint.id
                 ).execute()
-            return True
-        self._failed(delivery, endpoint, error)
-        return False
-
-    def _failed(self, delivery: WebhookDelivery, endpoint: WebhookEndpoint, error: str) -> None:
-        moment = clock.now()
-        since = endpoint.failing_since or moment
-        WebhookEndpoint.update(failing_since=since, last_error=error[:500]).where(
-            WebhookEndpoint.id == endpoint.id
-        ).execute()
-        if moment - since >= DISABLE_AFTER:
-            with write_transaction(database):
+            if disabled:
                 WebhookEndpoint.update(active=False, disabled_at=moment).where(
                     WebhookEndpoint.id == endpoint.id
                 ).execute()
                 WebhookDelivery.update(
-                    status="failed", lease_until=None, last_error="the endpoint is disabled"
+                    status="failed",
+                    lease_until=None,
+                    lease_holder=None,
+                    last_error="the endpoint is disabled",
                 ).where(
                     (WebhookDelivery.endpoint == endpoint.id) & (WebhookDelivery.status == "queued")
                 ).execute()
-            log.warning("webhook endpoint %s disabled after failing since %s: %s", endpoint.url, since, error)
-            return
-        if moment - delivery.created_at >= RETRY_FOR:
-            self._give_up(delivery, error)
-            return
-        self.queue.retry_later(delivery.id, error)
+        if disabled:
+            log.warning(
+                "webhook endpoint %s disabled after failing since %s: %s", endpoint.url, since, last_error
+            )
+        return len(delivered)
 
     def _give_up(self, delivery: WebhookDelivery, error: str) -> None:
         WebhookDelivery.update(
-            status="failed", lease_until=None, attempts=WebhookDelivery.attempts + 1, last_error=error[:500]
+            status="failed",
+            lease_until=None,
+            lease_holder=None,
+            attempts=WebhookDelivery.attempts + 1,
+            last_error=error[:500],
         ).where(WebhookDelivery.id == delivery.id).execute()
         log.warning("webhook delivery %s given up: %s", delivery.id, error)
