@@ -171,6 +171,9 @@ class Settings:
     # `serve` reconciles the custody wallets with the chains this often (a leased job: one process
     # of the deployment at a time); 0 turns the job off. docs/engine-treasury.md
     reconcile_interval_seconds: int = 300
+    # The most one gas transfer from the fee wallet (to the payout wallet, or to a deposit address
+    # before a token sweep) may carry: the signer refuses more (docs/engine-treasury.md, The signer).
+    signer_gas_cap_wei: int = 10**18
 
     @property
     def dispatch_db_url(self) -> str:
@@ -432,6 +435,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting connections_per_client: 0 (no bound) to 1000")
     if not (settings.reconcile_interval_seconds == 0 or 10 <= settings.reconcile_interval_seconds <= 86400):
         raise SettingsError("setting reconcile_interval_seconds: 0 (off) or 10 to 86400")
+    if not 0 <= settings.signer_gas_cap_wei < 2**63:
+        raise SettingsError("setting signer_gas_cap_wei: 0 to 2^63 - 1 (wei)")
     if not 1 <= settings.request_read_seconds <= 3600:
         raise SettingsError("setting request_read_seconds: 1 to 3600")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):

@@ -40,7 +40,7 @@ from appliance.engine.chain.base import (
     TransactionRejected,
 )
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
+from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.ledger import book, controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
@@ -87,7 +87,7 @@ class Pipeline:
     def __init__(
         self,
         chains: Chains,
-        custody: Custody | None,
+        custody: CustodyKeys | None,
         *,
         lease: timedelta = timedelta(seconds=10),
         poll: timedelta = timedelta(seconds=1),
@@ -327,6 +327,8 @@ class Pipeline:
                 )
         except transactions.NonceAhead as exc:  # the chain moved since the fencing looked: look again
             return self._wait(payout, _stopped("payout", asset.chain_id, str(exc)))
+        except CustodyError as exc:  # the signer refused it or does not answer: rolled back, no nonce
+            return self._wait(payout, f"not signed: {exc}"[:REASON_LENGTH], timedelta(seconds=5))
         except _FundsMoved as exc:  # rolled back: no nonce taken
             return self._wait(payout, str(exc))
         return Outcome()
@@ -882,7 +884,7 @@ def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> 
     )
 
 
-def wallet_view(chains: Chains, custody: Custody) -> dict[str, Any]:
+def wallet_view(chains: Chains, custody: CustodyKeys) -> dict[str, Any]:
     """GET /v1/payout-wallet: both wallets on every chain, balances as decimal strings of minor
     units (null when the chain cannot be reached right now)."""
 

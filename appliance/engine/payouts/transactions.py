@@ -22,7 +22,7 @@ from hexbytes import HexBytes
 from appliance.common import clock
 from appliance.common.db import locked
 from appliance.engine.chain.base import FeeQuote
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
 
 TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
@@ -101,7 +101,7 @@ def _tx(
 
 
 def sign_and_store(
-    custody: Custody,
+    custody: CustodyKeys,
     key_path: tuple[int, int],
     *,
     chain_id: str,
@@ -117,7 +117,10 @@ def sign_and_store(
     signed_block: int | None = None,
 ) -> Broadcast:
     """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
-    raw, tx_hash = custody.sign_transaction(*key_path, _tx(network_id, nonce, to, value, data, gas, fees))
+    # payout_id names the stored payout the signer checks this transaction against (its policy).
+    raw, tx_hash = custody.sign_transaction(
+        *key_path, _tx(network_id, nonce, to, value, data, gas, fees), payout_id=payout_id
+    )
     moment = clock.now()
     broadcast = Broadcast.create(
         payout=payout_id,
@@ -184,7 +187,7 @@ def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = No
 
 
 def replace(
-    custody: Custody,
+    custody: CustodyKeys,
     key_path: tuple[int, int],
     broadcast: Broadcast,
     network_id: int,
@@ -196,7 +199,9 @@ def replace(
     """Re-sign the reservation's transaction at the same nonce with ``fees`` and make it the
     payload in force (inside the caller's write transaction)."""
     raw, tx_hash = custody.sign_transaction(
-        *key_path, _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
+        *key_path,
+        _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees),
+        payout_id=broadcast.payout_id,
     )
     moment = clock.now()
     broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
