@@ -67,7 +67,12 @@ def guard(fingerprint: str) -> str | None:
     """Custody's guard: record the fingerprint at first use, else compare with the recorded one.
     Inside the caller's transaction when there is one (an address derived while allocating it)."""
     with connection(database):
-        if database.in_transaction():
+        row = None if database.in_transaction() else recorded()
+        if row is not None:
+            # Recorded already: compared without the write lock, which the signer process must
+            # never wait for (the serving process asking it to sign holds it meanwhile).
+            found = refusal(fingerprint, row)
+        elif database.in_transaction():
             found = _record_or_compare(fingerprint)
         else:
             with write_transaction(database):

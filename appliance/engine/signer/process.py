@@ -145,6 +145,9 @@ def run(settings: Settings, path: Path, report: int, parent: int) -> None:
         if custody is None:
             raise CustodyError(f"there is no custody key in {settings.data_dir}")
         custody.guard_with(guard)
+        # The fingerprint recorded (or compared) now, before any caller asks for a signature from
+        # inside its write transaction: recording it then would wait for that caller's lock.
+        custody.verify()
         signer = Signer(custody, declared_assets(settings), settings.signer_gas_cap_wei)
         server = _listen(path)
         server.signer = signer
