@@ -41,11 +41,11 @@ from appliance.engine.payouts.fencing import fencing_probe
 from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
+from appliance.engine.signer.core import LocalSigner
 from appliance.engine.treasury import routes as treasury
 from appliance.engine.treasury.job import ReconcileJob, treasury_probe
 from appliance.engine.wallets import routes as wallets
 from appliance.engine.webhooks import routes as webhooks
-from appliance.engine.signer.core import LocalSigner
 from appliance.engine.webhooks.sender import WebhookSender
 from appliance.settings import Settings
 

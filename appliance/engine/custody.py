@@ -153,7 +153,12 @@ class Custody:
         the account's addresses (appliance/engine/custody_public.py) and can sign nothing."""
         self._usable()
         return str(
-            Bip44.FromSeed(self._seed, Bip44Coins.ETHEREUM).Purpose().Coin().Account(account).PublicKey().ToExtended()
+            Bip44.FromSeed(self._seed, Bip44Coins.ETHEREUM)
+            .Purpose()
+            .Coin()
+            .Account(account)
+            .PublicKey()
+            .ToExtended()
         )
 
     def sign_transaction(

@@ -58,7 +58,9 @@ def facts(**changes: object) -> Facts:
     return dataclasses.replace(found, **changes)  # type: ignore[arg-type]
 
 
-def tx(to: str = DESTINATION, value: int = 5_000, data: bytes = b"", nonce: int = 4, network: int = NETWORK) -> Tx:
+def tx(
+    to: str = DESTINATION, value: int = 5_000, data: bytes = b"", nonce: int = 4, network: int = NETWORK
+) -> Tx:
     return Tx(network_id=network, nonce=nonce, to=_checksum(to), value=value, data=data)
 
 
@@ -72,7 +74,7 @@ def test_the_addresses_derived_from_account_xpubs_are_the_ones_the_key_derives()
 
 
 def test_an_extended_private_key_is_refused_where_a_public_one_is_expected() -> None:
-    from bip_utils import Bip44, Bip44Coins, Bip39SeedGenerator
+    from bip_utils import Bip39SeedGenerator, Bip44, Bip44Coins
 
     private = Bip44.FromSeed(Bip39SeedGenerator(TEST_MNEMONIC).Generate(), Bip44Coins.ETHEREUM)
     xprv = private.Purpose().Coin().Account(5).PrivateKey().ToExtended()

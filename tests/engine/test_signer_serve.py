@@ -38,7 +38,9 @@ PEER_CREDENTIALS = "3i"
 
 
 class Served:
-    def __init__(self, process: subprocess.Popen[bytes], base: str, settings: Settings, words: str, api: Signer):
+    def __init__(
+        self, process: subprocess.Popen[bytes], base: str, settings: Settings, words: str, api: Signer
+    ):
         self.process = process
         self.base = base
         self.settings = settings
@@ -51,7 +53,10 @@ class Served:
 
     def signer_pid(self) -> int:
         """The pid of the process listening on signer.sock (the kernel's word, SO_PEERCRED)."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, wire.reachable(self.socket) as address:
+        with (
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock,
+            wire.reachable(self.socket) as address,
+        ):
             sock.connect(address)
             credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
         return int.from_bytes(credentials[:4], "little", signed=True)
@@ -151,7 +156,11 @@ def served(settings: Settings, engine_app) -> Iterator[Served]:
     operator = make_operator(engine_app)
     port = free_port()
     environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("APPLIANCE_") or k == "APPLIANCE_TEST_BACKEND"},
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("APPLIANCE_") or k == "APPLIANCE_TEST_BACKEND"
+        },
         "APPLIANCE_CUSTODY_PASSPHRASE": PASSPHRASE,
         "APPLIANCE_LOCAL_BLOCK_SECONDS": "0.2",
     }
@@ -203,7 +212,9 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     assert not socket_inodes(signer) & inet_socket_inodes(), "the signer holds a network socket"
 
     served.pay("pyo_signer0001")
-    wait_for(lambda: served.payout("pyo_signer0001")["status"] == "COMPLETED", 90, "the payout did not complete")
+    wait_for(
+        lambda: served.payout("pyo_signer0001")["status"] == "COMPLETED", 90, "the payout did not complete"
+    )
 
     # Eight words of the 24 in a row: where the decrypted key would sit in a process that read it.
     words = " ".join(served.words.split()[:8]).encode()
@@ -275,4 +286,6 @@ def test_the_signer_killed_with_sigkill_is_started_again_and_signing_resumes(ser
     mode = os.stat(served.socket).st_mode
     assert stat.S_IMODE(mode) == 0o600
     served.pay("pyo_afterkill1")
-    wait_for(lambda: served.payout("pyo_afterkill1")["status"] == "COMPLETED", 90, "the payout did not complete")
+    wait_for(
+        lambda: served.payout("pyo_afterkill1")["status"] == "COMPLETED", 90, "the payout did not complete"
+    )

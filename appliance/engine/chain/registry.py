@@ -208,9 +208,13 @@ def declared_assets(settings: Settings) -> list[Asset]:
         from appliance.engine.chain.local import usdc_contract
 
         confirmations = settings.local_confirmations
-        assets.append(Asset(LOCAL_CHAIN_ID, "ETH", "native", 18, confirmations, None, LOCAL_NETWORK_ID, "local"))
         assets.append(
-            Asset(LOCAL_CHAIN_ID, "USDC", "ERC20", 6, confirmations, usdc_contract(), LOCAL_NETWORK_ID, "local")
+            Asset(LOCAL_CHAIN_ID, "ETH", "native", 18, confirmations, None, LOCAL_NETWORK_ID, "local")
+        )
+        assets.append(
+            Asset(
+                LOCAL_CHAIN_ID, "USDC", "ERC20", 6, confirmations, usdc_contract(), LOCAL_NETWORK_ID, "local"
+            )
         )
     for config in settings.chains:
         assets.extend(_asset(config.id, config.network_id, config.environment, a) for a in config.assets)

@@ -29,9 +29,7 @@ def gather(
     chain_ids = sorted({asset.chain_id for asset in on_network})
     from_payout_wallet = (account, index) == PAYOUT_WALLET
     payout = (
-        _stored_payout(payout_id, assets, fee_cost)
-        if from_payout_wallet and payout_id is not None
-        else None
+        _stored_payout(payout_id, assets, fee_cost) if from_payout_wallet and payout_id is not None else None
     )
     reserved = (
         from_payout_wallet

@@ -119,7 +119,9 @@ def _payout_wallet(tx: Tx, facts: Facts) -> str | None:
         destination, amount = tx.to, tx.value
     else:
         if tx.to != payout.contract or tx.value != 0:
-            return f"payout {payout.payout_id} pays through its asset's contract {payout.contract}, not {tx.to}"
+            return (
+                f"payout {payout.payout_id} pays through its asset's contract {payout.contract}, not {tx.to}"
+            )
         call = transfer_call(tx.data)
         if call is None:
             return f"payout {payout.payout_id}: the call is not an ERC20 transfer"

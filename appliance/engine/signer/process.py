@@ -48,7 +48,12 @@ def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
         if op == "describe":
             custody = signer.custody
             refusal = custody.verify()
-            return {"ok": True, "fingerprint": custody.fingerprint, "source": custody.source, "refusal": refusal}
+            return {
+                "ok": True,
+                "fingerprint": custody.fingerprint,
+                "source": custody.source,
+                "refusal": refusal,
+            }
         if op == "xpub":
             return {"ok": True, "xpub": signer.custody.account_xpub(_number(request, "account"))}
         if op == "sign":
@@ -56,7 +61,10 @@ def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
             if payout is not None and type(payout) is not int:
                 raise ValueError("payout must be a payout's row id or null")
             raw, tx_hash = signer.sign(
-                _number(request, "account"), _number(request, "index"), wire.decode_tx(request.get("tx")), payout
+                _number(request, "account"),
+                _number(request, "index"),
+                wire.decode_tx(request.get("tx")),
+                payout,
             )
             return {"ok": True, "raw": raw.hex(), "hash": tx_hash}
         return {"ok": False, "error": "bad_request", "reason": f"unknown op {op!r}"}

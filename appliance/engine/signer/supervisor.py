@@ -61,7 +61,9 @@ class SignerSupervisor:
         from appliance.server import stop_signals_held
 
         with stop_signals_held():  # a stop signal reaches serve's main thread, not this one
-            self._watch = threading.Thread(target=self._supervise, args=(pid, report), name="signer", daemon=True)
+            self._watch = threading.Thread(
+                target=self._supervise, args=(pid, report), name="signer", daemon=True
+            )
             self._watch.start()
 
     def _spawn(self) -> tuple[int, int]:
@@ -110,7 +112,7 @@ class SignerSupervisor:
         line = buffer.split(b"\n", 1)[0].decode("utf-8", errors="replace")
         if line == "ready":
             return None
-        _, name, message = (line.split(":", 2) + ["", ""])[:3]
+        _, name, message = [*line.split(":", 2), "", ""][:3]
         return ERRORS.get(name, CustodyError)(message or line)
 
     def _reap(self, pid: int) -> None:
