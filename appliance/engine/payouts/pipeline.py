@@ -413,6 +413,23 @@ class Pipeline:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), SCANNING_WAIT)
         except Fenced as exc:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), timedelta(seconds=30))
+        try:
+            self._sign_top_up(custody, native, fee_wallet, chain_nonce, head, amount, fees)
+        except CustodyError as exc:  # refused (above signer_gas_cap_wei) or no signer: rolled back
+            return self._wait(payout, f"gas top-up not signed: {exc}"[:REASON_LENGTH], timedelta(seconds=30))
+        log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
+        return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
+
+    def _sign_top_up(
+        self,
+        custody: CustodyKeys,
+        native: Asset,
+        fee_wallet: str,
+        chain_nonce: int,
+        head: int,
+        amount: int,
+        fees: FeeQuote,
+    ) -> None:
         with write_transaction(database):
             nonce = transactions.reserve_nonce(
                 native.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
@@ -432,8 +449,6 @@ class Pipeline:
                 payout_id=None,
                 signed_block=head,
             )
-        log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
-        return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
 
     # -- SIGNED: send the stored bytes -------------------------------------------------------------
 

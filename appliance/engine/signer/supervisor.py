@@ -80,6 +80,10 @@ class SignerSupervisor:
                 # (Ctrl-C on serve's terminal) is serve's to handle: it stops the signer last.
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                # A group of its own: a stop sent to serve's process group (a terminal, `kill --
+                # -PID`) leaves the signer to serve, which stops it after the serving processes
+                # finished the requests (and signatures) in flight.
+                os.setpgid(0, 0)
                 process.run(self.settings, self.path, write, parent)
             except BaseException:
                 log.exception("the signer process failed")
