@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.cli import custody as custody_cli
+from appliance.cli.admin import migrate_all
 from appliance.cli.serve import start_signer
 from appliance.engine.custody import Custody
 from appliance.engine.custody_file import CustodyPassphraseError, load_for
@@ -155,6 +156,7 @@ def test_serve_asks_on_a_terminal_once_and_hands_the_passphrase_to_its_signer(
     asked: list[bool] = []
     monkeypatch.setattr(custody_cli, "stdin_is_terminal", lambda: True)
     monkeypatch.setattr(custody_cli.click, "prompt", lambda *a, **kw: asked.append(True) or PASSPHRASE)
+    migrate_all(settings, ["engine"])  # as serve does first: the signer checks the fingerprint
     ready, signer = start_signer(settings)
     try:
         assert asked == [True] and ready.custody_passphrase == PASSPHRASE

@@ -85,8 +85,10 @@ class SignerSupervisor:
                 # finished the requests (and signatures) in flight.
                 os.setpgid(0, 0)
                 process.run(self.settings, self.path, write, parent)
-            except BaseException:
+            except BaseException as exc:
                 log.exception("the signer process failed")
+                with contextlib.suppress(OSError):  # `serve` says why when it fails at start
+                    os.write(write, f"error:{type(exc).__name__}:{exc}\n".encode())
                 code = 1
             finally:
                 logging.shutdown()
