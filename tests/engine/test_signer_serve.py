@@ -198,8 +198,12 @@ def served(settings: Settings, engine_app) -> Iterator[Served]:
         yield Served(process, base, settings, words, Signer(None, operator["operatorId"], operator["secret"]))
     finally:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=60)
-        print(log.read_text())  # shown when the test fails
+        try:
+            process.wait(timeout=120)
+        finally:
+            print(log.read_text())  # shown when the test fails
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goes_out_through_it(
