@@ -52,21 +52,23 @@ class SignerSupervisor:
     def start(self) -> None:
         """Start the signer and wait until it listens; the key's problem (as CustodyError) when it
         cannot start: `serve` stops with that one line."""
-        pid, report = self._spawn()
-        failure = self._await_ready(pid, report)
+        pid, report, pidfd = self._spawn()
+        failure = self._await_ready(pid, report, pidfd)
         if failure is not None:
             self._reap(pid)
-            os.close(report)
+            _close(report, pidfd)
             raise failure
         from appliance.server import stop_signals_held
 
         with stop_signals_held():  # a stop signal reaches serve's main thread, not this one
             self._watch = threading.Thread(
-                target=self._supervise, args=(pid, report), name="signer", daemon=True
+                target=self._supervise, args=(pid, report, pidfd), name="signer", daemon=True
             )
             self._watch.start()
 
-    def _spawn(self) -> tuple[int, int]:
+    def _spawn(self) -> tuple[int, int, int | None]:
+        """(pid, the read end of its report pipe, a pidfd of it). The pidfd says when it ended
+        whoever reaps it, and even when a process forked meanwhile holds the pipe's write end."""
         read, write = os.pipe2(os.O_CLOEXEC)
         parent = os.getpid()
         # Forked with the stop signals blocked: the signer takes SIGTERM once it listens.
@@ -97,9 +99,13 @@ class SignerSupervisor:
         os.close(write)
         self.pid = pid
         self.starts += 1
-        return pid, read
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:  # ended and collected by serve's os.wait() already
+            pidfd = None
+        return pid, read, pidfd
 
-    def _await_ready(self, pid: int, report: int) -> CustodyError | None:
+    def _await_ready(self, pid: int, report: int, pidfd: int | None) -> CustodyError | None:
         buffer = b""
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while b"\n" not in buffer:
@@ -108,10 +114,10 @@ class SignerSupervisor:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
                 return CustodyError(f"the signer process did not start within {READY_TIMEOUT_SECONDS:.0f} s")
-            readable, _, _ = select.select([report], [], [], left)
+            readable, _, _ = select.select([report, *_some(pidfd)], [], [], left)
             if not readable:
                 continue
-            chunk = os.read(report, 4096)
+            chunk = os.read(report, 4096) if report in readable else b""
             if not chunk:
                 return CustodyError("the signer process exited while starting (its log says why)")
             buffer += chunk
@@ -126,13 +132,16 @@ class SignerSupervisor:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
 
-    def _supervise(self, pid: int, report: int) -> None:
+    def _supervise(self, pid: int, report: int, pidfd: int | None) -> None:
         delay = FIRST_DELAY
         started = time.monotonic()
         while True:
-            while os.read(report, 4096):  # the pipe ends when the signer does
-                pass
-            os.close(report)
+            if pidfd is not None:
+                select.select([pidfd], [], [])  # readable once the signer has ended
+            else:
+                while os.read(report, 4096):  # else the pipe's end
+                    pass
+            _close(report, pidfd)
             self._reap(pid)
             if self._stopping.is_set():
                 return
@@ -143,14 +152,14 @@ class SignerSupervisor:
                 if self._stopping.wait(delay):
                     return
                 delay = min(delay * 2, MAX_DELAY)
-                pid, report = self._spawn()
+                pid, report, pidfd = self._spawn()
                 started = time.monotonic()
-                failure = self._await_ready(pid, report)
+                failure = self._await_ready(pid, report, pidfd)
                 if failure is None:
                     log.info("signer process started again (pid %d)", pid)
                     break
                 self._reap(pid)
-                os.close(report)
+                _close(report, pidfd)
                 log.error("the signer process could not start (%s); trying again in %.0f s", failure, delay)
 
     def stop(self) -> None:
@@ -167,3 +176,13 @@ class SignerSupervisor:
                     os.kill(pid, signal.SIGKILL)
                 self._watch.join(STOP_SECONDS)
         self.path.unlink(missing_ok=True)
+
+
+def _some(fd: int | None) -> list[int]:
+    return [] if fd is None else [fd]
+
+
+def _close(*fds: int | None) -> None:
+    for fd in fds:
+        if fd is not None:
+            os.close(fd)
