@@ -54,6 +54,11 @@ KEY_REFUSED = (
     "(its health check says why); try again later."
 )
 
+# The answer (HTTP 503) when the signer process holding the key does not answer (restarting).
+SIGNER_SILENT = (
+    "The engine's signer does not answer right now: nothing can be derived or signed; try again shortly."
+)
+
 # Where a key came from: custody.key encrypted, custody.key in plain text, APPLIANCE_CUSTODY_KEY.
 ENCRYPTED, PLAIN_FILE, ENVIRONMENT = "encrypted", "plain file", "environment"
 

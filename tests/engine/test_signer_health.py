@@ -44,3 +44,35 @@ def test_a_plain_key_held_by_the_signer_passes_health_with_a_warning_and_a_silen
         supervisor.stop()
     stopped = custody_probe(SignerClient(supervisor.path))()
     assert stopped.status == "fail" and "the signer process does not answer" in stopped.detail
+
+
+def test_deposit_addresses_come_from_public_keys_and_a_new_account_waits_for_a_silent_signer(
+    settings: Settings,
+) -> None:
+    from appliance.engine.app import create_app
+    from appliance.engine.custody import SIGNER_SILENT
+    from tests.engine.helpers import Signer, make_operator
+
+    (settings.data_dir / "custody.key").write_text(TEST_MNEMONIC + "\n")
+    supervisor = SignerSupervisor(settings)
+    supervisor.start()
+    try:
+        app = create_app(settings, custody_source=lambda: SignerClient(supervisor.path))
+        app.testing = True
+        apis = []
+        for operator_id in ("op_alpha0001", "op_bravo0001"):
+            made = make_operator(app, operator_id)
+            apis.append(Signer(app.test_client(), made["operatorId"], made["secret"]))
+
+        def ask(api: Signer, account_ref: str):
+            return api.request(
+                "POST", "/v1/deposit-addresses", {"accountRef": account_ref, "chainId": "eth_local"}
+            )
+
+        assert ask(apis[0], "c1").status_code == 201
+    finally:
+        supervisor.stop()
+    # The first operator's account key is known here: its next address needs no signer.
+    assert ask(apis[0], "c2").status_code == 201
+    silent = ask(apis[1], "c1")  # a new custody account: its xpub must be asked of the signer
+    assert silent.status_code == 503 and silent.json["detail"] == SIGNER_SILENT

@@ -18,7 +18,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, NotFound, Unavailable
 from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import KEY_REFUSED, CustodyKeys
+from appliance.engine.custody import KEY_REFUSED, SIGNER_SILENT, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import CustodyAccount, Deposit, DepositAddress
 
@@ -105,6 +105,8 @@ def create_address(
     for _attempt in range(3):  # two new operators may race for the next custody account on PostgreSQL
         try:
             return _allocate(chains, custody, operator_id, account_ref, chain_id, head)
+        except CustodyError as exc:  # the signer went silent meanwhile: rolled back, nothing taken
+            raise Unavailable(SIGNER_SILENT) from exc
         except peewee.IntegrityError:  # a simultaneous request made it first: answer theirs
             existing = _existing(operator_id, chain_id, account_ref)
             if existing is not None:
