@@ -191,29 +191,29 @@ DEMO_PAYOUTS = (
 def chain_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     """The custody key and a funded payout wallet on the embedded chain, so payouts complete."""
     from appliance.engine.chain.registry import open_local_chain
-    from appliance.engine.custody import create_custody_key
-    from appliance.engine.custody_file import file_is_encrypted, load_for
+    from appliance.engine.signer.apart import key_facts
 
-    created = file_is_encrypted(settings.data_dir) is None and create_custody_key(settings.data_dir)[0]
-    custody = load_for(settings)  # an encrypted key opens with the passphrase serve asked for
-    assert custody is not None
+    # Read in a child process: this one forks the serving processes next, and only the signer
+    # process may ever hold the key (docs/engine-treasury.md, The signer).
+    custody = key_facts(settings)
     keep = (
         "encrypted: keep its passphrase"
-        if custody.encrypted
+        if custody["encrypted"]
         else "not encrypted: write its 24 words down, backups leave it out"
     )
-    lines = [f"Custody: key {custody.fingerprint} {'created' if created else 'present'} ({keep})"]
+    created = "created" if custody["created"] else "present"
+    lines = [f"Custody: key {custody['fingerprint']} {created} ({keep})"]
     if not settings.local_chain:
         return lines
     chain = open_local_chain(settings)
     try:
-        wallet = custody.payout_address
+        wallet, fee_wallet = custody["payoutAddress"], custody["feeAddress"]
         for asset, amount in DEMO_FUNDS:
             contract = None if asset == "ETH" else chain.usdc_contract
             if chain.balance(wallet, contract) == 0:
                 chain.faucet(asset, wallet, amount)
-        if chain.balance(custody.fee_address) == 0:
-            chain.faucet("ETH", custody.fee_address, DEMO_FEE_FUNDS)
+        if chain.balance(fee_wallet) == 0:
+            chain.faucet("ETH", fee_wallet, DEMO_FEE_FUNDS)
         lines.append(f"Local chain eth_local: payout wallet {wallet} funded with 100 ETH and 1,000,000 USDC")
         if "secret" in state:
             lines += _payouts_and_a_deposit(settings, state["secret"], chain)

@@ -181,6 +181,9 @@ class Settings:
     # `serve` sweeps confirmed deposits into the payout wallet this often (a leased job); 0 turns
     # sweeps off (deposits then stay at their addresses). docs/engine-treasury.md, Sweeps
     sweep_interval_seconds: int = 5
+    # The most one gas transfer from the fee wallet (to the payout wallet, or to a deposit address
+    # before a token sweep) may carry: the signer refuses more (docs/engine-treasury.md, The signer).
+    signer_gas_cap_wei: int = 10**18
 
     @property
     def dispatch_db_url(self) -> str:
@@ -455,6 +458,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting reconcile_interval_seconds: 0 (off) or 10 to 86400")
     if not 0 <= settings.sweep_interval_seconds <= 3600:
         raise SettingsError("setting sweep_interval_seconds: 0 (off) or 1 to 3600")
+    if not 0 <= settings.signer_gas_cap_wei < 2**63:
+        raise SettingsError("setting signer_gas_cap_wei: 0 to 2^63 - 1 (wei)")
     if not 1 <= settings.request_read_seconds <= 3600:
         raise SettingsError("setting request_read_seconds: 1 to 3600")
     if not settings.rate_limit_storage.startswith(RATE_LIMIT_STORAGES):

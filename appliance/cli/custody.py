@@ -13,7 +13,7 @@ from appliance.cli._options import command_options, emit
 from appliance.settings import Settings
 
 if TYPE_CHECKING:
-    from appliance.engine.custody import Custody
+    from appliance.engine.custody import CustodyKeys
 
 
 def stdin_is_terminal() -> bool:
@@ -40,16 +40,20 @@ def with_passphrase(settings: Settings) -> Settings:
     return settings.replace(custody_passphrase=passphrase_of(settings, ask_passphrase)())
 
 
-def open_custody(settings: Settings) -> Custody | None:
+def open_custody(settings: Settings) -> CustodyKeys | None:
     """The custody key for a command that signs (the passphrase asked on a terminal if need be),
-    guarded like the serving processes' (the recorded fingerprint is checked at first use)."""
+    guarded like the signer's (the recorded fingerprint is checked at first use) and behind the
+    signer's policy: a command signs only what the signer process would."""
+    from appliance.engine.chain.registry import declared_assets
     from appliance.engine.custody_file import load_for
     from appliance.engine.custody_record import guard
+    from appliance.engine.signer.core import LocalSigner
 
     custody = load_for(settings, ask_passphrase)
-    if custody is not None:
-        custody.guard_with(guard)
-    return custody
+    if custody is None:
+        return None
+    custody.guard_with(guard)
+    return LocalSigner(custody, declared_assets(settings), settings.signer_gas_cap_wei)
 
 
 @click.group("custody")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,11 +11,15 @@ from appliance.cli._options import command_options
 from appliance.cli.admin import migrate_all
 from appliance.settings import Settings
 
+if TYPE_CHECKING:
+    from appliance.engine.signer.supervisor import SignerSupervisor
+
 
 def build_apps(
-    settings: Settings, only: str | None
+    settings: Settings, only: str | None, signer: Path | None = None
 ) -> tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]:
-    """The WSGI apps to serve (name, app, port) and their background workers."""
+    """The WSGI apps to serve (name, app, port) and their background workers. The engine's custody
+    is a client of the signer process listening at ``signer`` (None: there is no key)."""
     from appliance.dispatch.app import create_app as create_dispatch
     from appliance.engine.app import create_app as create_engine
 
@@ -25,7 +30,11 @@ def build_apps(
         apps.append(("dispatch", dispatch, settings.dispatch_port))
         workers.extend(dispatch.extensions["dispatch"].workers)
     if only in (None, "engine"):
-        engine = create_engine(settings)
+        from appliance.engine.signer.client import SignerClient
+
+        engine = create_engine(
+            settings, custody_source=lambda: SignerClient(signer) if signer is not None else None
+        )
         apps.append(("engine", engine, settings.engine_port))
         workers.extend(engine.extensions["engine"].workers)
     return apps, workers
@@ -64,33 +73,46 @@ def check_ports_free(settings: Settings, only: str | None) -> None:
                 ) from None
 
 
-def check_custody_key(settings: Settings) -> Settings:
-    """A custody key that is there but unusable (custody.key emptied or damaged, a wrong
-    APPLIANCE_CUSTODY_KEY, no passphrase or a wrong one for an encrypted key) stops `serve` here,
-    in the one process, with one line: found later by each forked serving process it would only be
-    logged there and the process started again and again. No key at all is no failure: the engine
-    serves, payouts wait (payout-engine spec). Returns the settings carrying a passphrase typed on
-    the terminal, for the serving processes to open the key with."""
+def start_signer(settings: Settings) -> tuple[Settings, SignerSupervisor | None]:
+    """The signer process, started before anything else (docs/engine-treasury.md, The signer): it
+    alone opens the custody key; this process and the serving processes forked from it never do.
+    A key that is there but unusable (custody.key emptied or damaged, a wrong APPLIANCE_CUSTODY_KEY,
+    no passphrase or a wrong one for an encrypted key) stops `serve` here with one line. No key at
+    all is no failure and starts no signer: the engine serves, payouts wait (payout-engine spec).
+    Returns the settings carrying a passphrase typed on the terminal (the signer opens the key with
+    it when it is restarted) and the signer's supervisor."""
     from appliance.cli.custody import with_passphrase
-    from appliance.engine.custody_file import load_for
+    from appliance.engine.signer.supervisor import SignerSupervisor, has_custody_key
 
     settings = with_passphrase(settings)
-    load_for(settings)
-    return settings
+    if not has_custody_key(settings):
+        return settings, None
+    supervisor = SignerSupervisor(settings)
+    supervisor.start()
+    return settings, supervisor
 
 
 def serve_settings(settings: Settings, only: str | None) -> None:
-    from appliance.server import serve, serve_processes, stop_signals_held
-
     check_ports_free(settings, only)
     migrate_all(settings)
+    supervisor = None
     if only in (None, "engine"):
-        settings = check_custody_key(settings)
+        settings, supervisor = start_signer(settings)
+    try:
+        _serve(settings, only, supervisor.path if supervisor is not None else None)
+    finally:
+        if supervisor is not None:
+            supervisor.stop()  # last: serving processes finishing requests may still sign
+
+
+def _serve(settings: Settings, only: str | None, signer: Path | None) -> None:
+    from appliance.server import serve, serve_processes, stop_signals_held
+
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count
     if processes == 1:
         with stop_signals_held():  # threads the apps start leave the stop signals to serve's wait
-            apps, workers = build_apps(settings, only)
+            apps, workers = build_apps(settings, only, signer)
         serve(settings, apps, workers=workers, announce=announce)
         return
     # The apps' modules are imported once here, before the serving processes are forked, so that
@@ -107,7 +129,7 @@ def serve_settings(settings: Settings, only: str | None) -> None:
         for name, port in (("dispatch", settings.dispatch_port), ("engine", settings.engine_port))
         if only in (None, name)
     ]
-    serve_processes(settings, ports, lambda: build_apps(settings, only), processes, announce=announce)
+    serve_processes(settings, ports, lambda: build_apps(settings, only, signer), processes, announce=announce)
 
 
 def _serve_options(fn):

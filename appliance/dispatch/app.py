@@ -120,7 +120,9 @@ def build_health(settings: Settings, router: Router, store: ObjectStore) -> Heal
     health.register("routing", routing_probe(router))
     health.register("solver", solver_probe)
     health.register("database", database_probe(database, MIGRATIONS))
-    health.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb, settings.disk_headroom_minutes))
+    health.register(
+        "disk", disk_probe(settings.data_dir, settings.min_free_disk_mb, settings.disk_headroom_minutes)
+    )
     health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
     if isinstance(store, S3ObjectStore):  # the embedded store is the data directory's, checked above
         health.register("objects", store.probe)

@@ -4,6 +4,7 @@ here runs at import time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -25,7 +26,7 @@ from appliance.engine.auth.operators import secrets_probe
 from appliance.engine.chain.health import chain_probe
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, build_chains
 from appliance.engine.chain.waits import engine_waits
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.custody_file import load_for
 from appliance.engine.custody_record import custody_probe, guard
 from appliance.engine.db import MIGRATIONS, database
@@ -40,6 +41,7 @@ from appliance.engine.payouts.fencing import fencing_probe
 from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime
+from appliance.engine.signer.core import LocalSigner
 from appliance.engine.sweeps.job import Sweeper
 from appliance.engine.treasury import routes as treasury
 from appliance.engine.treasury.job import ReconcileJob, treasury_probe
@@ -62,11 +64,13 @@ AREAS: tuple[Blueprint, ...] = (
 
 
 def build_health(
-    settings: Settings, chains: Chains, master_key: bytes, custody: Custody | None = None
+    settings: Settings, chains: Chains, master_key: bytes, custody: CustodyKeys | None = None
 ) -> HealthRegistry:
     registry = HealthRegistry()
     registry.register("database", database_probe(database, MIGRATIONS))
-    registry.register("disk", disk_probe(settings.data_dir, settings.min_free_disk_mb, settings.disk_headroom_minutes))
+    registry.register(
+        "disk", disk_probe(settings.data_dir, settings.min_free_disk_mb, settings.disk_headroom_minutes)
+    )
     registry.register("keys", secrets_probe(master_key))
     registry.register("custody", custody_probe(custody))
     for chain_id, chain in chains.chains.items():
@@ -77,7 +81,7 @@ def build_health(
 
 
 def build_workers(
-    settings: Settings, chains: Chains, custody: Custody | None, master_key: bytes
+    settings: Settings, chains: Chains, custody: CustodyKeys | None, master_key: bytes
 ) -> list[tuple[str, Worker]]:
     """The engine's background work for `appliance serve`: the payout pipeline (leased rows, so
     several processes may run it), the deposit watcher (a lease per chain) and the embedded
@@ -153,13 +157,24 @@ def build_workers(
     return workers
 
 
-def build_runtime(settings: Settings) -> EngineRuntime:
-    chains = build_chains(settings)
-    # An encrypted key is opened with the passphrase of the settings (serve asked for it on a
-    # terminal before the serving processes were started); nobody is asked here.
+# Where a serving process's custody comes from: `serve` hands a client of its signer process (or
+# None without a key); anything else (tests, `appliance health`) opens the key in this process.
+CustodySource = Callable[[], "CustodyKeys | None"]
+
+
+def local_custody(settings: Settings, chains: Chains) -> CustodyKeys | None:
+    """The key opened in this process, behind the signer's policy (appliance/engine/signer)."""
+    # An encrypted key is opened with the passphrase of the settings; nobody is asked here.
     custody = load_for(settings)
-    if custody is not None:
-        custody.guard_with(guard)  # the fingerprint is recorded, or compared, at first use
+    if custody is None:
+        return None
+    custody.guard_with(guard)  # the fingerprint is recorded, or compared, at first use
+    return LocalSigner(custody, chains.assets, settings.signer_gas_cap_wei)
+
+
+def build_runtime(settings: Settings, custody_source: CustodySource | None = None) -> EngineRuntime:
+    chains = build_chains(settings)
+    custody = custody_source() if custody_source is not None else local_custody(settings, chains)
     master_key = keys.load_or_create_master_key(settings.data_dir)
     return EngineRuntime(
         settings=settings,
@@ -171,7 +186,7 @@ def build_runtime(settings: Settings) -> EngineRuntime:
     )
 
 
-def create_app(settings: Settings) -> Flask:
+def create_app(settings: Settings, *, custody_source: CustodySource | None = None) -> Flask:
     bind_database(
         database,
         settings.engine_db_url,
@@ -182,7 +197,7 @@ def create_app(settings: Settings) -> Flask:
     app = create_base_app(
         "appliance.engine", render_problem=problems.render, database=database, unprocessable_status=400
     )
-    runtime = build_runtime(settings)
+    runtime = build_runtime(settings, custody_source)
     runtime.install(app)
     metrics.install(app, settings, engine_metrics.collector(runtime.chains, settings.data_dir))
     for blueprint in AREAS:

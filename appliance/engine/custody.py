@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from bip_utils import (
     Bip32Secp256k1,
@@ -53,11 +54,45 @@ KEY_REFUSED = (
     "(its health check says why); try again later."
 )
 
+# The answer (HTTP 503) when the signer process holding the key does not answer (restarting).
+SIGNER_SILENT = (
+    "The engine's signer does not answer right now: nothing can be derived or signed; try again shortly."
+)
+
 # Where a key came from: custody.key encrypted, custody.key in plain text, APPLIANCE_CUSTODY_KEY.
 ENCRYPTED, PLAIN_FILE, ENVIRONMENT = "encrypted", "plain file", "environment"
 
 # Given the key's fingerprint: None when the deployment accepts it, else why not (one line).
 Guard = Callable[[str], "str | None"]
+
+
+class CustodyKeys(Protocol):
+    """What the engine's code asks of custody: the key itself in one process (Custody, or
+    LocalSigner applying the signer's policy), or a client of the signer process that holds it
+    (appliance/engine/signer/): addresses from public keys, signatures through the signer."""
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def encrypted(self) -> bool: ...
+
+    def verify(self) -> str | None: ...
+
+    def address(self, account: int, index: int) -> str: ...
+
+    def sign_transaction(
+        self, account: int, index: int, tx: dict, *, payout_id: int | None = None
+    ) -> tuple[bytes, str]: ...
+
+    @property
+    def payout_address(self) -> str: ...
+
+    @property
+    def fee_address(self) -> str: ...
 
 
 class Custody:
@@ -118,9 +153,25 @@ class Custody:
     def _address(self, account: int, index: int) -> str:
         return str(self._node(account, index).PublicKey().ToAddress())
 
-    def sign_transaction(self, account: int, index: int, tx: dict) -> tuple[bytes, str]:
+    def account_xpub(self, account: int) -> str:
+        """The extended public key of m/44'/60'/account' (BIP32 xpub): whoever holds it derives
+        the account's addresses (appliance/engine/custody_public.py) and can sign nothing."""
+        self._usable()
+        return str(
+            Bip44.FromSeed(self._seed, Bip44Coins.ETHEREUM)
+            .Purpose()
+            .Coin()
+            .Account(account)
+            .PublicKey()
+            .ToExtended()
+        )
+
+    def sign_transaction(
+        self, account: int, index: int, tx: dict, *, payout_id: int | None = None
+    ) -> tuple[bytes, str]:
         """Sign ``tx`` (an eth-account transaction dict) with the key at (account, index);
-        returns (raw bytes, 0x hash). The private key lives only inside this call."""
+        returns (raw bytes, 0x hash). The private key lives only inside this call. No policy
+        here (``payout_id`` is the signer's): the signer applies it before it calls this."""
         self._usable()
         key = self._node(account, index).PrivateKey().Raw().ToBytes()
         signed = Account.sign_transaction(tx, key)

@@ -13,7 +13,7 @@ import peewee
 from appliance.common.clock import now
 from appliance.common.db import UTCDateTimeField, connection, write_transaction
 from appliance.common.health import Check, Probe
-from appliance.engine.custody import ENVIRONMENT, Custody
+from appliance.engine.custody import ENVIRONMENT, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import BaseModel
 
@@ -67,7 +67,12 @@ def guard(fingerprint: str) -> str | None:
     """Custody's guard: record the fingerprint at first use, else compare with the recorded one.
     Inside the caller's transaction when there is one (an address derived while allocating it)."""
     with connection(database):
-        if database.in_transaction():
+        row = None if database.in_transaction() else recorded()
+        if row is not None:
+            # Recorded already: compared without the write lock, which the signer process must
+            # never wait for (the serving process asking it to sign holds it meanwhile).
+            found = refusal(fingerprint, row)
+        elif database.in_transaction():
             found = _record_or_compare(fingerprint)
         else:
             with write_transaction(database):
@@ -77,7 +82,7 @@ def guard(fingerprint: str) -> str | None:
     return found
 
 
-def custody_probe(custody: Custody | None) -> Probe:
+def custody_probe(custody: CustodyKeys | None) -> Probe:
     """Readiness: a key other than the recorded one fails; a key in the clear passes with a
     warning; no key at all passes (the engine serves and payouts wait, as the specification says)."""
 
@@ -86,7 +91,15 @@ def custody_probe(custody: Custody | None) -> Probe:
             return Check("pass", "no custody key: payouts wait and deposit addresses answer 503")
         with connection(database):
             row = recorded()
-        data = {"fingerprint": custody.fingerprint, "encrypted": custody.encrypted}
+        try:
+            # Under `serve` these come from the signer process, asked afresh: a signer that does
+            # not answer fails readiness (payouts wait and deposit addresses answer 503 meanwhile).
+            describe = getattr(custody, "describe", None)
+            if describe is not None:
+                describe()
+            data = {"fingerprint": custody.fingerprint, "encrypted": custody.encrypted}
+        except CustodyError as exc:
+            return Check("fail", str(exc))
         if row is not None and (why := refusal(custody.fingerprint, row)) is not None:
             return Check("fail", why, data)
         if not custody.encrypted:

@@ -10,7 +10,7 @@ from appliance.common.runtime import Runtime
 
 if TYPE_CHECKING:
     from appliance.engine.chain.registry import Chains
-    from appliance.engine.custody import Custody
+    from appliance.engine.custody import CustodyKeys
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -19,7 +19,7 @@ class EngineRuntime(Runtime):
 
     chains: Chains
     # None without a custody key: the engine still serves; payouts wait and deposit addresses 503.
-    custody: Custody | None
+    custody: CustodyKeys | None
 
 
 def runtime() -> EngineRuntime:

@@ -18,7 +18,8 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from appliance.cli import cli
 from appliance.cli import custody as custody_cli
-from appliance.cli.serve import check_custody_key
+from appliance.cli.admin import migrate_all
+from appliance.cli.serve import start_signer
 from appliance.engine.custody import Custody
 from appliance.engine.custody_file import CustodyError, CustodyPassphraseError, decrypt_words, load_for
 from appliance.settings import SettingsError, load_settings
@@ -171,22 +172,28 @@ def test_custody_encrypt_refuses_a_damaged_key_or_none_and_leaves_the_file_as_it
     assert key.read_text() == "abandon abandon\n"
 
 
-def test_serve_asks_on_a_terminal_once_and_hands_the_passphrase_to_its_serving_processes(
+def test_serve_asks_on_a_terminal_once_and_hands_the_passphrase_to_its_signer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run(tmp_path, "custody", "init", "--encrypt", env=with_passphrase()).exit_code == 0
     settings = load_settings({"data_dir": str(tmp_path)}, environ={})
     with pytest.raises(CustodyPassphraseError, match="no passphrase was given"):
-        check_custody_key(settings)  # standard input is no terminal here
+        start_signer(settings)  # standard input is no terminal here
 
     asked: list[bool] = []
     monkeypatch.setattr(custody_cli, "stdin_is_terminal", lambda: True)
     monkeypatch.setattr(custody_cli.click, "prompt", lambda *a, **kw: asked.append(True) or PASSPHRASE)
-    ready = check_custody_key(settings)
-    assert asked == [True] and ready.custody_passphrase == PASSPHRASE
-    assert PASSPHRASE not in repr(ready)
-    opened = load_for(ready)  # what each serving process does, asking nobody
-    assert opened is not None and opened.encrypted and asked == [True]
+    migrate_all(settings, ["engine"])  # as serve does first: the signer checks the fingerprint
+    ready, signer = start_signer(settings)
+    try:
+        assert asked == [True] and ready.custody_passphrase == PASSPHRASE
+        assert PASSPHRASE not in repr(ready)
+        assert signer is not None and signer.starts == 1  # it opened the key, asking nobody
+        opened = load_for(ready)  # what the signer does when it is started again, asking nobody
+        assert opened is not None and opened.encrypted and asked == [True]
+    finally:
+        if signer is not None:
+            signer.stop()
 
 
 def test_the_passphrase_is_refused_in_the_settings_file_beside_the_key(tmp_path: Path) -> None:

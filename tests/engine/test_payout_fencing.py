@@ -155,7 +155,7 @@ def test_a_payout_found_on_chain_is_never_signed_again(settings: Settings) -> No
     # Another copy of the same key pays it first (signed outside this engine, same bytes' meaning).
     from appliance.engine.custody import PAYOUT_WALLET as PATH
 
-    custody = harness.app.extensions["engine"].custody
+    custody = harness.app.extensions["engine"].custody.key  # the bare key: no signer's policy
     raw, _ = custody.sign_transaction(
         *PATH,
         {

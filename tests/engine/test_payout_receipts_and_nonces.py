@@ -104,7 +104,7 @@ def test_a_nonce_used_by_a_transaction_the_engine_did_not_sign_fences_and_fails_
     harness.submit("pyo_foreign001", 7170, destination=dest(3))
     harness.until_status("pyo_foreign001", "BROADCAST", mine=False)
     # The same key used elsewhere replaces it in the pool at its nonce, paying someone else.
-    custody = harness.app.extensions["engine"].custody
+    custody = harness.app.extensions["engine"].custody.key  # the bare key: no signer's policy
     with database.connection_context():
         broadcast = Broadcast.get()
     raw, foreign = custody.sign_transaction(
@@ -209,7 +209,7 @@ def test_a_gas_top_up_whose_nonce_a_foreign_transaction_took_ends_and_fences_the
     harness.run_pass()  # signs the fee wallet's top-up (not sent yet)
     with database.connection_context():
         topup = Broadcast.get(Broadcast.purpose == "gas_topup")
-    raw, foreign = harness.app.extensions["engine"].custody.sign_transaction(
+    raw, foreign = harness.app.extensions["engine"].custody.key.sign_transaction(
         *FEE_PATH,
         {
             "type": 2,

@@ -207,7 +207,7 @@ def test_an_outflow_signed_outside_the_engine_is_an_unknown_outflow_until_acknow
     assert setup.reconcile()["findings"] == []
     # Someone holding the key (a copied custody.key) pays from the payout wallet directly.
     nonce = int(setup.node.rpc("eth_getTransactionCount", PAYOUT_WALLET, "latest"), 16)
-    raw, tx_hash = setup.runtime.custody.sign_transaction(
+    raw, tx_hash = setup.runtime.custody.key.sign_transaction(  # the bare key: no signer's policy
         0,
         0,
         {
@@ -362,7 +362,7 @@ def test_a_token_transfer_from_the_payout_wallet_and_a_spend_from_a_deposit_addr
     setup.send_eth(customer, 10**17)
     setup.watch_until_scanned()
     assert setup.reconcile()["findings"] == []
-    custody = setup.runtime.custody
+    custody = setup.runtime.custody.key  # the bare key: no signer's policy
     fees = {"gas": 100_000, "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 10**9, "type": 2}
     transfer = "0xa9059cbb" + "00" * 12 + OUTSIDER[2:].lower() + f"{2_500_000:064x}"
     raw, token_tx = custody.sign_transaction(

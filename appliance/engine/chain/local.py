@@ -204,7 +204,7 @@ class LocalChain:
         self._last_included = 0  # transactions in the last block this process mined
         self.holder = instance_holder()
         self._ensure_genesis()
-        self.usdc_contract = to_checksum_address(_contract_address(FAUCET.address, 0))
+        self.usdc_contract = usdc_contract()
 
     # -- connections -------------------------------------------------------------------------
 
@@ -771,3 +771,8 @@ class LocalChain:
 
 def _contract_address(sender: str, nonce: int) -> str:
     return to_checksum_address(keccak(rlp.encode([to_canonical_address(sender), nonce]))[-20:])
+
+
+def usdc_contract() -> str:
+    """The embedded chain's USDC contract: the faucet's first deployment, the same on every copy."""
+    return _contract_address(FAUCET.address, 0)

@@ -201,6 +201,27 @@ def build_chains(settings: Settings) -> Chains:
     return Chains(chains, assets)
 
 
+def declared_assets(settings: Settings) -> list[Asset]:
+    """The assets ``build_chains`` gives, from the settings alone: no chain is opened or asked
+    (the signer checks transactions against them and opens no network connection)."""
+    assets: list[Asset] = []
+    if settings.local_chain:
+        from appliance.engine.chain.local import usdc_contract
+
+        confirmations = settings.local_confirmations
+        assets.append(
+            Asset(LOCAL_CHAIN_ID, "ETH", "native", 18, confirmations, None, LOCAL_NETWORK_ID, "local")
+        )
+        assets.append(
+            Asset(
+                LOCAL_CHAIN_ID, "USDC", "ERC20", 6, confirmations, usdc_contract(), LOCAL_NETWORK_ID, "local"
+            )
+        )
+    for config in settings.chains:
+        assets.extend(_asset(config.id, config.network_id, config.environment, a) for a in config.assets)
+    return assets
+
+
 def _asset(chain_id: str, network_id: int, environment: str, config: AssetConfig) -> Asset:
     contract = eip55(config.contract) if config.contract else None
     return Asset(

@@ -18,7 +18,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.problems import BadRequest, NotFound, Unavailable
 from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import KEY_REFUSED, Custody
+from appliance.engine.custody import KEY_REFUSED, SIGNER_SILENT, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import CustodyAccount, Deposit, DepositAddress
 
@@ -80,7 +80,7 @@ def _custody_account(operator_id: str) -> CustodyAccount:
 
 
 def create_address(
-    chains: Chains, custody: Custody | None, operator_id: str, account_ref: str, chain_id: str
+    chains: Chains, custody: CustodyKeys | None, operator_id: str, account_ref: str, chain_id: str
 ) -> tuple[dict[str, Any], bool]:
     """(body, created): 201 for a new address, 200 when the account already has one on the chain."""
     if custody is None:
@@ -105,6 +105,8 @@ def create_address(
     for _attempt in range(3):  # two new operators may race for the next custody account on PostgreSQL
         try:
             return _allocate(chains, custody, operator_id, account_ref, chain_id, head)
+        except CustodyError as exc:  # the signer went silent meanwhile: rolled back, nothing taken
+            raise Unavailable(SIGNER_SILENT) from exc
         except peewee.IntegrityError:  # a simultaneous request made it first: answer theirs
             existing = _existing(operator_id, chain_id, account_ref)
             if existing is not None:
@@ -113,7 +115,7 @@ def create_address(
 
 
 def _allocate(
-    chains: Chains, custody: Custody, operator_id: str, account_ref: str, chain_id: str, head: int
+    chains: Chains, custody: CustodyKeys, operator_id: str, account_ref: str, chain_id: str, head: int
 ) -> tuple[dict[str, Any], bool]:
     with write_transaction(database):
         existing = _existing(operator_id, chain_id, account_ref)

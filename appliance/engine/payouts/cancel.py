@@ -17,7 +17,7 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import PAYOUT_WALLET, Custody
+from appliance.engine.custody import PAYOUT_WALLET, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, SignedPayload, Wallet
 from appliance.engine.payouts import transactions
@@ -42,7 +42,7 @@ def find(payout_id: str, operator_id: str | None) -> Payout:
     return found[0]
 
 
-def cancel(payout: Payout, chains: Chains, custody: Custody | None) -> dict[str, Any]:
+def cancel(payout: Payout, chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
     if payout.status in ("COMPLETED", "FAILED"):
         raise CancelError(f"payout {payout.payout_id} is already {payout.status}")
     if payout.status == "REQUESTED":

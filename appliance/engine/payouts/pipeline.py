@@ -40,7 +40,7 @@ from appliance.engine.chain.base import (
     TransactionRejected,
 )
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, Custody
+from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.ledger import book, controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
@@ -87,7 +87,7 @@ class Pipeline:
     def __init__(
         self,
         chains: Chains,
-        custody: Custody | None,
+        custody: CustodyKeys | None,
         *,
         lease: timedelta = timedelta(seconds=10),
         poll: timedelta = timedelta(seconds=1),
@@ -327,6 +327,8 @@ class Pipeline:
                 )
         except transactions.NonceAhead as exc:  # the chain moved since the fencing looked: look again
             return self._wait(payout, _stopped("payout", asset.chain_id, str(exc)))
+        except CustodyError as exc:  # the signer refused it or does not answer: rolled back, no nonce
+            return self._wait(payout, f"not signed: {exc}"[:REASON_LENGTH], timedelta(seconds=5))
         except _FundsMoved as exc:  # rolled back: no nonce taken
             return self._wait(payout, str(exc))
         return Outcome()
@@ -405,6 +407,23 @@ class Pipeline:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), SCANNING_WAIT)
         except Fenced as exc:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), timedelta(seconds=30))
+        try:
+            self._sign_top_up(custody, native, fee_wallet, chain_nonce, head, amount, fees)
+        except CustodyError as exc:  # refused (above signer_gas_cap_wei) or no signer: rolled back
+            return self._wait(payout, f"gas top-up not signed: {exc}"[:REASON_LENGTH], timedelta(seconds=30))
+        log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
+        return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
+
+    def _sign_top_up(
+        self,
+        custody: CustodyKeys,
+        native: Asset,
+        fee_wallet: str,
+        chain_nonce: int,
+        head: int,
+        amount: int,
+        fees: FeeQuote,
+    ) -> None:
         with write_transaction(database):
             nonce = transactions.reserve_nonce(
                 native.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
@@ -424,8 +443,6 @@ class Pipeline:
                 payout_id=None,
                 signed_block=head,
             )
-        log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
-        return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
 
     # -- SIGNED: send the stored bytes -------------------------------------------------------------
 
@@ -867,7 +884,7 @@ def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> 
     )
 
 
-def wallet_view(chains: Chains, custody: Custody) -> dict[str, Any]:
+def wallet_view(chains: Chains, custody: CustodyKeys) -> dict[str, Any]:
     """GET /v1/payout-wallet: both wallets on every chain, balances as decimal strings of minor
     units (null when the chain cannot be reached right now)."""
 

@@ -23,7 +23,7 @@ from hexbytes import HexBytes
 from appliance.common import clock
 from appliance.common.db import locked
 from appliance.engine.chain.base import Chain, FeeQuote, Receipt
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
 
 TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
@@ -50,10 +50,12 @@ def digest(raw: bytes) -> str:
 Sign = Callable[[dict[str, Any]], tuple[bytes, str]]
 
 
-def _signer(custody: Custody, key_path: tuple[int, int], sign: Sign | None) -> Sign:
+def _signer(
+    custody: CustodyKeys, key_path: tuple[int, int], sign: Sign | None, payout_id: int | None
+) -> Sign:
     if sign is not None:
         return sign
-    return lambda tx: custody.sign_transaction(*key_path, tx)
+    return lambda tx: custody.sign_transaction(*key_path, tx, payout_id=payout_id)
 
 
 class NonceAhead(Exception):
@@ -114,7 +116,7 @@ def _tx(
 
 
 def sign_and_store(
-    custody: Custody,
+    custody: CustodyKeys,
     key_path: tuple[int, int],
     *,
     chain_id: str,
@@ -131,7 +133,10 @@ def sign_and_store(
     sign: Sign | None = None,
 ) -> Broadcast:
     """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
-    raw, tx_hash = _signer(custody, key_path, sign)(_tx(network_id, nonce, to, value, data, gas, fees))
+    # payout_id names the stored payout the signer checks this transaction against (its policy).
+    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
+        _tx(network_id, nonce, to, value, data, gas, fees)
+    )
     moment = clock.now()
     broadcast = Broadcast.create(
         payout=payout_id,
@@ -209,7 +214,7 @@ def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = No
 
 
 def replace(
-    custody: Custody,
+    custody: CustodyKeys,
     key_path: tuple[int, int],
     broadcast: Broadcast,
     network_id: int,
@@ -221,7 +226,7 @@ def replace(
 ) -> Broadcast:
     """Re-sign the reservation's transaction at the same nonce with ``fees`` and make it the
     payload in force (inside the caller's write transaction)."""
-    raw, tx_hash = _signer(custody, key_path, sign)(
+    raw, tx_hash = _signer(custody, key_path, sign, broadcast.payout_id)(
         _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
     )
     moment = clock.now()

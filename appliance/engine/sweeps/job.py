@@ -39,7 +39,7 @@ from appliance.engine.chain.base import (
     TransactionRejected,
 )
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, Custody
+from appliance.engine.custody import FEE_WALLET, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, DepositAddress, SignedPayload, Sweep, TreasuryRun
 from appliance.engine.payouts import transactions
@@ -58,7 +58,7 @@ class Sweeper:
     def __init__(
         self,
         chains: Chains,
-        custody: Custody | None,
+        custody: CustodyKeys | None,
         *,
         fee_ceilings: dict[str, int] | None = None,
         data_dir: Path | None = None,

@@ -17,7 +17,7 @@ from typing import Any
 from eth_utils import to_checksum_address
 
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import FEE_WALLET, Custody
+from appliance.engine.custody import FEE_WALLET, CustodyKeys
 from appliance.engine.models import DepositAddress
 from appliance.engine.payouts import transactions
 
@@ -29,7 +29,7 @@ class SweepRefused(Exception):
 
 
 def sign_sweep_transaction(
-    custody: Custody, chains: Chains, kind: str, deposit: DepositAddress, tx: dict[str, Any]
+    custody: CustodyKeys, chains: Chains, kind: str, deposit: DepositAddress, tx: dict[str, Any]
 ) -> tuple[bytes, str]:
     """Sign ``tx`` of ``kind`` (SWEEP or TOPUP) for the recorded deposit address ``deposit``;
     returns (raw bytes, 0x hash) as Custody.sign_transaction does."""

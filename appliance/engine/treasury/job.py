@@ -21,7 +21,7 @@ from appliance.common.health import Check
 from appliance.common.holders import instance_holder
 from appliance.common.jobs import held_by_another
 from appliance.engine.chain.registry import Chains
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import TreasuryBalance, TreasuryFinding, TreasuryRun
 from appliance.engine.treasury.reconcile import CRITICAL, KINDS, RUN, reconcile
@@ -33,7 +33,7 @@ class ReconcileJob:
     def __init__(
         self,
         chains: Chains,
-        custody: Custody | None,
+        custody: CustodyKeys | None,
         *,
         interval: timedelta,
         lease: timedelta = timedelta(minutes=10),

@@ -24,7 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.models import Broadcast, Deposit, DepositAddress, Payout
 from appliance.engine.sweeps.movements import deposit_movements, fee_wallet_owes
 from appliance.engine.treasury.bulk import BulkReader
@@ -93,7 +93,7 @@ def deposit_addresses(chain_id: str) -> list[str]:
     return list(dict.fromkeys(a for (a,) in query.tuples()))
 
 
-def wallet_addresses(custody: Custody | None) -> list[tuple[str, str]]:
+def wallet_addresses(custody: CustodyKeys | None) -> list[tuple[str, str]]:
     """(role, address) of the payout and fee wallets; none without a custody key."""
     if custody is None:
         return []
@@ -107,7 +107,7 @@ def holding(address: str, asset: Asset) -> tuple[str, str | None]:
 def chain_positions(
     chains: Chains,
     chain_id: str,
-    custody: Custody | None,
+    custody: CustodyKeys | None,
     reader: BulkReader,
     block: int | None = None,
     *,
@@ -139,7 +139,7 @@ def chain_positions(
     return out
 
 
-def all_positions(chains: Chains, custody: Custody | None) -> list[Position]:
+def all_positions(chains: Chains, custody: CustodyKeys | None) -> list[Position]:
     """Every chain's positions at its head (a chain that cannot be read raises its ChainError:
     a partial treasury would look like money gone)."""
     out: list[Position] = []

@@ -39,7 +39,7 @@ from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
 from appliance.engine.chain.base import ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import Custody
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import (
     Broadcast,
@@ -117,7 +117,7 @@ class ChainRun:
 
     chains: Chains
     chain_id: str
-    custody: Custody | None
+    custody: CustodyKeys | None
     reader: BulkReader
     findings: list[Finding] = dataclasses.field(default_factory=list)
     wallets: list[tuple[Position, bool]] = dataclasses.field(default_factory=list)
@@ -411,7 +411,7 @@ def _token(assets: Iterable[Asset], contract: str) -> Asset | None:
     return next((a for a in assets if a.kind == "ERC20" and a.contract == contract), None)
 
 
-def reconcile(chains: Chains, custody: Custody | None) -> dict[str, Any]:
+def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
     """Reconcile every chain, store the findings and wallet balances, and answer the current
     (unacknowledged) findings: ``{"checkedAt", "findings"}``."""
     runs: list[ChainRun] = []

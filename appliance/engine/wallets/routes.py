@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from appliance.common.problems import Unavailable
 from appliance.engine.auth.signature import signed_endpoint
-from appliance.engine.custody import KEY_REFUSED
+from appliance.engine.custody import KEY_REFUSED, SIGNER_SILENT, CustodyError
 from appliance.engine.payouts.pipeline import wallet_view
 from appliance.engine.runtime import runtime
 
@@ -50,4 +50,7 @@ def payout_wallet():
         raise Unavailable("This deployment has no custody key (appliance custody init).")
     if rt.custody.verify() is not None:
         raise Unavailable(KEY_REFUSED)
-    return wallet_view(rt.chains, rt.custody)
+    try:
+        return wallet_view(rt.chains, rt.custody)
+    except CustodyError as exc:  # the signer went silent meanwhile
+        raise Unavailable(SIGNER_SILENT) from exc

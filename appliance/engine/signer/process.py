@@ -1,0 +1,168 @@
+"""The signer process: the only one that opens the custody key. It listens on a Unix socket in the
+data directory (signer.sock, mode 0600, its owner's only: a peer of another user is refused as
+well), holds no network socket (those a restart inherits from `serve` are closed first), and
+answers wire.py's requests, signing only what policy.py allows against the engine database.
+
+It reports on ``report`` (a pipe to `serve`): ``ready`` once it listens, or ``error:CLASS:message``
+when the key cannot be opened; it keeps the pipe open for life, so that `serve` sees it end."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import socketserver
+import stat
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+from appliance.common.db import bind_database
+from appliance.engine.chain.registry import declared_assets
+from appliance.engine.custody import CustodyError, CustodyRefused
+from appliance.engine.custody_file import load_for
+from appliance.engine.custody_record import guard
+from appliance.engine.db import database
+from appliance.engine.signer import wire
+from appliance.engine.signer.core import Signer, SignerRefused
+from appliance.settings import Settings
+
+log = logging.getLogger("appliance.engine.signer")
+
+SOCKET_NAME = "signer.sock"
+ACCOUNT_LIMIT = 2**31  # BIP32 hardened indices
+PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid
+
+
+def socket_path(data_dir: Path) -> Path:
+    return Path(data_dir) / SOCKET_NAME
+
+
+def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one request (never raises)."""
+    op = request.get("op")
+    try:
+        if op == "describe":
+            custody = signer.custody
+            refusal = custody.verify()
+            return {
+                "ok": True,
+                "fingerprint": custody.fingerprint,
+                "source": custody.source,
+                "refusal": refusal,
+            }
+        if op == "xpub":
+            return {"ok": True, "xpub": signer.custody.account_xpub(_number(request, "account"))}
+        if op == "sign":
+            payout = request.get("payout")
+            if payout is not None and type(payout) is not int:
+                raise ValueError("payout must be a payout's row id or null")
+            raw, tx_hash = signer.sign(
+                _number(request, "account"),
+                _number(request, "index"),
+                wire.decode_tx(request.get("tx")),
+                payout,
+            )
+            return {"ok": True, "raw": raw.hex(), "hash": tx_hash}
+        return {"ok": False, "error": "bad_request", "reason": f"unknown op {op!r}"}
+    except CustodyRefused as exc:
+        return {"ok": False, "error": "custody_refused", "reason": str(exc)}
+    except SignerRefused as exc:
+        return {"ok": False, "error": "refused", "reason": str(exc)}
+    except (KeyError, TypeError, ValueError) as exc:
+        return {"ok": False, "error": "bad_request", "reason": str(exc)}
+    except Exception as exc:  # the database gone, say: the caller waits and asks again
+        log.exception("signer: %s request failed", op)
+        return {"ok": False, "error": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+
+
+def _number(request: dict[str, Any], name: str) -> int:
+    value = request.get(name)
+    if type(value) is not int or not 0 <= value < ACCOUNT_LIMIT:
+        raise ValueError(f"{name} must be a whole number below 2^31")
+    return value
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    signer: Signer
+
+
+class _Connection(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        _pid, uid, _gid = PEER_CREDENTIALS.unpack(
+            sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEER_CREDENTIALS.size)
+        )
+        if uid != os.getuid():
+            log.warning("signer: a process of uid %d connected; refused", uid)
+            return
+        with contextlib.suppress(OSError, wire.WireError):
+            while (request := wire.receive(sock)) is not None:
+                wire.send(sock, answer(self.server.signer, request))
+
+
+def _close_network_sockets(keep: set[int]) -> None:
+    """Close the TCP/UDP sockets a fork inherited (serve's listeners): the signer holds none."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd in keep:
+            continue
+        with contextlib.suppress(OSError):
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            sock = socket.socket(fileno=fd)
+            family = sock.family
+            sock.detach()
+            if family in (socket.AF_INET, socket.AF_INET6):
+                os.close(fd)
+
+
+def _listen(path: Path) -> _Server:
+    path.unlink(missing_ok=True)  # a socket left by a signer that was killed
+    previous = os.umask(0o177)  # created 0600: no moment when another user could connect
+    try:
+        with wire.reachable(path) as address:
+            server = _Server(address, _Connection, bind_and_activate=True)
+    finally:
+        os.umask(previous)
+    os.chmod(path, 0o600)
+    return server
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A `serve` killed outright (SIGKILL) cannot stop its signer: the signer stops itself."""
+    while True:
+        threading.Event().wait(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def run(settings: Settings, path: Path, report: int, parent: int) -> None:
+    """The signer process's life (it never returns normally: SIGTERM ends it)."""
+    _close_network_sockets(keep={report})
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="signer-parent", daemon=True).start()
+    try:
+        bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        custody = load_for(settings)
+        if custody is None:
+            raise CustodyError(f"there is no custody key in {settings.data_dir}")
+        custody.guard_with(guard)
+        # The fingerprint recorded (or compared) now, before any caller asks for a signature from
+        # inside its write transaction: recording it then would wait for that caller's lock.
+        custody.verify()
+        signer = Signer(custody, declared_assets(settings), settings.signer_gas_cap_wei)
+        server = _listen(path)
+        server.signer = signer
+    except CustodyError as exc:
+        os.write(report, f"error:{type(exc).__name__}:{exc}\n".encode())
+        return
+    log.info("signer listening on %s (key fingerprint %s, %s)", path, custody.fingerprint, custody.source)
+    os.write(report, b"ready\n")
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    server.serve_forever(poll_interval=1.0)
