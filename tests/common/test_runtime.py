@@ -22,6 +22,7 @@ def test_the_engine_app_keeps_an_engine_runtime_with_its_chains_and_workers(engi
         "reports",
         "exports",
         "treasury",
+        "sweeps",
         "local-chain",
         *(["checkpoint"] if is_sqlite(database) else []),
     ]
