@@ -12,6 +12,7 @@ import gc
 import logging
 import mmap
 import os
+import select
 import signal
 import socket
 import threading
@@ -361,6 +362,10 @@ def _private_data_dir(settings: Settings) -> None:
     filemodes.tighten(settings.data_dir)
 
 
+def _stop_under_way(_signum: int, _frame: Any) -> None:
+    """A stop signal while serve is stopping already: nothing more to do."""
+
+
 def serve(
     settings: Settings,
     apps: Iterable[tuple[str, Any, int]],
@@ -408,9 +413,18 @@ def serve(
         for name, fn in workers
     ]
 
+    # The handler takes no lock: it runs in the main thread between two bytecodes, possibly while
+    # that thread holds the lock of stop.wait() below, and a stop.set() (or a log line) there
+    # waited for that lock for ever: CI caught a serving process hung on SIGTERM that way (py-spy:
+    # Event.set inside on_signal inside Event.wait). It notes the signal and writes a byte that
+    # wakes the wait; the main thread does the rest.
+    received: list[int] = []
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
     def on_signal(signum: int, _frame: Any) -> None:
-        log.info("received %s, stopping", signal.Signals(signum).name)
-        stop.set()
+        received.append(signum)
+        with contextlib.suppress(OSError):  # a full pipe: a wake-up is pending already
+            os.write(wake_write, b"\0")
 
     if main:
         signal.signal(signal.SIGTERM, on_signal)
@@ -428,10 +442,20 @@ def serve(
     if main:  # whatever the caller held: a stop signal sent meanwhile is handled now
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
-    # Woken every second all the same: a stop signal taken by a thread started elsewhere (one
-    # that does not block it) is then still seen, late by a second instead of never.
-    while not stop.wait(1.0):
-        pass
+    # Woken by a stop signal's byte, and every second all the same: ``stop`` set by another thread
+    # (the tests), or a stop signal taken by a thread started elsewhere (one that does not block
+    # it), is then still seen, late by a second instead of never.
+    try:
+        while not received and not stop.is_set():
+            select.select([wake_read], [], [], 1.0)
+    finally:
+        if main:  # a second signal changes nothing now, and must not write to a closed pipe
+            for each in STOP_SIGNALS:
+                signal.signal(each, _stop_under_way)
+        os.close(wake_read)
+        os.close(wake_write)
+    if received:
+        log.info("received %s, stopping", signal.Signals(received[0]).name)
 
     for listener in listeners:
         listener.stop_accepting()

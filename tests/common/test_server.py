@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -493,3 +494,50 @@ def test_an_embedded_chain_beside_a_shared_engine_database_is_warned_about(tmp_p
         environ={},
     )
     assert deployment_warnings(remote) == []
+
+
+HELD_LOCK_SCRIPT = """
+import os, signal, sys, threading, time, urllib.request
+from appliance.common import lifecycle
+from appliance.server import serve
+from appliance.settings import load_settings
+
+port = int(sys.argv[2])
+settings = load_settings({"data_dir": sys.argv[1], "processes": 1}, environ={})
+stop = threading.Event()
+seen = []
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok"]
+
+def hold_the_lock_and_signal():
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    # What the main thread holds for an instant inside stop.wait(): a handler that took this lock
+    # waited for it for ever when the signal came in that instant.
+    with stop._cond:
+        os.kill(os.getpid(), signal.SIGTERM)
+        seen.append(lifecycle.stopping.wait(10))
+
+threading.Thread(target=hold_the_lock_and_signal, daemon=True).start()
+serve(settings, [("probe", app, port)], announce=lambda line: None, stop=stop)
+print("stopping while the lock was held:", seen)
+"""
+
+
+def test_a_stop_signal_is_acted_on_even_while_the_stop_events_lock_is_held(tmp_path: Path) -> None:
+    """serve's signal handler takes no lock: a SIGTERM arriving while the main thread held the
+    lock of its own stop.wait() used to hang the process for ever (Event.set in the handler)."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_LOCK_SCRIPT, str(tmp_path / "data"), str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "stopping while the lock was held: [True]" in done.stdout, done.stdout + done.stderr
