@@ -314,7 +314,9 @@ class KeptConnections:
                 response = connection.getresponse()
                 status = response.status
             except (OSError, http.client.HTTPException) as exc:
-                if connection.aborted:
+                # Every socket timeout is set to what is left of the attempt, so a socket's own
+                # timeout and the watchdog's abort are the same deadline: whichever came first.
+                if connection.aborted or isinstance(exc, TimeoutError):
                     raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s") from exc
                 raise
             try:
@@ -326,7 +328,7 @@ class KeptConnections:
                 keep = response.isclosed() and connection.sock is not None
             except (OSError, http.client.HTTPException) as exc:
                 if not 200 <= status < 300:
-                    if connection.aborted:
+                    if connection.aborted or isinstance(exc, TimeoutError):
                         raise AttemptTimeout(f"no answer within {TIMEOUT_SECONDS} s") from exc
                     raise
                 answer = b""  # delivered: the status arrived; only the connection is lost

@@ -103,6 +103,18 @@ def test_an_attempt_on_a_kept_connection_is_bounded_and_its_connection_not_reuse
     assert receiver.connections == 2  # the timed-out connection was closed, not kept
 
 
+def test_a_socket_timeout_before_the_watchdog_is_the_same_attempt_timeout(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each socket timeout is what is left of the attempt: on a loaded machine it can fire before
+    the watchdog does, and the attempt then ends the same way (CI saw both orders)."""
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 1)
+    monkeypatch.setattr(transport._watchdog, "arm", lambda deadline, action: [action])  # never fires
+    connections = transport.KeptConnections(ca_file=str(receiver.ca_file), allow_private=True)
+    receiver.answers.extend(["hang:2"])
+    assert post(connections, receiver, 0) == "AttemptTimeout: no answer within 1 s"
+
+
 def test_idle_connections_past_their_age_are_closed_not_kept_for_good(
     receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
