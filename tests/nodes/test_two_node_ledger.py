@@ -306,9 +306,10 @@ def test_a_prefunded_operator_paying_through_both_nodes_at_once_is_never_overdra
     )
     for payout_id in paid:
         assert pair.chain.balance(payouts[payout_id][1]) == PREFUND_AMOUNT  # paid once
-    # Both nodes' workers had these payouts in hand.
+    # Both nodes took submissions at once. (Which node's worker signs each payout is the lease's
+    # race: under load one node's worker can claim them all, so that is not asserted.)
     for node in (pair.a, pair.b):
-        assert "pyo_prefund" in node.log(), f"node {node.name} never stepped one of the payouts"
+        assert "POST /v1/payouts 201" in node.log(), f"node {node.name} accepted none of the payouts"
 
 
 VOLUME_AMOUNT = 2 * 10**15
