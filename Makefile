@@ -80,7 +80,7 @@ test-postgres-all: setup
 # Two nodes (tests/nodes): two real servers on one PostgreSQL (a throwaway server on its own port,
 # so it can run beside test-postgres), one S3 store (moto), one Redis (Debian's redis-server, started
 # by the test) and one anvil chain. make test collects nothing there unless NODES_TEST is set.
-NODES_PG_PORT ?= 55442
+NODES_PG_PORT ?= 25442
 test-nodes: setup
 	APPLIANCE_PG_PORT=$(NODES_PG_PORT) bash .ci/postgres.sh env NODES_TEST=1 $(PY) -m pytest -p no:xdist tests/nodes $(PYTEST_ARGS)
 

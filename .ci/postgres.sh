@@ -9,14 +9,22 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 PGROOT=$(mktemp -d /tmp/appliance-pg.XXXXXX)
-PORT=${APPLIANCE_PG_PORT:-55432}
+# Below the kernel's ephemeral range (32768-60999 here): a port in it can be taken at any moment by
+# the local end of some client connection, and the server then cannot bind it. CI's two-node stage
+# once failed to start its server on 55442 while the binary and newcomer stages ran beside it (the
+# log was removed with the folder; it is printed now): such a collision is the likely cause.
+PORT=${APPLIANCE_PG_PORT:-25432}
 chown postgres "$PGROOT"
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 as_pg "$PGBIN/initdb" -D "$PGROOT/data" -A trust -U appliance >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w \
-  -o "-p $PORT -k $PGROOT -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
 cleanup() { as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$PGROOT"; }
 trap cleanup EXIT
+if ! as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w \
+  -o "-p $PORT -k $PGROOT -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null; then
+  echo "PostgreSQL did not start on port $PORT; its log:" >&2
+  cat "$PGROOT/log" >&2 || true
+  exit 1
+fi
 "$PGBIN/createdb" -h 127.0.0.1 -p "$PORT" -U appliance appliance_test
 export APPLIANCE_TEST_POSTGRES="postgresql://appliance@127.0.0.1:$PORT/appliance_test"
 "$@"
