@@ -1,5 +1,5 @@
 /* The appliance's single executable: this launcher with the PyInstaller one-folder bundle appended
- * as one xz stream (packaging/pack.py writes it; docs/packaging.md explains the choice).
+ * as zstd (packaging/pack.py writes it; docs/packaging.md explains the choice).
  *
  * First start of a build: the bundle is unpacked once into a cache folder named after the build's
  * hash; every later start checks that folder (one stat per file) and execs the bundle's own
@@ -14,14 +14,14 @@
  * place; rename is atomic, the loser removes its copy and uses the winner's. A new build has a new
  * hash, hence a new folder; after unpacking one, builds older than the two newest are removed.
  *
- * The payload is one or more xz streams back to back (packed in parallel), which decode as one
- * byte stream: one record after another, little-endian:
+ * The payload is one or more zstd frames back to back, which decode as one byte stream (each frame's
+ * checksum is verified): one record after another, little-endian:
  *   'D' mode:u32 len:u32 path              a folder
  *   'F' mode:u32 len:u32 path size:u64 data a regular file
  *   'L' 0:u32    len:u32 path len:u32 target a symbolic link
  *   'E'                                      the end
- * (nothing may follow 'E'; the decoder still reads every stream to check its integrity)
- * Trailer, the file's last 64 bytes: "APPLPK01" offset:u64 size:u64 build:40 bytes (hex, NUL padded).
+ * (nothing may follow 'E'; the decoder still reads every frame to check its integrity)
+ * Trailer, the file's last 64 bytes: "APPLPK02" offset:u64 size:u64 build:40 bytes (hex, NUL padded).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <lzma.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,8 +39,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
-#define MAGIC "APPLPK01"
+#define MAGIC "APPLPK02"
+/* The packer's long-distance window (zstd --long=27, 128 MB): the decoder accepts no larger one. */
+#define WINDOW_LOG_MAX 27
 #define TRAILER_SIZE 64
 #define BUILD_LEN 40
 #define KEEP_BUILDS 2
@@ -51,14 +53,16 @@ static void die(const char *what) {
     exit(127);
 }
 
-/* ---- the payload, read through liblzma ------------------------------------------------------ */
+/* ---- the payload, read through libzstd ------------------------------------------------------ */
 
 typedef struct {
     int fd;
     uint64_t left; /* compressed bytes not read yet */
-    lzma_stream strm;
-    uint8_t in[1 << 16];
-    uint8_t out[1 << 16];
+    ZSTD_DStream *ds;
+    size_t last;   /* zstd's last answer: 0 once a frame is fully decoded and flushed */
+    uint8_t in[1 << 17];
+    size_t in_pos, in_len;
+    uint8_t out[1 << 17];
     size_t out_pos, out_len;
     int finished;
 } Payload;
@@ -67,41 +71,46 @@ static void payload_open(Payload *p, int fd, uint64_t offset, uint64_t size) {
     memset(p, 0, sizeof *p);
     p->fd = fd;
     p->left = size;
+    p->last = 1; /* no frame decoded yet: an empty payload is a damaged one */
     if (lseek(fd, (off_t)offset, SEEK_SET) < 0) die("seek to the bundle");
-    lzma_stream init = LZMA_STREAM_INIT;
-    p->strm = init;
-    if (lzma_stream_decoder(&p->strm, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) die("xz decoder");
+    p->ds = ZSTD_createDStream();
+    if (!p->ds || ZSTD_isError(ZSTD_DCtx_setParameter(p->ds, ZSTD_d_windowLogMax, WINDOW_LOG_MAX)))
+        die("zstd decoder");
 }
 
+/* Fills the output buffer (less only at the payload's end); 0 when nothing is left. */
 static int payload_fill(Payload *p) {
     if (p->finished) return 0;
-    p->strm.next_out = p->out;
-    p->strm.avail_out = sizeof p->out;
-    while (p->strm.avail_out == sizeof p->out) {
-        lzma_action action = LZMA_RUN;
-        if (p->strm.avail_in == 0 && p->left > 0) {
+    ZSTD_outBuffer out = {p->out, sizeof p->out, 0};
+    while (out.pos < out.size) {
+        if (p->in_pos == p->in_len && p->left > 0) {
             size_t want = p->left < sizeof p->in ? (size_t)p->left : sizeof p->in;
             ssize_t got = read(p->fd, p->in, want);
             if (got <= 0) die("read the bundle");
             p->left -= (uint64_t)got;
-            p->strm.next_in = p->in;
-            p->strm.avail_in = (size_t)got;
+            p->in_pos = 0;
+            p->in_len = (size_t)got;
         }
-        if (p->strm.avail_in == 0 && p->left == 0) action = LZMA_FINISH;
-        lzma_ret ret = lzma_code(&p->strm, action);
-        if (ret == LZMA_STREAM_END) {
+        int input_done = p->in_pos == p->in_len && p->left == 0;
+        if (input_done && p->last == 0) {
             p->finished = 1;
             break;
         }
-        if (ret != LZMA_OK) {
-            errno = 0;
-            die("the bundle is damaged (xz)");
-        }
+        size_t out_before = out.pos;
+        ZSTD_inBuffer in = {p->in, p->in_len, p->in_pos};
+        size_t ret = ZSTD_decompressStream(p->ds, &out, &in);
+        p->in_pos = in.pos;
+        errno = 0;
+        if (ZSTD_isError(ret)) die("the bundle is damaged (zstd)");
+        p->last = ret;
+        if (input_done && out.pos == out_before && ret != 0) die("the bundle ends early (zstd)");
     }
     p->out_pos = 0;
-    p->out_len = sizeof p->out - p->strm.avail_out;
+    p->out_len = out.pos;
     return p->out_len > 0;
 }
+
+static void payload_close(Payload *p) { ZSTD_freeDStream(p->ds); }
 
 static void payload_read(Payload *p, void *buf, size_t n) {
     uint8_t *dst = buf;
@@ -216,7 +225,7 @@ static int unpack(int self, uint64_t offset, uint64_t size, const char *dir) {
     errno = 0;
     if (p->out_pos != p->out_len || payload_fill(p)) die("the bundle has data after its end");
     if (fclose(list) != 0) die("write the file list");
-    lzma_end(&p->strm);
+    payload_close(p);
     free(p);
     return 0;
 }
