@@ -211,9 +211,16 @@ function attentionBox(move) {
   return box;
 }
 
+let renderedRun = null;
 function renderRun() {
   const list = $("run");
   if (!list) { return; }
+  // Rebuilt only when what it shows changed. The queue is flushed every 5 s and ends by rendering;
+  // a tap that spans the swap of its button for an identical new one is lost (pressed on the old,
+  // released on the new: no click), which a courier saw as a button that did nothing.
+  const shown = JSON.stringify([lang, run, pending, me && me.dispatchPhone], (key, value) => (key === "photo" ? undefined : value));
+  if (shown === renderedRun) { return; }
+  renderedRun = shown;
   const inRun = new Set(run.map((o) => o.id));
   // Refused moves of orders no longer in the run (the dispatcher resolved them): kept on screen
   // until the courier confirms it is settled.
