@@ -395,7 +395,10 @@ def run_appliance(seeded: Seeded, data: Path, processes: int, args, only: set[st
                     1500 * args.warmup,
                 )
                 _presign(
-                    data / f"signed-payouts-{processes}.tsv", seeded.operator_id, seeded.secret, args.payouts
+                    data / f"signed-payouts-{processes}.tsv",
+                    seeded.operator_id,
+                    seeded.secret,
+                    args.payouts or 3000 * args.seconds,
                 )
             elif key == "location" and env is not None:
                 # the half hour before the measured run's stamps: no point is sent twice
@@ -495,7 +498,12 @@ def main() -> None:
     cores = os.cpu_count() or 1
     # one process, one per core (serve's default), and two per core
     parser.add_argument("--processes", default=f"1,{cores},{2 * cores}")
-    parser.add_argument("--payouts", type=int, default=40000, help="pre-signed payout requests per run")
+    parser.add_argument(
+        "--payouts",
+        type=int,
+        default=0,
+        help="pre-signed payout requests per run (default: 3,000 a second of the run, so none runs out)",
+    )
     parser.add_argument(
         "--only", default="", help="comma-separated: me,orders1,orders2000,track,location,payouts"
     )
