@@ -23,7 +23,15 @@ PORT=${APPLIANCE_PG_PORT:-25432}
 chown postgres "$PGROOT"
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 as_pg "$PGBIN/initdb" -D "$PGROOT/data" -A trust -U appliance >/dev/null
-cleanup() { as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$PGROOT"; }
+# The server's CPU (its own and its finished backends'), printed when it stops: CI's stage times
+# count only the test processes.
+server_cpu() {
+  local pid ticks
+  pid=$(head -n 1 "$PGROOT/data/postmaster.pid" 2>/dev/null) || return 0
+  ticks=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null) || return 0
+  echo "PostgreSQL server (port $PORT) CPU: $((ticks / $(getconf CLK_TCK))) s"
+}
+cleanup() { server_cpu; as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$PGROOT"; }
 trap cleanup EXIT
 if ! as_pg "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w \
   -o "-p $PORT -k $PGROOT -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_wal_size=512MB -c min_wal_size=64MB" start >/dev/null; then

@@ -177,3 +177,16 @@ def test_the_loop_is_woken_for_each_whole_answer_instead_of_sleeping_out_its_pol
         listener.stop_accepting()
         listener.close()
     assert watch.found == []
+
+
+def test_a_listener_whose_loop_trigger_is_gone_still_stops() -> None:
+    """Stopping does not depend on the loop's wake-up pipe: with it closed (EBADF on the write),
+    close() still closes every connection and the loop thread ends."""
+    listener = Listener("probe", _sized(10), "127.0.0.1", 0, 2)
+    listener.start()
+    assert requests.get(listener.url + "/", timeout=5).content == b"x" * 10
+    listener.server.trigger.close()
+    listener.stop_accepting()
+    listener.close()
+    assert not listener.thread.is_alive()
+    assert listener.server._map == {}
