@@ -21,13 +21,30 @@ from urllib.parse import urlsplit, urlunsplit
 
 import peewee
 import pytest
+from argon2 import PasswordHasher
 
-from appliance.common import clock
+from appliance.common import clock, passwords
 from appliance.common import migrate as migrations
 from appliance.common.db import make_database
 from appliance.settings import Settings, load_settings
 
 TEMPLATE_FILES = ("dispatch.db", "engine.db", "appliance.key")
+
+# Passwords hashed and verified in the test processes with argon2id at its lowest cost: at the
+# production parameters (64 MiB, 3 passes, 4 lanes) each hash or verification is 0.18 s of CPU,
+# and the suite makes about 150 of them per run on each backend. Servers and commands a test starts
+# hash at the production cost (a hash carries its parameters, so either verifies the other's);
+# test_passwords checks the production parameters with ``production_password_hashing``.
+PRODUCTION_PASSWORD_HASHING = (passwords._hasher, passwords._PLACEHOLDER)
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+passwords._PLACEHOLDER = passwords._hasher.hash("placeholder-password-for-timing")
+
+
+@pytest.fixture
+def production_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    hasher, placeholder = PRODUCTION_PASSWORD_HASHING
+    monkeypatch.setattr(passwords, "_hasher", hasher)
+    monkeypatch.setattr(passwords, "_PLACEHOLDER", placeholder)
 
 
 @pytest.fixture(autouse=True)
