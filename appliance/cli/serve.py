@@ -20,16 +20,18 @@ def build_apps(
 ) -> tuple[list[tuple[str, Any, int]], list[tuple[str, Any]]]:
     """The WSGI apps to serve (name, app, port) and their background workers. The engine's custody
     is a client of the signer process listening at ``signer`` (None: there is no key)."""
-    from appliance.dispatch.app import create_app as create_dispatch
-    from appliance.engine.app import create_app as create_engine
-
+    # Each service's modules only when it is served: the engine's (web3, eth-account, py-evm, the
+    # custody code) are about a second of CPU to import, which `--only dispatch` does not pay.
     apps: list[tuple[str, Any, int]] = []
     workers: list[tuple[str, Any]] = []
     if only in (None, "dispatch"):
+        from appliance.dispatch.app import create_app as create_dispatch
+
         dispatch = create_dispatch(settings)
         apps.append(("dispatch", dispatch, settings.dispatch_port))
         workers.extend(dispatch.extensions["dispatch"].workers)
     if only in (None, "engine"):
+        from appliance.engine.app import create_app as create_engine
         from appliance.engine.signer.client import SignerClient
 
         engine = create_engine(
@@ -117,11 +119,12 @@ def _serve(settings: Settings, only: str | None, signer: Path | None) -> None:
         return
     # The apps' modules are imported once here, before the serving processes are forked, so that
     # their code is shared; each process builds its own apps (connections, engines) after the fork.
-    import appliance.dispatch.app
-    import appliance.engine.app  # noqa: F401
-    from appliance.engine.chain.registry import import_chain_modules
-
+    if only in (None, "dispatch"):
+        import appliance.dispatch.app
     if only in (None, "engine"):
+        import appliance.engine.app  # noqa: F401
+        from appliance.engine.chain.registry import import_chain_modules
+
         import_chain_modules(settings)
 
     ports = [
