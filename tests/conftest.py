@@ -217,6 +217,9 @@ _dropper = _Dropper()
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     _dropper.wait()
+    browsers = sys.modules.get("tests.e2e.console_server")
+    if browsers is not None:  # the browser tests' shared Chromium (tests/e2e/console_server.py)
+        browsers.stop_chromium()
 
 
 def free_port() -> int:

@@ -15,7 +15,7 @@ from tests.dispatch.mail import mail_text
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     wait_until,
@@ -40,10 +40,7 @@ def console(mapped_data_dir, settings):
 
 
 def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(console) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
         page = context.new_page()
         problems: list[str] = []
@@ -100,16 +97,12 @@ def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(conso
         page.reload()
         page.wait_for_selector("body[data-view='signin']")
         assert not [p for p in problems if "Content Security Policy" in p], problems
-        browser.close()
 
 
 def test_an_emailed_sign_in_link_opens_the_console_and_a_courier_s_opens_the_app(
     console, mapped_data_dir
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(locale="en-US").new_page()
         page.goto(console + "/console/?lang=en")
         page.wait_for_selector("body[data-view='signin']")
@@ -127,4 +120,3 @@ def test_an_emailed_sign_in_link_opens_the_console_and_a_courier_s_opens_the_app
         page.wait_for_selector("body[data-view='workspace']")
         assert page.inner_text("#company-name") == "Arev Express"
         assert "token" not in page.url
-        browser.close()

@@ -17,7 +17,7 @@ from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -89,11 +89,8 @@ def _marker(page) -> tuple[float, float]:
 
 
 def test_an_address_typed_in_latin_or_as_spelled_is_chosen_and_the_order_saved_at_its_point(indexed) -> None:
-    from playwright.sync_api import sync_playwright
-
     url = indexed
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
         answers: list = []
         page.on("response", lambda r: answers.append(r) if "/geo/search?" in r.url else None)
@@ -151,16 +148,12 @@ def test_an_address_typed_in_latin_or_as_spelled_is_chosen_and_the_order_saved_a
         wait_until(page, "!document.querySelector('#order-dialog').open")
         order = Order.get_by_id(order.id)
         assert (round(order.lat, 6), round(order.lon, 6)) == clicked
-        browser.close()
 
 
 def test_without_an_address_index_the_form_says_search_is_unavailable_and_saves_a_pin_set_by_hand(
     unindexed,
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
         sign_in_console(page, unindexed, "lilit@arev.am")
         page.click("[data-lang='en']")
@@ -182,4 +175,3 @@ def test_without_an_address_index_the_form_says_search_is_unavailable_and_saves_
         page.locator("#o-find").press_sequentially("Абовяна", delay=30)
         page.wait_for_selector("#o-find-status[data-state='unavailable']")
         assert "Поиск адреса недоступен" in page.inner_text("#o-find-status")
-        browser.close()

@@ -20,8 +20,8 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
+    chromium,
     eventually,
-    launch_chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -97,11 +97,8 @@ def office(mapped_data_dir, settings):
 
 
 def test_the_office_views_of_the_console(office) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, courier, delivered, draft, invite_link, garun = office
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         page = context.new_page()
         sign_in_console(page, url, "ani@arev.am")
@@ -227,4 +224,3 @@ def test_the_office_views_of_the_console(office) -> None:
         wait_until(page, "document.querySelector('#company-name').textContent === 'Garun Delivery'")
         assert Membership.select().where(Membership.company == garun.id).count() == 2
         assert page.locator("#company-switch option").count() == 2
-        browser.close()

@@ -16,7 +16,7 @@ from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -65,12 +65,9 @@ def _fill_order(page, name: str, phone: str, address: str, point: tuple[float, f
 
 
 def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, narek, armen_member = board
     armen = armen_member.courier
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
         page = context.new_page()
@@ -183,4 +180,3 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         page.wait_for_selector(f"{other}[data-status='assigned']")
         page.click(f"{other} [data-move='ready']")
         page.wait_for_selector(f"{other}[data-status='ready']")
-        browser.close()

@@ -20,8 +20,8 @@ from tests.e2e.console_server import (
     ARTIFACTS,
     BROWSER_TEST,
     PASSWORD,
+    chromium,
     courier_phone,
-    launch_chromium,
     screenshot,
     serving,
     sign_in_app,
@@ -72,12 +72,9 @@ def _create_order(page, name: str, phone: str, address: str, point: tuple[float,
 
 
 def test_a_dispatcher_and_a_courier_run_a_delivery_end_to_end(appliance, tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, courier = appliance
     marker = f"[data-marker=courier][data-id='{courier.id}']"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         desk = browser.new_context(viewport={"width": 1440, "height": 1000}, locale="en-US")
         phone_context = courier_phone(browser, ROAD_A)
         console = desk.new_page()
@@ -168,4 +165,3 @@ def test_a_dispatcher_and_a_courier_run_a_delivery_end_to_end(appliance, tmp_pat
         # bound is checked only when asked (make test holds no timed assertions).
         if os.environ.get("APPLIANCE_TEST_TIMING"):
             assert seen < 1.0, seen
-        browser.close()

@@ -19,8 +19,8 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
+    chromium,
     courier_phone,
-    launch_chromium,
     screenshot,
     serving,
     sign_in_app,
@@ -68,13 +68,10 @@ def _drop(page, name: str, data: bytes, mime: str) -> None:
 
 
 def test_a_dispatcher_previews_an_import_with_every_problem_then_confirms(served, tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, _, _ = served
     workbook = tmp_path / "orders.xlsx"
     workbook.write_bytes(xlsx_bytes(_rows()))
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-lang='en']")
@@ -107,15 +104,11 @@ def test_a_dispatcher_previews_an_import_with_every_problem_then_confirms(served
         _drop(page, "notes.txt", b"colour,size\nred,big\n", "text/plain")
         page.wait_for_selector("#import-error:has-text('colour')")
         assert page.is_disabled("#import-confirm")
-        browser.close()
 
 
 def test_the_order_form_keeps_door_details_note_and_shop_number_and_the_courier_sees_them(served) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier = served
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-lang='en']")
@@ -190,17 +183,13 @@ def test_the_order_form_keeps_door_details_note_and_shop_number_and_the_courier_
             == "Note: Call before coming up"
         )
         screenshot(phone, "courier-app-door-details")
-        browser.close()
 
 
 def test_an_open_console_reloads_the_day_once_for_an_import_instead_of_a_request_per_order(served) -> None:
     import re
 
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, _ = served
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
         sign_in_console(page, url, "lilit@arev.am")
         wait_until(page, "document.getElementById('no-orders').hidden === false")
@@ -217,4 +206,3 @@ def test_an_open_console_reloads_the_day_once_for_an_import_instead_of_a_request
         wait_until(page, "document.querySelectorAll('#orders tbody tr').length === 40")
         assert not [u for u in asked if re.search(r"/orders/\d+$", u)]
         assert [u for u in asked if "/orders?date=" in u]
-        browser.close()

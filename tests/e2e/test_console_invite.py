@@ -15,7 +15,7 @@ from tests.dispatch.factory import make_company, make_member
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     serving,
     sign_in_console,
     wait_until,
@@ -51,11 +51,8 @@ def invited(mapped_data_dir, settings):
 
 
 def test_a_signed_in_tab_asks_before_joining_the_company_of_an_invite_link(invited) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, invite, garun = invited
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US").new_page()
         sign_in_console(page, url, "ani@arev.am")
 
@@ -76,4 +73,3 @@ def test_a_signed_in_tab_asks_before_joining_the_company_of_an_invite_link(invit
         page.click("#invite-join")
         wait_until(page, "document.querySelector('#company-name').textContent === 'Garun Delivery'")
         assert Membership.select().where(Membership.company == garun.id).count() == 2
-        browser.close()

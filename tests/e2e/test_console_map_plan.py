@@ -19,7 +19,7 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -65,12 +65,9 @@ def fleet(mapped_data_dir, settings):
 
 
 def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied(fleet) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, couriers, orders = fleet
     narek, armen, sona = couriers
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1100}, locale="en-US").new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-lang='en']")
@@ -166,4 +163,3 @@ def test_the_live_map_follows_couriers_and_a_plan_is_suggested_moved_and_applied
         # End a shift from the console.
         page.click(f"[data-end-shift='{sona.courier.id}']")
         page.wait_for_selector(f"#couriers li[data-courier-id='{sona.courier.id}'][data-shift='off']")
-        browser.close()

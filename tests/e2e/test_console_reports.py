@@ -22,7 +22,7 @@ from tests.dispatch.test_reports import build_day
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -60,16 +60,13 @@ def _cells(page, row: str) -> list[str]:
 
 
 def test_the_reports_view_shows_the_days_figures_and_downloads_the_reports(reports) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, aram = reports
     # The page sends the day after the last day shown: [from, to).
     summary = requests.get(
         f"{url}/reports/summary", params={"from": DAY, "to": "2026-11-21"}, headers=dispatcher.headers
     ).json()
     assert (summary["deliveries"], summary["failures"]) == (70, 20)
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         page = context.new_page()
         sign_in_console(page, url, "lilit@arev.am")
@@ -153,4 +150,3 @@ def test_the_reports_view_shows_the_days_figures_and_downloads_the_reports(repor
         assert missing == []
         page.click("[data-lang='hy']")
         assert page.inner_text("[data-view-tab='reports']") == "Հաշվետվություններ"
-        browser.close()

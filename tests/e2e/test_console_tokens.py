@@ -18,7 +18,7 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -61,11 +61,8 @@ def short_tokens(mapped_data_dir, settings):
 
 
 def test_the_console_rotates_short_tokens_and_flags_an_order_at_risk(short_tokens) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, order, courier = short_tokens
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US").new_page()
         refreshes: list[int] = []
         page.on("response", lambda r: refreshes.append(r.status) if r.url.endswith("/auth/refresh") else None)
@@ -99,4 +96,3 @@ def test_the_console_rotates_short_tokens_and_flags_an_order_at_risk(short_token
         page.click("#link-dialog button[type='submit']")
         assert page.is_visible("body[data-view='workspace']")
         screenshot(page, "console-at-risk")
-        browser.close()

@@ -19,9 +19,9 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
+    chromium,
     courier_phone,
     eventually,
-    launch_chromium,
     screenshot,
     serving,
     sign_in_app,
@@ -76,12 +76,9 @@ def courier_app(mapped_data_dir, settings):
 
 
 def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courier_app, tmp_path) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, orders, _ = courier_app
     first = orders[0]
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = courier_phone(browser, ROAD_A, locale="hy-AM", device_scale_factor=1)
         page = context.new_page()
         page.goto(url + "/app/")
@@ -174,7 +171,6 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
         assert page.evaluate("navigator.onLine") is False
         screenshot(page, "courier-app-offline-shell")
         context.set_offline(False)
-        browser.close()
 
 
 def _latest_fix(courier) -> tuple[float, float]:
@@ -188,14 +184,11 @@ def _latest_fix(courier) -> tuple[float, float]:
 
 
 def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, _, _, sona = courier_app
     made = requests.post(f"{url}/company/members/{sona.user.id}/login-link", headers=dispatcher.headers)
     assert made.status_code in (200, 201), made.text
     path = made.json()["link"][made.json()["link"].index("/invite/") :]
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 390, "height": 844}, locale="ru-RU").new_page()
         page.goto(url + path)
         page.click("#button")
@@ -203,16 +196,12 @@ def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
         page.wait_for_selector("body[data-view='app']")
         assert page.evaluate("sessionStorage.getItem('appliance.session')") is None  # handed over, then gone
         assert "refreshToken" in page.evaluate("localStorage.getItem('appliance.courier.session')")
-        browser.close()
 
 
 def test_a_courier_fails_a_stop_with_a_reason_takes_a_break_and_ends_the_shift(courier_app) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, _, courier, orders, _ = courier_app
     coded, plain = orders
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         context = courier_phone(browser, ROAD_A)
         page = context.new_page()
         page.goto(url + "/app/")
@@ -276,4 +265,3 @@ def test_a_courier_fails_a_stop_with_a_reason_takes_a_break_and_ends_the_shift(c
         page.reload()  # the installed app stays signed in, in the courier's language
         page.wait_for_selector("body[data-view='app']")
         assert page.evaluate("document.documentElement.lang") == "ru"
-        browser.close()

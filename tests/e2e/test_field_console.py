@@ -16,7 +16,7 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
-    launch_chromium,
+    chromium,
     screenshot,
     serving,
     sign_in_console,
@@ -58,8 +58,6 @@ def picked_up_order(url: str, dispatcher, courier, **extra) -> dict:
 
 
 def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_action(desk) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, _ = desk
     order = picked_up_order(url, dispatcher, courier, otpRequired=True)
     held = requests.post(f"{url}/orders/{order['id']}/tracking", headers=dispatcher.headers).json()
@@ -68,8 +66,7 @@ def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_ac
             f"{url}/courier/orders/{order['id']}/otp/verify", json={"code": "000000"}, headers=courier.headers
         )
     row = f"#orders tbody tr[data-order-id='{order['id']}']"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         sign_in_console(page, url, "lilit@arev.am")
         # "Code locked" opens the dialog on the link the recipient holds, which keeps working.
@@ -99,17 +96,13 @@ def test_the_link_dialog_shows_the_link_in_force_and_a_new_one_is_a_confirmed_ac
         page.click(f"{row} [data-link]")
         page.wait_for_selector("#link-dialog[open]")
         assert page.input_value("#link-url") == fresh
-        browser.close()
 
 
 def test_a_dispatcher_fails_or_delivers_for_a_courier_whose_phone_died_and_the_history_says_who(desk) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, _ = desk
     lost = picked_up_order(url, dispatcher, courier)
     paid = picked_up_order(url, dispatcher, courier, isCod=True, amountAmd=3000)
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         sign_in_console(page, url, "lilit@arev.am")
         # Failed, with a reason.
@@ -151,12 +144,9 @@ def test_a_dispatcher_fails_or_delivers_for_a_courier_whose_phone_died_and_the_h
         assert all("Lilit" in t or "Narek" in t for t in texts), texts
         assert "Lilit" in texts[-1] and "Narek" in texts[-1]  # delivered by the dispatcher for Narek
         screenshot(page, "console-history-names")
-        browser.close()
 
 
 def test_the_courier_selector_says_who_is_on_shift_and_follows_the_shifts(desk) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, narek, armen = desk
     body = ORDER | {"pin": {"lat": ROAD_B[0], "lon": ROAD_B[1]}}
     order = requests.post(f"{url}/orders", json=body, headers=dispatcher.headers).json()["order"]
@@ -164,8 +154,7 @@ def test_the_courier_selector_says_who_is_on_shift_and_follows_the_shifts(desk) 
     assert requests.post(f"{url}/courier/shift/start", headers=armen.headers).status_code == 201
     select = f"select[data-assign='{order['id']}']"
     options = "els => els.map(e => [e.textContent, e.dataset.shift])"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.wait_for_selector(f"{select} option[data-shift='active']", state="attached")
@@ -178,12 +167,9 @@ def test_the_courier_selector_says_who_is_on_shift_and_follows_the_shifts(desk) 
         page.wait_for_selector(
             f"{select} option[value='{narek.courier.id}'][data-shift='active']", state="attached"
         )
-        browser.close()
 
 
 def test_cash_confirmation_lists_the_orders_behind_the_total_and_starts_empty(desk) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, _ = desk
     paid = []
     for amount in (2500, 4000):
@@ -196,8 +182,7 @@ def test_cash_confirmation_lists_the_orders_behind_the_total_and_starts_empty(de
         assert done.status_code == 200, done.text
         paid.append(order)
     assert requests.post(f"{url}/courier/cash/settle", headers=courier.headers).status_code == 201
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-view-tab='cash']")
@@ -214,4 +199,3 @@ def test_cash_confirmation_lists_the_orders_behind_the_total_and_starts_empty(de
         page.click("[data-confirm]")
         page.wait_for_selector("#confirmed li[data-confirmed]")
         assert requests.get(f"{url}/courier/cash", headers=courier.headers).json()["outstandingAmd"] == 0
-        browser.close()

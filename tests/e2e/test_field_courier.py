@@ -18,9 +18,9 @@ from tests.dispatch.orders_helpers import ORDER
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
+    chromium,
     courier_phone,
     eventually,
-    launch_chromium,
     screenshot,
     serving,
     sign_in_app,
@@ -70,13 +70,10 @@ def _coded_cod_order(url: str, dispatcher, courier) -> dict:
 
 
 def test_a_delivery_refused_after_the_signal_returns_needs_attention_until_the_right_code(field) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, master_key = field
     order = _coded_cod_order(url, dispatcher, courier)
     card = f"#run li[data-order-id='{order['id']}']"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         phone = courier_phone(browser, ROAD_A).new_page()
         phone.goto(url + "/app/")
         sign_in_app(phone, "narek@arev.am")
@@ -145,15 +142,11 @@ def test_a_delivery_refused_after_the_signal_returns_needs_attention_until_the_r
         phone.click("[data-tab='cash']")
         wait_until(phone, "document.querySelector('#cash-outstanding').textContent.includes('6,000')")
         assert phone.is_hidden("#cash-unrecorded")
-        browser.close()
 
 
 def test_a_new_assignment_reaches_the_courier_app_over_the_events_stream(field) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, dispatcher, courier, _ = field
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         phone = courier_phone(browser, ROAD_A).new_page()
         phone.goto(url + "/app/")
         sign_in_app(phone, "narek@arev.am")
@@ -165,4 +158,3 @@ def test_a_new_assignment_reaches_the_courier_app_over_the_events_stream(field) 
         phone.wait_for_selector(card)
         assert phone.get_attribute(card, "data-arrived-by") == "stream"
         screenshot(phone, "courier-app-assignment-streamed")
-        browser.close()

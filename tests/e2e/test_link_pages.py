@@ -15,7 +15,7 @@ from appliance.dispatch.models import User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.mail import mail_text
-from tests.e2e.console_server import BROWSER_TEST, launch_chromium, screenshot, serving, wait_until
+from tests.e2e.console_server import BROWSER_TEST, chromium, screenshot, serving, wait_until
 from tests.geo_fixtures import ROAD_A
 
 pytestmark = BROWSER_TEST
@@ -46,11 +46,8 @@ def _policy_problems(page) -> list[str]:
 
 
 def test_an_invitation_reads_in_armenian_then_russian_and_goes_on_to_the_console(links) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, path = links
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 390, "height": 844}, locale="hy-AM").new_page()
         problems = _policy_problems(page)
         page.goto(url + path)
@@ -72,15 +69,11 @@ def test_an_invitation_reads_in_armenian_then_russian_and_goes_on_to_the_console
         page.wait_for_selector("body[data-view='workspace']")
         assert page.inner_text("#company-name") == "Arev Express"
         assert not problems, problems
-        browser.close()
 
 
 def test_a_spent_sign_in_link_answers_in_russian_and_a_new_one_signs_in(links, mapped_data_dir) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, _ = links
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 390, "height": 844}, locale="ru-RU").new_page()
         problems = _policy_problems(page)
         page.goto(url + "/login?token=" + "x" * 43)
@@ -100,4 +93,3 @@ def test_a_spent_sign_in_link_answers_in_russian_and_a_new_one_signs_in(links, m
         page.wait_for_selector("body[data-view='workspace']")
         assert page.inner_text("#new-order") == "New order"  # Ani's own language, not the browser's
         assert not problems, problems
-        browser.close()

@@ -14,7 +14,7 @@ from appliance.dispatch.app import create_app
 from appliance.settings import Settings
 from tests import map_fixtures
 from tests.conftest import serving
-from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, launch_chromium, wait_until
+from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, chromium, wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
 pytestmark = BROWSER_TEST
@@ -27,26 +27,20 @@ IDLE = "() => window.mapCheck && mapCheck.loaded && mapCheck.map.loaded() && map
 
 @pytest.fixture
 def browser_page(tiled_settings: Settings) -> Iterator[tuple[Any, str, dict[str, Any]]]:
-    from playwright.sync_api import sync_playwright
-
     seen: dict[str, Any] = {"tiles": [], "failed": [], "console": []}
-    with serving(create_app(tiled_settings)) as url, sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 390, "height": 700}, device_scale_factor=1)
-            page.on("console", lambda m: m.type == "error" and seen["console"].append(m.text))
-            page.on("pageerror", lambda e: seen["console"].append(str(e)))
+    with serving(create_app(tiled_settings)) as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 390, "height": 700}, device_scale_factor=1)
+        page.on("console", lambda m: m.type == "error" and seen["console"].append(m.text))
+        page.on("pageerror", lambda e: seen["console"].append(str(e)))
 
-            def on_response(response: Any) -> None:
-                if "/tiles/" in response.url:
-                    seen["tiles"].append(response.status)
-                if response.status >= 400:
-                    seen["failed"].append(f"{response.status} {response.url}")
+        def on_response(response: Any) -> None:
+            if "/tiles/" in response.url:
+                seen["tiles"].append(response.status)
+            if response.status >= 400:
+                seen["failed"].append(f"{response.status} {response.url}")
 
-            page.on("response", on_response)
-            yield page, url, seen
-        finally:
-            browser.close()
+        page.on("response", on_response)
+        yield page, url, seen
 
 
 def marker_centre(page: Any, name: str) -> tuple[float, float]:

@@ -14,7 +14,7 @@ from appliance.dispatch.models import User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.mail import mail_text
-from tests.e2e.console_server import BROWSER_TEST, PASSWORD, launch_chromium, serving, wait_until
+from tests.e2e.console_server import BROWSER_TEST, PASSWORD, chromium, serving, wait_until
 from tests.geo_fixtures import ROAD_A
 
 pytestmark = BROWSER_TEST
@@ -37,11 +37,8 @@ def office(mapped_data_dir, settings):
 
 
 def test_a_forgotten_password_is_set_anew_through_the_emailed_link(office, mapped_data_dir) -> None:
-    from playwright.sync_api import sync_playwright
-
     url = office
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US").new_page()
         page.goto(url + "/login")
         page.wait_for_selector("body[data-stage='ask']")
@@ -59,7 +56,6 @@ def test_a_forgotten_password_is_set_anew_through_the_emailed_link(office, mappe
         page.click("#new-password-form button")
         page.wait_for_url(url + "/console/", timeout=20000)
         page.wait_for_selector("body[data-view='workspace']")
-        browser.close()
     old = requests.post(f"{url}/auth/login", json={"email": "ani@arev.am", "password": PASSWORD})
     new = requests.post(
         f"{url}/auth/login", json={"email": "ani@arev.am", "password": "a brand new password"}

@@ -9,7 +9,7 @@ from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status
-from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, launch_chromium, serving, wait_until
+from tests.e2e.console_server import ARTIFACTS, BROWSER_TEST, chromium, serving, wait_until
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
 pytestmark = BROWSER_TEST
@@ -38,12 +38,9 @@ def server(mapped_data_dir, settings):
 
 
 def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
-    from playwright.sync_api import sync_playwright
-
     url, token = server
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
         page.goto(f"{url}/t/{token}")
         page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
@@ -69,5 +66,4 @@ def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
         armenian.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
         assert armenian.inner_text("#headline") == "В пути"  # the choice is remembered
         armenian.screenshot(path=str(ARTIFACTS / "tracking-page-ru.png"), full_page=True)
-        browser.close()
     assert (ARTIFACTS / "tracking-page.png").stat().st_size > 10000
