@@ -57,9 +57,12 @@ test-crash: setup
 # PostgreSQL restarted twice under load (a server of the test's own), 500 slow sockets per port,
 # a faulty JSON-RPC node (lost requests and answers, time-outs, nulls). Each asserts the answers
 # (503/507, never 500) and that nothing acknowledged is lost (tests/faults, docs/operations.md).
-FAULT_TESTS := tests/faults tests/common/test_slow_clients.py \
+# CI runs the two halves side by side (FAULT_TESTS='$(FAULT_TESTS_SERVERS)', and the clients').
+FAULT_TESTS_SERVERS := tests/faults
+FAULT_TESTS_CLIENTS := tests/common/test_slow_clients.py \
   "tests/common/test_server.py::test_fresh_requests_are_answered_on_both_ports_while_500_slow_clients_hold_each[2]" \
   tests/engine/test_payout_faulty_rpc.py
+FAULT_TESTS = $(FAULT_TESTS_SERVERS) $(FAULT_TESTS_CLIENTS)
 test-faults: setup
 	$(PY) -m pytest -p no:xdist $(FAULT_TESTS) $(PYTEST_ARGS)
 
