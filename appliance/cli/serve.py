@@ -21,7 +21,7 @@ def build_apps(
     """The WSGI apps to serve (name, app, port) and their background workers. The engine's custody
     is a client of the signer process listening at ``signer`` (None: there is no key)."""
     # Each service's modules only when it is served: the engine's (web3, eth-account, py-evm, the
-    # custody code) are about a second of CPU to import, which `--only dispatch` does not pay.
+    # custody code) take over half a second of CPU to import, which `--only dispatch` does not pay.
     apps: list[tuple[str, Any, int]] = []
     workers: list[tuple[str, Any]] = []
     if only in (None, "dispatch"):
