@@ -299,6 +299,27 @@ class _WriteLock:
                     )
         return fd
 
+    @contextlib.contextmanager
+    def patiently(self) -> Iterator[None]:
+        """Hold the lock, waiting for it as long as it takes, in this thread: the kernel wakes the
+        thread itself the moment the lock is released (no helper thread to hand it over). For a
+        thread whose callers bound their own waits (the group commit's writer)."""
+        self._threads.acquire()
+        try:
+            if self._depth == 0:
+                if self._fd is None:
+                    self._fd = self._open()
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+                self._held = self._fd
+        except BaseException:
+            self._threads.release()
+            raise
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self.__exit__()
+
     def __exit__(self, *_exc: object) -> None:
         self._depth -= 1
         try:
@@ -364,6 +385,25 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@contextlib.contextmanager
+def patient_write_transaction(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
+    """``write_transaction`` for a thread that waits for SQLite's write lock as long as it takes
+    (``_WriteLock.patiently``); its callers bound their waits themselves (common/group_commit.py)."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    if isinstance(real, peewee.SqliteDatabase):
+        with _write_lock(real).patiently(), database.atomic("IMMEDIATE"):
+            yield
+    else:
+        with database.atomic():
+            yield
+
+
+def write_lock_bound(database: peewee.Database | peewee.DatabaseProxy) -> float | None:
+    """How long a writer waits for SQLite's write lock (None: PostgreSQL, which has row locks)."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    return getattr(real, "write_lock_seconds", 10.0) if isinstance(real, peewee.SqliteDatabase) else None
 
 
 @contextlib.contextmanager

@@ -3,6 +3,8 @@ committed, a failing one undone alone, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 import time
 from pathlib import Path
@@ -11,6 +13,7 @@ import peewee
 import pytest
 
 from appliance.common.db import before_commit, make_database
+from appliance.common.faults import WriteLockTimeout
 from appliance.common.group_commit import GroupCommit
 from tests.conftest import empty_postgres
 
@@ -82,7 +85,7 @@ def test_writes_queued_while_a_batch_runs_are_committed_together_in_the_next(dat
         return "first"
 
     leader, leader_result = _submit_in_threads(group, [first])
-    _until(lambda: group._leading)
+    _until(lambda: group._running)
     followers, results = _submit_in_threads(group, [_insert(f"n{i}") for i in range(5)])
     _until(lambda: len(group._queue) == 5)
     assert _stored() == []  # nothing is visible before its batch commits
@@ -108,7 +111,7 @@ def test_a_write_that_fails_in_a_batch_is_undone_alone_and_fails_in_its_own_call
         raise ValueError("refused after a write")
 
     leader, _ = _submit_in_threads(group, [blocker])
-    _until(lambda: group._leading)
+    _until(lambda: group._running)
     threads, results = _submit_in_threads(group, [_insert("a"), half_then_fail, _insert("b")])
     _until(lambda: len(group._queue) == 3)
     release.set()
@@ -137,7 +140,7 @@ def test_a_batch_whose_commit_fails_fails_every_write_in_it(database) -> None:
         return "poison"
 
     leader, _ = _submit_in_threads(group, [blocker])
-    _until(lambda: group._leading)
+    _until(lambda: group._running)
     threads, results = _submit_in_threads(group, [_insert("c"), poisons_the_commit])
     _until(lambda: len(group._queue) == 2)
     release.set()
@@ -155,3 +158,54 @@ def test_a_write_alone_is_committed_before_its_caller_is_answered(database) -> N
             group.run(_insert("alone"))  # a batch of one fails as a plain transaction would
     assert _stored() == ["alone"]
     assert group.batches == 2
+
+
+def _hold_the_write_lock(database) -> int:
+    """Take SQLite's cross-process write lock as another serving process would (its own open of
+    the lock file beside the database)."""
+    fd = os.open(f"{database.database}-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _let_go(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+def test_writes_queued_while_another_process_holds_the_lock_are_committed_in_one_batch(tmp_path) -> None:
+    db = make_database(f"sqlite:///{tmp_path / 'g.db'}")
+    proxy.initialize(db)
+    with db.connection_context():
+        db.create_tables([Entry])
+    group = GroupCommit(proxy)
+    held = _hold_the_write_lock(db)
+    threads, results = _submit_in_threads(group, [_insert(f"w{i}") for i in range(5)])
+    _until(lambda: len(group._queue) == 5)
+    time.sleep(0.05)  # the writer is waiting for the lock, not yet holding it
+    assert group.batches == 0
+    _let_go(held)
+    for thread in threads:
+        thread.join(10)
+    assert results == {i: f"w{i}" for i in range(5)}
+    assert group.batches == 1
+    assert _stored() == [f"w{i}" for i in range(5)]
+    db.close_all()
+
+
+def test_a_write_waiting_past_the_lock_bound_is_withdrawn_with_a_timeout_and_never_runs(tmp_path) -> None:
+    db = make_database(f"sqlite:///{tmp_path / 'g.db'}", busy_timeout_ms=300)
+    proxy.initialize(db)
+    with db.connection_context():
+        db.create_tables([Entry])
+    group = GroupCommit(proxy)
+    held = _hold_the_write_lock(db)  # a stopped process holding it
+    started = time.monotonic()
+    with proxy.connection_context(), pytest.raises(WriteLockTimeout):
+        group.run(_insert("late"))
+    assert 0.25 < time.monotonic() - started < 5
+    _let_go(held)
+    with proxy.connection_context():
+        assert group.run(_insert("next")) == "next"  # the writer goes on once the lock is free
+    assert _stored() == ["next"]
+    db.close_all()

@@ -22,6 +22,8 @@ TRANSACTION_METHODS = frozenset({"atomic", "transaction", "manual_commit"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("common/db.py", "write_transaction"): "it is the write transaction itself (BEGIN IMMEDIATE on "
     "SQLite, under the process-wide write lock; a plain transaction on PostgreSQL)",
+    ("common/db.py", "patient_write_transaction"): "the write transaction of the group commit's "
+    "writer thread (the same, waiting for the lock without a bound: its callers bound their waits)",
     ("common/db.py", "savepoint"): "a savepoint, refused at run time outside a transaction (for "
     "helpers whose callers hold the write_transaction)",
     ("common/migrate.py", "apply"): "a migration's DDL and its schema_migrations row in one "
@@ -36,7 +38,7 @@ def _is_write_transaction(item: ast.withitem) -> bool:
         return False
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name == "write_transaction"
+    return name in ("write_transaction", "patient_write_transaction")
 
 
 class _Finder(ast.NodeVisitor):

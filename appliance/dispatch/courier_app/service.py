@@ -11,7 +11,8 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.db import lock_row, locked, write_transaction
+from appliance.common.db import is_sqlite, lock_row, locked, write_transaction
+from appliance.common.group_commit import GroupCommit
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
     BadRequest,
@@ -46,6 +47,7 @@ SELF_EDITABLE = {
     "onboardingCompleted": "onboarding_completed",
 }
 NOT_NULL = ("displayName", "preferredLanguage", "onboardingCompleted")
+_GPS_BATCHES = GroupCommit(database)
 
 
 def profile(courier: Courier) -> dict[str, Any]:
@@ -89,7 +91,8 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
             stamp, (courier.id, p["lat"], p["lon"], stamp, p.get("accuracyM"), p.get("source"), received)
         )
     param = database.param
-    with write_transaction(database):
+
+    def store() -> dict[str, Any]:
         # One batch of a courier at a time (PostgreSQL: the courier's row locked; SQLite's write
         # lock does the same), so that two copies of a batch sent at once see each other's rows
         # and answer accepted/duplicates truthfully.
@@ -115,7 +118,17 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
             record_event(
                 courier.company_id, "courier.location", {"courierId": str(courier.id), **(current or {})}
             )
-    return {"accepted": len(fresh), "duplicates": len(points) - len(fresh), "current": current}
+        return {"accepted": len(fresh), "duplicates": len(points) - len(fresh), "current": current}
+
+    if is_sqlite(database):
+        # Batches that arrive together share one write transaction (each in a savepoint of its
+        # own): SQLite has one writer at a time, and a batch's own work is far shorter than a
+        # transaction's begin, commit and hand-over of the write lock.
+        return _GPS_BATCHES.run(store)
+    # PostgreSQL writes batches side by side (row locks): a shared transaction would hold one
+    # courier's row lock while waiting for another's, and two such could deadlock.
+    with write_transaction(database):
+        return store()
 
 
 def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> Order:

@@ -7,6 +7,7 @@ off; every ``[[chains]]`` table adds a JSON-RPC chain. An asset entry is the spe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from pathlib import Path
@@ -119,11 +120,13 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _UPPER_NIBBLES = frozenset("89abcdef")
 
 
+@functools.lru_cache(maxsize=4096)
 def eip55(address: str) -> str:
     """The EIP-55 spelling of a 0x address: a letter is upper case where the same hex digit of
     keccak256(the lower-case address) is 8 or more. eth_utils' to_checksum_address gives the same
     (a test checks) with validation this path has done already, at four times the cost of every
-    payout submission."""
+    payout submission. Kept for the last few thousand addresses: an operator pays the same
+    destinations again and again, and the hash was a twelfth of a submission's own work."""
     lower = address[2:].lower()
     digest = keccak(lower.encode("ascii")).hex()
     spelled = (c.upper() if d in _UPPER_NIBBLES else c for c, d in zip(lower, digest[:40], strict=True))
