@@ -484,6 +484,15 @@ def connection(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[Non
             database.close()
 
 
+def stored_utc(value: datetime, *, sqlite: bool) -> Any:
+    """What UTCDateTimeField stores for ``value``: naive UTC, as text with microseconds on SQLite
+    (for a caller converting many at once, the database's kind worked out once)."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    # isoformat, not strftime: "%Y" writes year 1 as "1", which no longer parses or sorts.
+    return value.isoformat(sep=" ", timespec="microseconds") if sqlite else value
+
+
 class UTCDateTimeField(peewee.DateTimeField):
     """Aware UTC datetimes in Python; naive UTC in storage, always with microseconds on SQLite so
     that stored text sorts in time order."""
@@ -493,12 +502,7 @@ class UTCDateTimeField(peewee.DateTimeField):
             return None
         if isinstance(value, str):
             return value
-        if value.tzinfo is not None:
-            value = value.astimezone(UTC).replace(tzinfo=None)
-        if is_sqlite(self.model._meta.database):
-            # isoformat, not strftime: "%Y" writes year 1 as "1", which no longer parses or sorts.
-            return value.isoformat(sep=" ", timespec="microseconds")
-        return value
+        return stored_utc(value, sqlite=is_sqlite(self.model._meta.database))
 
     def python_value(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -11,7 +11,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.db import is_sqlite, lock_row, locked, write_transaction
+from appliance.common.db import is_sqlite, lock_row, locked, stored_utc, write_transaction
 from appliance.common.group_commit import GroupCommit
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
@@ -83,10 +83,12 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
     This is the hottest write path (every courier, every few seconds), so it uses two plain
     parameterised statements instead of the ORM's query builder."""
     field = CourierLocation.captured_at
-    received = field.db_value(clock.now())
+    sqlite = is_sqlite(database)
+    received = stored_utc(clock.now(), sqlite=sqlite)
     rows: dict[Any, tuple[Any, ...]] = {}
     for p in points:
-        stamp = field.db_value(p["capturedAt"])
+        stamp = p["capturedAt"]
+        stamp = stamp if isinstance(stamp, str) else stored_utc(stamp, sqlite=sqlite)
         rows.setdefault(
             stamp, (courier.id, p["lat"], p["lon"], stamp, p.get("accuracyM"), p.get("source"), received)
         )
@@ -120,7 +122,7 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
             )
         return {"accepted": len(fresh), "duplicates": len(points) - len(fresh), "current": current}
 
-    if is_sqlite(database):
+    if sqlite:
         # Batches that arrive together share one write transaction (each in a savepoint of its
         # own): SQLite has one writer at a time, and a batch's own work is far shorter than a
         # transaction's begin, commit and hand-over of the write lock.
