@@ -53,11 +53,13 @@ def test_a_stopped_serving_process_is_taken_out_of_rotation_then_replaced(data_d
     )
     sessions: list[requests.Session] = []
     stopped = None
+    began = time.monotonic()
     try:
         _wait_for(lambda: len(_children(server.process.pid)) == 2)
         first = _children(server.process.pid)
         stopped = sorted(first)[1]
         os.kill(stopped, signal.SIGSTOP)
+        began = time.monotonic()
         answers = []
         for _ in range(8):
             # Keep-alive clients that stay connected: all of them on the process still running.
@@ -76,6 +78,12 @@ def test_a_stopped_serving_process_is_taken_out_of_rotation_then_replaced(data_d
         for _ in range(6):
             assert _fresh(f"{server.engine}/health/live") == 200
             assert _fresh(f"{server.dispatch}/courier/me") == 401
+    except Exception:
+        # Seen once in CI under load (a keep-alive request closed unanswered while one process was
+        # stopped): the server's own account of those seconds, for whoever meets it next.
+        print(f"{time.monotonic() - began:.1f} s after the stop (or the start); server log:")
+        print(server.log.read_text()[-6000:])
+        raise
     finally:
         for session in sessions:
             session.close()
