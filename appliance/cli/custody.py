@@ -153,7 +153,7 @@ def chain_group() -> None:
 def chain_faucet(chain_id: str, asset: str, to: str, amount: str, settings: Settings, as_json: bool) -> None:
     """Credit ADDRESS with AMOUNT minor units of ASSET on a local chain; prints the including block."""
     from appliance.common.problems import ApiError
-    from appliance.engine.chain.registry import LOCAL_CHAIN_ID, check_destination, open_local_chain
+    from appliance.engine.chain.registry import LOCAL_CHAIN_ID, check_destination, eip55, open_local_chain
 
     if chain_id != LOCAL_CHAIN_ID:
         known = {c.id for c in settings.chains}
@@ -166,9 +166,10 @@ def chain_faucet(chain_id: str, asset: str, to: str, amount: str, settings: Sett
     if not re.fullmatch(r"[1-9][0-9]{0,77}", amount) or int(amount) >= 2**256:
         raise click.ClickException("--amount must be a positive whole number of minor units below 2^256")
     try:
-        address = check_destination(to, "to")
+        check_destination(to, "to")
     except ApiError as exc:
         raise click.ClickException(f"--to: {exc}") from None
+    address = eip55(to)
     chain = open_local_chain(settings)
     try:
         tx_hash, height = chain.faucet(asset, address, int(amount))

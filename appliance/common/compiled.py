@@ -168,60 +168,131 @@ def by_primary_key(model: type[peewee.Model]) -> CompiledSelect:
     )
 
 
+class PreparedInsert:
+    """An INSERT with its text built and its values bound, to run later: a write transaction that
+    holds the write lock (the group commit's batch) only executes it. ``set`` rebinds one field
+    (a key known only once an earlier insert of the same transaction ran)."""
+
+    __slots__ = ("_assigns_key", "_compiled", "_database", "_params", "instance", "keep_existing")
+
+    def __init__(
+        self,
+        instance: peewee.Model,
+        database: peewee.Database,
+        compiled: _CompiledInsert | None,
+        *,
+        keep_existing: bool,
+    ) -> None:
+        self.instance = instance
+        self.keep_existing = keep_existing
+        self._database = database
+        self._compiled = compiled
+        meta = type(instance)._meta  # type: ignore[attr-defined]
+        self._assigns_key = meta.primary_key is not False and instance._pk is None
+        data = instance.__data__
+        self._params = (
+            [p.bind(data) if isinstance(p, Slot) else p for p in compiled.template]
+            if compiled is not None
+            else []
+        )
+
+    def set(self, name: str, value: Any) -> None:
+        setattr(self.instance, name, value)
+        if self._compiled is not None:
+            data = self.instance.__data__
+            for position in self._compiled.positions[name]:
+                slot = self._compiled.template[position]
+                self._params[position] = slot.bind(data)
+
+    def run(self) -> bool:
+        """Execute it (inside the caller's transaction); False when ``keep_existing`` and a row with
+        the same unique key exists (nothing written). Runs again after a rollback as the first time."""
+        instance, compiled = self.instance, self._compiled
+        if compiled is None:  # a default left to peewee: it inserts the instance itself
+            instance.save(force_insert=True)
+            return True
+        cursor = self._database.execute_sql(compiled.sql, self._params)
+        if self.keep_existing and cursor.rowcount != 1:
+            return False
+        if self._assigns_key:
+            if compiled.query._returning:  # PostgreSQL: INSERT … RETURNING the key
+                row = cursor.fetchone()
+                instance._pk = row[0] if row else None
+            else:
+                instance._pk = self._database.last_insert_id(cursor, compiled.query._query_type)
+        instance._dirty.clear()
+        return True
+
+
+class _CompiledInsert:
+    __slots__ = ("positions", "query", "sql", "template")
+
+    def __init__(self, query: peewee.Insert, sql: str, template: list[Any]) -> None:
+        self.query, self.sql, self.template = query, sql, template
+        self.positions: dict[str, list[int]] = {}
+        for position, param in enumerate(template):
+            if isinstance(param, Slot):
+                self.positions.setdefault(param.name, []).append(position)
+
+
 class _Inserts:
     """INSERT texts by (model, fields given, kind of database)."""
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[Any, ...], tuple[peewee.Insert, str, list[Any]]] = {}
+        # None: the fields given leave a default to peewee (the instance saves itself).
+        self._compiled: dict[tuple[Any, ...], _CompiledInsert | None] = {}
         self._lock = threading.Lock()
 
     def insert(self, instance: peewee.Model) -> None:
         """INSERT a new row for ``instance`` (as ``instance.save(force_insert=True)`` would) and
         set its primary key, with the statement's text built once per set of fields given."""
-        self._insert(instance, keep_existing=False)
+        self.prepare(instance).run()
 
     def insert_if_new(self, instance: peewee.Model) -> bool:
         """INSERT ``instance`` unless a row with the same unique key exists (then nothing is
         written and no error spoils the transaction, so no savepoint is needed); True if it was
         inserted. The model's fields must all be given (no defaults)."""
-        return self._insert(instance, keep_existing=True)
+        return self.prepare(instance, keep_existing=True).run()
 
-    def _insert(self, instance: peewee.Model, *, keep_existing: bool) -> bool:
+    def prepare(self, instance: peewee.Model, *, keep_existing: bool = False) -> PreparedInsert:
+        """``insert`` (or with ``keep_existing``, ``insert_if_new``) of ``instance`` as it is now,
+        to run later."""
         model = type(instance)
         meta = model._meta  # type: ignore[attr-defined]
         data = instance.__data__
         names = tuple(name for name in meta.sorted_field_names if name in data)
-        if not meta.defaults.keys() <= {meta.fields[name] for name in names}:
-            # A default left to peewee would be fixed in the text when it is built: no shortcut.
-            if keep_existing:
-                raise ValueError(f"insert_if_new needs every field of {model.__name__} given")
-            instance.save(force_insert=True)
-            return True
         database = meta.database
         real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
         key = (model, names, type(real), keep_existing)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            with self._lock:
-                query = model.insert({meta.fields[name]: Slot(name, meta.fields[name]) for name in names})
-                if keep_existing:  # INSERT OR IGNORE on SQLite, ON CONFLICT DO NOTHING on PostgreSQL
-                    query = query.on_conflict_ignore()
-                sql, params = real.get_sql_context().sql(query).query()
-                compiled = self._compiled.setdefault(key, (query, sql, list(params)))
-        query, sql, template = compiled
-        cursor = real.execute_sql(sql, [p.bind(data) if isinstance(p, Slot) else p for p in template])
-        if keep_existing and cursor.rowcount != 1:
-            return False
-        if meta.primary_key is not False and instance._pk is None:
-            if query._returning:  # PostgreSQL: INSERT … RETURNING the key
-                row = cursor.fetchone()
-                instance._pk = row[0] if row else None
-            else:
-                instance._pk = real.last_insert_id(cursor, query._query_type)
-        instance._dirty.clear()
-        return True
+        try:
+            compiled = self._compiled[key]
+        except KeyError:
+            compiled = self._compile(model, names, real, keep_existing, key)
+        return PreparedInsert(instance, real, compiled, keep_existing=keep_existing)
+
+    def _compile(
+        self,
+        model: type[peewee.Model],
+        names: tuple[str, ...],
+        real: peewee.Database,
+        keep_existing: bool,
+        key: Any,
+    ) -> _CompiledInsert | None:
+        meta = model._meta  # type: ignore[attr-defined]
+        with self._lock:
+            if not meta.defaults.keys() <= {meta.fields[name] for name in names}:
+                # A default left to peewee would be fixed in the text when it is built: no shortcut.
+                if keep_existing:
+                    raise ValueError(f"insert_if_new needs every field of {model.__name__} given")
+                return self._compiled.setdefault(key, None)
+            query = model.insert({meta.fields[name]: Slot(name, meta.fields[name]) for name in names})
+            if keep_existing:  # INSERT OR IGNORE on SQLite, ON CONFLICT DO NOTHING on PostgreSQL
+                query = query.on_conflict_ignore()
+            sql, params = real.get_sql_context().sql(query).query()
+            return self._compiled.setdefault(key, _CompiledInsert(query, sql, list(params)))
 
 
 _INSERTS = _Inserts()
 insert_new = _INSERTS.insert
 insert_if_new = _INSERTS.insert_if_new
+prepare_insert = _INSERTS.prepare

@@ -14,12 +14,13 @@ import functools
 import hmac
 import logging
 import re
+from collections.abc import Callable
 
 from flask import Response, after_this_request, g, request
 
 from appliance.common import clock
 from appliance.common.api import endpoint
-from appliance.common.compiled import insert_if_new
+from appliance.common.compiled import prepare_insert
 from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Unauthorized
 from appliance.common.webapp import problem_response, request_id
@@ -135,11 +136,24 @@ class Admission:
 
     def record(self) -> None:
         """Record it inside the caller's write transaction."""
-        if not insert_if_new(SeenSignature(signature=self.signature, expires_at=self.expires_at)):
-            raise _deny("replayed signature", self.operator_id, self.request_id)
+        self.recorder()()
+
+    def recorder(self) -> Callable[[], None]:
+        """``record`` with its statement built and bound now, to run later inside the caller's
+        write transaction (the group commit's batch only executes it)."""
+        seen = prepare_insert(
+            SeenSignature(signature=self.signature, expires_at=self.expires_at), keep_existing=True
+        )
         # Prune now and then (about one request in 64) so the table stays the size of the window.
-        if self.signature[-2:] < "04":
-            SeenSignature.delete().where(SeenSignature.expires_at < clock.unix()).execute()
+        prune = self.signature[-2:] < "04"
+
+        def record() -> None:
+            if not seen.run():
+                raise _deny("replayed signature", self.operator_id, self.request_id)
+            if prune:
+                SeenSignature.delete().where(SeenSignature.expires_at < clock.unix()).execute()
+
+        return record
 
     def record_alone(self) -> None:
         with write_transaction(database):

@@ -133,21 +133,20 @@ def eip55(address: str) -> str:
     return "0x" + "".join(spelled)
 
 
-def check_destination(destination: str, field: str = "destination") -> str:
-    """An EVM address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum."""
+def check_destination(destination: str, field: str = "destination") -> None:
+    """An EVM address: 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum (an
+    address all in one case carries none: nothing to hash)."""
     if not _ADDRESS.fullmatch(destination):
         raise BadRequest(
             "The destination is not an address of the asset's chain (0x and 40 hex digits).",
             errors=[{"field": field, "message": "not an EVM address"}],
         )
     body = destination[2:]
-    checksummed = eip55(destination)
-    if body != body.lower() and body != body.upper() and destination != checksummed:
+    if body != body.lower() and body != body.upper() and destination != eip55(destination):
         raise BadRequest(
             "The destination's mixed-case checksum (EIP-55) is wrong: a mistyped address.",
             errors=[{"field": field, "message": "bad EIP-55 checksum"}],
         )
-    return checksummed
 
 
 def local_chain_path(data_dir: Path) -> Path:

@@ -50,7 +50,7 @@ def submit_payout(body: schemas.PayoutSubmit):
             body.asset,
             body.amountMinor,
             body.destination,
-            admit=admission.record,
+            admit=admission.recorder(),
         )
     except ApiError as refused:
         # Refused before or inside the transaction (rolled back): the signature is used up all

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.group_commit import GroupCommit
@@ -18,16 +20,17 @@ from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destinati
 from appliance.engine.db import database
 from appliance.engine.ledger import controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, PayoutTransition
-from appliance.engine.payouts.state import record_new
+from appliance.engine.payouts.state import prepare_new
 
 
 def instruction_hash(payout_id: str, asset: str, amount_minor: str, destination: str) -> str:
-    canonical = json.dumps(
-        {"payoutId": payout_id, "asset": asset, "amountMinor": amount_minor, "destination": destination},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    values = {"payoutId": payout_id, "asset": asset, "amountMinor": amount_minor, "destination": destination}
+    canonical = orjson.dumps(values, option=orjson.OPT_SORT_KEYS)
+    if not canonical.isascii() or b"\\" in canonical:
+        # Something escaped: the standard library's escapes, with which every stored hash was made
+        # (orjson writes the same bytes when nothing needs escaping, which a valid instruction never does).
+        canonical = json.dumps(values, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(canonical).hexdigest()
 
 
 # Run on every submission: compiled once.
@@ -100,6 +103,8 @@ def submit(
         created_at=moment,
     )
 
+    store = prepare_new(payout)  # built and bound now: the batch holding the write lock only runs it
+
     def admission() -> tuple[dict[str, str], bool]:
         admit()
         try:
@@ -111,7 +116,7 @@ def submit(
             if by_key is not None and by_key.instruction_hash == digest:
                 return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
             raise
-        if record_new(payout):
+        if store():
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
         # The key or the payoutId is taken (a retry, or a submission committed or batched
         # before): the stored payout answers, read in the same transaction.

@@ -14,10 +14,11 @@ FAILED     can never succeed (reverted on chain, or its nonce was consumed by a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from appliance.common import clock
-from appliance.common.compiled import insert_if_new, insert_new
+from appliance.common.compiled import insert_new, prepare_insert
 from appliance.engine.ledger import book
 from appliance.engine.models import Payout, PayoutTransition
 
@@ -48,17 +49,28 @@ def record_new(payout: Payout) -> bool:
     transaction), unless its operator already has a payout with its idempotency key or its
     payoutId: then nothing is written and the answer is False. One statement decides, so the
     write lock is not held for a look-up first."""
+    return prepare_new(payout)()
+
+
+def prepare_new(payout: Payout) -> Callable[[], bool]:
+    """``record_new`` with both statements built and bound now, to run later inside the write
+    transaction (which then only executes them)."""
     payout.status = "REQUESTED"
     payout.reason = None
     payout.updated_at = payout.created_at
-    if not insert_if_new(payout):
-        return False
-    insert_new(
-        PayoutTransition(
-            payout=payout.id, from_status=None, to_status="REQUESTED", occurred_at=payout.created_at
-        )
+    stored = prepare_insert(payout, keep_existing=True)
+    first = prepare_insert(
+        PayoutTransition(payout=None, from_status=None, to_status="REQUESTED", occurred_at=payout.created_at)
     )
-    return True
+
+    def run() -> bool:
+        if not stored.run():
+            return False
+        first.set("payout", payout.id)
+        first.run()
+        return True
+
+    return run
 
 
 def transition(payout: Payout, to: str, *, reason: str | None = None, **fields: Any) -> None:
