@@ -400,6 +400,18 @@ def patient_write_transaction(database: peewee.Database | peewee.DatabaseProxy) 
             yield
 
 
+@contextlib.contextmanager
+def patient_write_lock(database: peewee.Database | peewee.DatabaseProxy) -> Iterator[None]:
+    """SQLite's write lock held across several ``patient_write_transaction``s of this thread (a
+    batch that is rolled back and run again keeps its turn); nothing on PostgreSQL."""
+    real = database.obj if isinstance(database, peewee.DatabaseProxy) else database
+    if isinstance(real, peewee.SqliteDatabase):
+        with _write_lock(real).patiently():
+            yield
+    else:
+        yield
+
+
 def write_lock_bound(database: peewee.Database | peewee.DatabaseProxy) -> float | None:
     """How long a writer waits for SQLite's write lock (None: PostgreSQL, which has row locks)."""
     real = database.obj if isinstance(database, peewee.DatabaseProxy) else database

@@ -10,11 +10,14 @@ One writer thread per group and process does the writing. Callers queue their wo
 writer waits for the write lock (in its own thread, so the kernel wakes it the moment another
 process releases the lock: no helper thread to hand the lock over, which under load cost about
 half a millisecond of an idle lock per hand-over), then takes everything queued (what queued
-while it waited joins), runs each piece in a savepoint of one write transaction and commits.
+while it waited joins), runs the pieces one after the other in one write transaction and commits.
 Nobody is answered before the commit: a piece that succeeded returns its value once the batch
-has committed; a piece that raised is rolled back to its savepoint alone and raises in its own
-caller; if the commit fails, every piece of the batch raises that error. A batch of one runs
-without a savepoint, as a plain write transaction would.
+has committed; a piece that raised raises in its own caller and leaves nothing behind: the
+transaction is rolled back and the other pieces run again in a new one (still holding the write
+lock), so a piece must be a function of what the database holds (it is: each is one request's
+writes); if the commit fails, every piece of the batch raises that error. A piece refused for an
+expected reason should return its refusal rather than raise (the payout admission does): a raise
+costs its batch a second run.
 
 A caller waits for SQLite's write lock as long as any writer does (the busy timeout): if the
 writer has not taken its piece by then (another process holds the lock: stopped, or stuck), the
@@ -27,12 +30,14 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
+_S: list = []
 from collections.abc import Callable
 from typing import Any
 
 import peewee
 
-from appliance.common.db import is_sqlite, patient_write_transaction, write_lock_bound
+from appliance.common.db import is_sqlite, patient_write_lock, patient_write_transaction, write_lock_bound
 from appliance.common.faults import WriteLockTimeout
 
 MAX_BATCH = 64  # one transaction's worth: a larger queue is committed in several batches
@@ -132,22 +137,12 @@ class GroupCommit:
         False when the transaction itself failed (not one of its pieces)."""
         batch: list[_Piece[Any]] = []
         try:
-            with patient_write_transaction(self.database):
+            with patient_write_lock(self.database):
                 self._running = True
                 batch = self._take()
-                if len(batch) == 1:
-                    _run_piece(batch[0])
-                    if batch[0].error is not None:
-                        raise _RollBack()
-                else:
-                    for piece in batch:
-                        # A savepoint each: a failure undoes its own piece only.
-                        with contextlib.suppress(_RollBack), self.database.atomic():
-                            _run_piece(piece)
-                            if piece.error is not None:
-                                raise _RollBack()
-        except _RollBack:  # the batch of one failed: nothing of it is kept
-            pass
+                pending = batch
+                while pending:
+                    pending = self._attempt(pending)
         except BaseException as failed:  # the commit (or the transaction around it) failed
             # (Nothing taken yet: the transaction could not begin, and the queue's head fails.)
             batch = batch or self._take()
@@ -162,6 +157,21 @@ class GroupCommit:
                 piece.done.set()
         return True
 
+    def _attempt(self, pending: list[_Piece[Any]]) -> list[_Piece[Any]]:
+        """Run ``pending`` in one transaction and commit it. When a piece raises, the transaction
+        is rolled back (nothing of any piece is kept), that piece keeps its error, and the pieces
+        after it are returned to run again in a new transaction (the pieces before it too, which
+        ran but were rolled back): a piece is a function of what the database holds, so it does the
+        same when run again. No savepoint per piece: two statements each, and a failure is rare."""
+        failed: _Piece[Any] | None = None
+        with contextlib.suppress(_RollBack), patient_write_transaction(self.database):
+            for piece in pending:
+                _run_piece(piece)
+                if piece.error is not None:
+                    failed = piece
+                    raise _RollBack()
+        return [] if failed is None else [each for each in pending if each is not failed]
+
 
 def _real(database: peewee.Database | peewee.DatabaseProxy) -> peewee.Database:
     return database.obj if isinstance(database, peewee.DatabaseProxy) else database
@@ -173,7 +183,7 @@ def _close(database: peewee.Database) -> None:
 
 
 class _RollBack(Exception):
-    """Leaves the savepoint (or the batch of one) that a failed piece is in, rolling it back."""
+    """Leaves the transaction a piece failed in, rolling it back."""
 
 
 def _run_piece(piece: _Piece[Any]) -> None:

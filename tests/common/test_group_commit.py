@@ -123,6 +123,44 @@ def test_a_write_that_fails_in_a_batch_is_undone_alone_and_fails_in_its_own_call
     assert _stored() == ["a", "b"]
 
 
+def test_the_writes_before_a_failing_one_run_again_in_a_new_transaction_and_commit_once(database) -> None:
+    group = GroupCommit(proxy)
+    release = threading.Event()
+    runs: dict[str, int] = {"a": 0, "b": 0}
+
+    def blocker() -> str:
+        release.wait(10)
+        return "blocker"
+
+    def counted(name: str):
+        def work() -> str:
+            runs[name] += 1
+            Entry.create(name=name)
+            return name
+
+        return work
+
+    def fail() -> str:
+        raise ValueError("refused")
+
+    leader, _ = _submit_in_threads(group, [blocker])
+    _until(lambda: group._running)
+    threads, results = _submit_in_threads(group, [counted("a")])
+    _until(lambda: len(group._queue) == 1)
+    more, more_results = _submit_in_threads(group, [fail])
+    _until(lambda: len(group._queue) == 2)
+    last, last_results = _submit_in_threads(group, [counted("b")])
+    _until(lambda: len(group._queue) == 3)
+    release.set()
+    for thread in leader + threads + more + last:
+        thread.join(10)
+    assert results == {0: "a"} and last_results == {0: "b"}
+    assert isinstance(more_results[0], ValueError)
+    # "a" ran, was rolled back with the failure, and ran again; "b" never ran before the failure.
+    assert runs == {"a": 2, "b": 1}
+    assert _stored() == ["a", "b"]
+
+
 def test_a_batch_whose_commit_fails_fails_every_write_in_it(database) -> None:
     group = GroupCommit(proxy)
     release = threading.Event()

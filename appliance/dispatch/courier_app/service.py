@@ -123,8 +123,8 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
         return {"accepted": len(fresh), "duplicates": len(points) - len(fresh), "current": current}
 
     if sqlite:
-        # Batches that arrive together share one write transaction (each in a savepoint of its
-        # own): SQLite has one writer at a time, and a batch's own work is far shorter than a
+        # Batches that arrive together share one write transaction (common/group_commit.py):
+        # SQLite has one writer at a time, and a batch's own work is far shorter than a
         # transaction's begin, commit and hand-over of the write lock.
         return _GPS_BATCHES.run(store)
     # PostgreSQL writes batches side by side (row locks): a shared transaction would hold one

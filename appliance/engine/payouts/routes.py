@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
-from appliance.common.problems import ApiError
 from appliance.engine.auth.signature import (
     SIGNED_SUBMISSION,
     current_operator,
@@ -40,24 +39,16 @@ def submit_payout(body: schemas.PayoutSubmit):
     the operator is paused. A payout above the operator's approval threshold, beyond its rolling
     24 h volume or (ledger mode prefunded) above its available balance is accepted and waits in
     REQUESTED with the reason on its detail (docs/engine-treasury.md)."""
-    admission = pending_admission()
-    try:
-        result, replayed = service.submit(
-            runtime().chains,
-            current_operator(),
-            request.headers["Idempotency-Key"],
-            body.payoutId,
-            body.asset,
-            body.amountMinor,
-            body.destination,
-            admit=admission.recorder(),
-        )
-    except ApiError as refused:
-        # Refused before or inside the transaction (rolled back): the signature is used up all
-        # the same, so that a repeat of this request is a replay (401) like any other.
-        if refused.status != 401:
-            admission.record_alone()
-        raise
+    result, replayed = service.submit(
+        runtime().chains,
+        current_operator(),
+        request.headers["Idempotency-Key"],
+        body.payoutId,
+        body.asset,
+        body.amountMinor,
+        body.destination,
+        admit=pending_admission().recorder(),
+    )
     return result, 200 if replayed else 201
 
 

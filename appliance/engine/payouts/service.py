@@ -14,6 +14,7 @@ import orjson
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
+from appliance.common.db import write_transaction
 from appliance.common.group_commit import GroupCommit
 from appliance.common.problems import ApiError, BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
@@ -80,17 +81,23 @@ def submit(
     """Record a payout once; returns (body, replayed). The asset must name exactly one offered
     asset entry and the destination must be an address of its chain (400 before anything is stored).
 
-    ``admit`` records the request's signature as seen; it runs inside the same write transaction
-    as the payout (or its replay answer), so that a submission commits once."""
-    chain_id = chains.resolve_payout_asset(asset).chain_id
-    check_destination(destination)
-    if int(amount_minor) > MAX_UINT256:
-        raise BadRequest(
-            "amountMinor is larger than an EVM amount can be (2^256 - 1).",
-            errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
-        )
+    ``admit`` records the request's signature as seen (401 if it was seen before); it runs inside
+    the same write transaction as the payout (or its replay answer), so that a submission commits
+    once. A submission refused for any other reason uses its signature up all the same, so that a
+    repeat of the request is a replay (401) like any other."""
+    try:
+        chain_id = chains.resolve_payout_asset(asset).chain_id
+        check_destination(destination)
+        if int(amount_minor) > MAX_UINT256:
+            raise BadRequest(
+                "amountMinor is larger than an EVM amount can be (2^256 - 1).",
+                errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
+            )
+    except ApiError:
+        with write_transaction(database):
+            admit()
+        raise
     digest = instruction_hash(payout_id, asset, amount_minor, destination)
-    moment = clock.now()
     payout = Payout(
         operator=operator_id,
         payout_id=payout_id,
@@ -100,31 +107,41 @@ def submit(
         chain_id=chain_id,
         amount_minor=amount_minor,
         destination=destination,
-        created_at=moment,
+        created_at=clock.now(),
     )
-
     store = prepare_new(payout)  # built and bound now: the batch holding the write lock only runs it
 
-    def admission() -> tuple[dict[str, str], bool]:
-        admit()
+    def admission() -> tuple[dict[str, str], bool] | ApiError:
+        # Refusals are returned, not raised: a piece that raises costs its whole batch a second run
+        # (common/group_commit.py); what a refused piece wrote (the signature) is meant to stay.
+        try:
+            admit()
+        except ApiError as replayed:  # nothing written
+            return replayed
         try:
             # The operator's controls, read in this transaction: a pause committed before is seen.
             controls.check_submission(operator_id, chain_id, asset, int(amount_minor), destination)
-        except ApiError:
+        except ApiError as refused:
             # A retry of an instruction accepted before the controls changed is still a replay.
             by_key, _ = _existing(operator_id, key, payout_id)
             if by_key is not None and by_key.instruction_hash == digest:
                 return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
-            raise
+            return refused
         if store():
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
         # The key or the payoutId is taken (a retry, or a submission committed or batched
         # before): the stored payout answers, read in the same transaction.
         by_key, by_id = _existing(operator_id, key, payout_id)
-        return _replay_or_conflict(by_key, by_id, digest)
+        try:
+            return _replay_or_conflict(by_key, by_id, digest)
+        except Conflict as conflict:
+            return conflict
 
     # Submissions that arrive together are committed together (answered once committed).
-    return _ADMISSIONS.run(admission)
+    outcome = _ADMISSIONS.run(admission)
+    if isinstance(outcome, ApiError):
+        raise outcome
+    return outcome
 
 
 def entry(payout: Payout) -> dict[str, Any]:
