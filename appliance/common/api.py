@@ -37,10 +37,11 @@ from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Annotated, Any, Protocol
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, Response, current_app, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from appliance.common.jsonio import dumps_bytes
 from appliance.common.problems import ApiError, BadRequest, Invalid, UnsupportedMediaType
 
 # pydantic's error types for a request that reads fine, field by field, but that the service cannot
@@ -292,9 +293,8 @@ def _to_response(result: Any, status: int) -> Response:
         value = result
     if value is None:
         return Response(status=status)
-    response = jsonify(value)
-    response.status_code = status
-    return response
+    # As jsonify would, with the status given at once (setting it afterwards parses it again).
+    return Response(dumps_bytes(value), status=status, mimetype="application/json")
 
 
 # ---------------------------------------------------------------------------------------------

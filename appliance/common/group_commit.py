@@ -30,8 +30,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
-_S: list = []
 from collections.abc import Callable
 from typing import Any
 
