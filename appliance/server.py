@@ -526,6 +526,7 @@ def serve_processes(
     sockets = {name: listening_socket(settings.host, port) for name, port in ports}
     balance = ConnectionBalance(processes, list(sockets))
     children: dict[int, int] = {}  # pid -> process number
+    started: dict[int, float] = {}  # process number -> when it was last started (monotonic)
     stopping = threading.Event()
 
     announced = threading.Lock()
@@ -553,6 +554,7 @@ def serve_processes(
 
     def spawn(number: int) -> None:
         balance.forget_beats(number)
+        started[number] = time.monotonic()
         with stop_signals_held():  # the serving process starts with them blocked, threads and all
             pid = os.fork()
         if pid == 0:  # the serving process
@@ -594,7 +596,14 @@ def serve_processes(
         threading.Thread(target=announce_when_serving, name="announce", daemon=True).start()
         threading.Thread(
             target=watch_heartbeats,
-            args=(balance, children, stopping, settings.heartbeat_seconds, settings.replace_after_seconds),
+            args=(
+                balance,
+                children,
+                stopping,
+                settings.heartbeat_seconds,
+                settings.replace_after_seconds,
+                started,
+            ),
             name="heartbeats",
             daemon=True,
         ).start()
@@ -619,6 +628,9 @@ def serve_processes(
 
 
 HEARTBEAT_CHECK_SECONDS = 0.5
+# A serving process builds its apps in a few seconds; one that has not served this long after its
+# start is stuck there (watch_heartbeats). Generous: a slow disk's first start must not be killed.
+START_WITHIN_SECONDS = 120.0
 
 
 def watch_heartbeats(
@@ -627,6 +639,8 @@ def watch_heartbeats(
     stopping: threading.Event,
     out_after: float,
     replace_after: float,
+    started: dict[int, float] | None = None,
+    start_within: float = START_WITHIN_SECONDS,
 ) -> None:
     """The parent's watch over its serving processes (issue 32). A process whose listener loops
     have not turned for ``out_after`` seconds (stopped by SIGSTOP or a debugger, stuck) is taken
@@ -634,12 +648,29 @@ def watch_heartbeats(
     every new connection instead of leaving them to it (with its count frozen low, the others
     stopped accepting: nobody answered). It comes back by itself the moment its loops turn
     again. One silent for ``replace_after`` seconds is killed (SIGKILL reaches a stopped
-    process; its flocks and SQLite locks go with it) and the supervisor starts another."""
+    process; its flocks and SQLite locks go with it) and the supervisor starts another. So is one
+    that has not served within ``start_within`` seconds of its start (``started``: process number
+    -> monotonic time of its fork), which never beat: stuck in its start (stopped there, a lock
+    never granted), it would otherwise be left alone for ever."""
     out: set[int] = set()
+    started = started if started is not None else {}
     while not stopping.wait(HEARTBEAT_CHECK_SECONDS):
         now = time.monotonic()
         for pid, number in list(children.items()):
             silent = balance.silent_for(number, now)
+            since_start = now - started.get(number, now)
+            if silent is None and since_start >= start_within:
+                log.error(
+                    "serving process %d (pid %d) has not served %.0f s after its start: killing it "
+                    "to start another",
+                    number,
+                    pid,
+                    since_start,
+                )
+                started[number] = now  # judged again from its replacement's start
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                continue
             if silent is None or silent < out_after:
                 if number in out and silent is not None:
                     out.discard(number)

@@ -256,6 +256,36 @@ def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewes
     assert balance.may_accept(1, "dispatch", 7)
 
 
+def test_a_serving_process_that_never_serves_after_its_start_is_killed_to_be_replaced() -> None:
+    """A process stuck in its start (stopped there, a lock never granted) never beats: before, the
+    parent's watch skipped it for ever. One that beat keeps its place however long ago it started."""
+    from appliance.server import ConnectionBalance, watch_heartbeats
+
+    balance = ConnectionBalance(2, ["engine"])
+    stuck = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    serving = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stopping = threading.Event()
+    long_ago = time.monotonic() - 1000
+    watch = threading.Thread(
+        target=watch_heartbeats,
+        args=(balance, {stuck.pid: 0, serving.pid: 1}, stopping, 30.0, 60.0, {0: long_ago, 1: long_ago}),
+        kwargs={"start_within": 120.0},
+        daemon=True,
+    )
+    try:
+        balance.beat(1, "engine")  # process 1 served (and beats); process 0 never did
+        watch.start()
+        assert stuck.wait(timeout=10) == -signal.SIGKILL
+        time.sleep(1.5)  # three more checks
+        assert serving.poll() is None
+    finally:
+        stopping.set()
+        watch.join(5)
+        for each in (stuck, serving):
+            each.kill()
+            each.wait()
+
+
 def _woken(balance, process: int, name: str) -> bool:
     try:
         return bool(os.read(balance.wake_fd(process, name), 64))
