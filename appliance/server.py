@@ -527,6 +527,7 @@ def serve_processes(
     balance = ConnectionBalance(processes, list(sockets))
     children: dict[int, int] = {}  # pid -> process number
     started: dict[int, float] = {}  # process number -> when it was last started (monotonic)
+    failures: dict[int, int] = {}  # process number -> exits in a row soon after a start
     stopping = threading.Event()
 
     announced = threading.Lock()
@@ -617,9 +618,19 @@ def serve_processes(
             balance.not_serving(ended)  # its count would hold the others back until it is replaced
         if ended is None or stopping.is_set():
             continue
-        log.error("serving process %d exited (status %d); starting another", ended, status)
-        time.sleep(1)  # a process that fails at start must not be restarted in a tight loop
-        if not stopping.is_set():
+        # A process that fails at its start must not be restarted in a tight loop: one that ended
+        # soon after its start waits longer each time (1, 2, 4 … 30 s), one that served a while 1 s.
+        lived = time.monotonic() - started.get(ended, 0.0)
+        failures[ended] = failures.get(ended, 0) + 1 if lived < QUICK_EXIT_SECONDS else 1
+        delay = restart_delay(failures[ended])
+        log.error(
+            "serving process %d exited (status %d) %.0f s after its start; starting another in %.0f s",
+            ended,
+            status,
+            lived,
+            delay,
+        )
+        if not stopping.wait(delay):  # a stop signal meanwhile ends the wait
             spawn(ended)
     announce_once()  # stopped before every process served: the lines are printed all the same
     for sock in sockets.values():
@@ -628,6 +639,15 @@ def serve_processes(
 
 
 HEARTBEAT_CHECK_SECONDS = 0.5
+QUICK_EXIT_SECONDS = 10.0  # a serving process that ends sooner after its start failed to start
+
+
+def restart_delay(failures: int) -> float:
+    """How long the parent waits before it starts a serving process again, after ``failures``
+    exits in a row each soon after its start (1 for one that served a while)."""
+    return float(min(30, 2 ** (max(failures, 1) - 1)))
+
+
 # A serving process builds its apps in a few seconds; one that has not served this long after its
 # start is stuck there (watch_heartbeats). Generous: a slow disk's first start must not be killed.
 START_WITHIN_SECONDS = 120.0

@@ -286,6 +286,12 @@ def test_a_serving_process_that_never_serves_after_its_start_is_killed_to_be_rep
             each.wait()
 
 
+def test_a_serving_process_that_keeps_failing_at_start_is_restarted_less_and_less_often() -> None:
+    from appliance.server import restart_delay
+
+    assert [restart_delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+
+
 def _woken(balance, process: int, name: str) -> bool:
     try:
         return bool(os.read(balance.wake_fd(process, name), 64))
