@@ -172,11 +172,18 @@ def log_failure(log: logging.Logger, exc: BaseException, where: str) -> None:
         log.error("%s failed", where, exc_info=exc)
 
 
+# PostgreSQL's codes for a unique key taken first, a serialization failure and a deadlock.
+_RACE_CODES = ("23505", "40001", "40P01")
+
+
 def _lost_a_race(exc: BaseException) -> bool:
-    import peewee
+    """Two writers met on one row. Only a unique key taken first is a race: another broken
+    constraint (NOT NULL, a foreign key, a CHECK) is a defect, logged with its traceback."""
+    import sqlite3
 
     return any(
-        isinstance(e, peewee.IntegrityError) or getattr(e, "pgcode", None) in ("40001", "40P01")
+        getattr(e, "pgcode", None) in _RACE_CODES
+        or (isinstance(e, sqlite3.IntegrityError) and str(e).startswith("UNIQUE constraint failed"))
         for e in _chain(exc)
     )
 
