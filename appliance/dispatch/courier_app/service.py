@@ -109,11 +109,15 @@ def record_locations(courier: Courier, points: list[dict[str, Any]]) -> dict[str
         known = {field.db_value(field.python_value(r[0])) for r in cursor.fetchall()}
         fresh = [row for stamp, row in rows.items() if stamp not in known]
         if fresh:
-            cursor.executemany(
+            # One statement for the whole batch (at most 50 rows, 350 values): executemany steps
+            # once per row, and each step lets another thread take the interpreter lock while this
+            # one holds the write lock.
+            row_marks = f"({', '.join([param] * 7)})"
+            cursor.execute(
                 "INSERT INTO courier_location"
                 " (courier_id, lat, lon, captured_at, accuracy_m, source, received_at)"
-                f" VALUES ({', '.join([param] * 7)}) ON CONFLICT DO NOTHING",
-                fresh,
+                f" VALUES {', '.join([row_marks] * len(fresh))} ON CONFLICT DO NOTHING",
+                [value for row in fresh for value in row],
             )
         current = location_body(latest_location(courier.id))
         if fresh:
