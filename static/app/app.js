@@ -13,7 +13,7 @@ let T = TEXTS[lang];
 let me = null;        // GET /courier/me: profile, shift, location
 let run = [];         // GET /courier/orders, in run order
 let pending = [];     // queued moves (outbox), shown on their orders; a refused one stays (needs attention)
-let runChanges = 0;   // moves the server accepted: a run fetched before one of them is stale
+let runChanges = 0;   // moves and shift changes the server accepted: a run fetched before one is stale
 let watch = null;
 let poll = null;
 let lastFix = null;
@@ -162,6 +162,10 @@ function renderShift() {
 async function shift(path) {
   try {
     const {shift: changed} = await api.post("/courier/shift/" + path);
+    // A profile on its way since before this change is stale: a refresh in flight fetches again.
+    runChanges += 1;
+    // Tapped before the first profile came back (a slow signal): the refresh shows the new shift.
+    if (!me) { await refresh(); return; }
     me.shift = changed.status === "ended" ? null : changed;
     keepRun();
   } catch (error) { toast(explain(error)); }

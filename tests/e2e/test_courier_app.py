@@ -12,7 +12,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, User
+from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, Shift, User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -196,6 +196,40 @@ def test_a_courier_s_login_link_opens_the_app_signed_in(courier_app) -> None:
         page.wait_for_selector("body[data-view='app']")
         assert page.evaluate("sessionStorage.getItem('appliance.session')") is None  # handed over, then gone
         assert "refreshToken" in page.evaluate("localStorage.getItem('appliance.courier.session')")
+
+
+def test_a_shift_started_before_the_first_profile_arrives_shows_as_started(courier_app) -> None:
+    # A slow signal: the courier taps Start shift while the profile asked for at sign-in (answered
+    # by the server before the shift started: "off") is still on its way; CI's PostgreSQL run met
+    # this under load. The shift shows as started at once, not after the 30 s look.
+    url, _, courier, _, _ = courier_app
+    held: list = []
+    with chromium() as browser:
+        context = courier_phone(browser, ROAD_A)
+        page = context.new_page()
+
+        def hold_the_first_profile(route) -> None:
+            if held:
+                route.continue_()
+                return
+            held.append((route, route.fetch()))  # the server's answer now, delivered later
+
+        page.route("**/courier/me", hold_the_first_profile)
+        page.goto(url + "/app/?lang=en")
+        sign_in_app(page, "narek@arev.am")
+        for _ in range(200):  # the route handler runs while Playwright waits
+            if held:
+                break
+            page.wait_for_timeout(50)
+        with page.expect_response("**/courier/shift/start") as started:
+            page.click("#shift-start")
+        assert started.value.status == 201, started.value.text()
+        route, stale = held[0]
+        assert not (stale.json().get("courier") or stale.json()).get("shift")
+        route.fulfill(response=stale)
+        page.wait_for_selector("body[data-shift='active']", timeout=10000)
+        assert page.is_hidden("#toast")
+        assert Shift.get(Shift.courier == courier.courier.id).ended_at is None
 
 
 def test_a_courier_fails_a_stop_with_a_reason_takes_a_break_and_ends_the_shift(courier_app) -> None:
