@@ -96,8 +96,14 @@ class LeasedQueue:
         moment = clock.now()
         gone = self._gone_holders(moment)
         with write_transaction(self.database):
+            # Never attempted (no due time) first, then by due time. Written out: SQLite puts NULL
+            # first and PostgreSQL last by default, and there a row given back "due now" waited
+            # behind every retry that kept becoming due (more than one claim's worth: for ever).
             query = (
-                m.select(m.id).where(self._due(moment, gone)).order_by(m.next_attempt_at, m.id).limit(limit)
+                m.select(m.id)
+                .where(self._due(moment, gone))
+                .order_by(m.next_attempt_at.asc(nulls="FIRST"), m.id)
+                .limit(limit)
             )
             if not is_sqlite(self.database):
                 query = query.for_update("FOR UPDATE SKIP LOCKED")
@@ -128,9 +134,10 @@ class LeasedQueue:
         ).execute()
 
     def release(self, row_id: int, *, after: timedelta | None = None) -> None:
-        """Give the row back: due again now, or after ``after`` (a wait that is not a failure)."""
+        """Give the row back: due again now, or after ``after`` (a wait that is not a failure).
+        Either way it gets a due time, so that it queues behind the rows due before it."""
         m = self.model
-        due = clock.now() + after if after else None
+        due = clock.now() + (after or timedelta(0))
         m.update(lease_until=None, lease_holder=None, next_attempt_at=due).where(m.id == row_id).execute()
 
     def retry_later(self, row_id: int, error: str) -> timedelta:

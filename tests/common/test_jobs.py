@@ -50,6 +50,20 @@ def test_a_failed_attempt_is_counted_recorded_and_backed_off(dispatch_app) -> No
         assert OutgoingMail.get_by_id(row_id).attempts == 1
 
 
+def test_rows_are_claimed_never_attempted_first_then_by_due_time_on_either_database(dispatch_app) -> None:
+    with dispatch_app.app_context():
+        queue = _queue()
+        retried, released, new = _mail(1), _mail(2), _mail(3)
+        assert queue.claim(2) == [retried, released]
+        queue.retry_later(retried, "timeout")
+        clock.advance(timedelta(hours=1))  # the retry is long due
+        queue.release(released)  # given back, due now: after the retry due before it
+        assert OutgoingMail.get_by_id(released).next_attempt_at is not None
+        assert queue.claim(1) == [new]  # never attempted (PostgreSQL put it last before)
+        assert queue.claim(1) == [retried]
+        assert queue.claim(1) == [released]
+
+
 def test_backoff_doubles_with_jitter_and_stops_at_its_cap() -> None:
     for attempts in range(1, 12):
         seconds = backoff(attempts, base=2, cap=600).total_seconds()
