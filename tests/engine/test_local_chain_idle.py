@@ -3,7 +3,9 @@ what old empty blocks hold. The miner runs on a fast clock (MinerTimer): a simul
 
 from __future__ import annotations
 
+import itertools
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -107,6 +109,29 @@ def test_the_miner_mines_while_the_engine_waits_and_for_a_transaction_sent_elsew
     # one block a second for the 30 s the engine waited, then the transaction's block, then nothing
     assert 29 <= receipt.block_number - start - 1 <= 31
     assert chain.head().number == receipt.block_number
+
+
+def test_a_miner_whose_steps_keep_failing_waits_longer_each_time_and_mines_again_once_they_pass(
+    chain: LocalChain,
+) -> None:
+    # A full disk or a broken file: the old loop tried (and logged) a step every second for as long
+    # as it lasted. Now the waits double up to a minute, and the first good step ends the back-off.
+    failed: list[float] = []
+    start = chain.head().number
+
+    def waits() -> bool:
+        if timer.now < 3_600.0:
+            failed.append(timer.now)
+            raise sqlite3.OperationalError("database or disk is full")
+        return True
+
+    stop = threading.Event()
+    timer = FastTimer(stop, 3_600.0 + 10.0)
+    chain.run_miner(stop, waits=waits, timer=timer)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(failed)]
+    assert gaps[:7] == pytest.approx([1, 2, 4, 8, 16, 32, 60], abs=0.01)
+    assert 60 <= len(failed) <= 70, len(failed)  # about one a minute for the hour, not 3,600
+    assert chain.head().number > start  # mining again once the fault passed
 
 
 def test_after_a_quiet_spell_the_next_block_is_dated_when_it_is_mined(

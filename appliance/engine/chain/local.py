@@ -49,6 +49,7 @@ from eth_utils import keccak, to_canonical_address, to_checksum_address
 
 from appliance.common import faults
 from appliance.common.holders import holder_gone, instance_holder
+from appliance.common.jobs import failure_pause
 from appliance.engine.chain.base import (
     BlockRef,
     ChainError,
@@ -621,6 +622,7 @@ class LocalChain:
         last = float("-inf")
         renewed = 0.0
         holding = False
+        failures = 0  # steps failed in a row: each waits longer (a full disk, a broken file)
         while not stop.is_set():
             now = timer.monotonic()
             pause = IDLE_POLL
@@ -642,9 +644,11 @@ class LocalChain:
                 if wanted:
                     pause = max(0.0, min(gap - (timer.monotonic() - last), IDLE_POLL))
             except Exception as exc:
-                faults.log_failure(log, exc, "a local chain miner step (retried)")
-                timer.wait(stop, 1.0)
+                failures += 1
+                faults.log_failure(log, exc, f"a local chain miner step ({failures} in a row, retried)")
+                timer.wait(stop, failure_pause(failures, IDLE_POLL))
                 continue
+            failures = 0
             timer.wait(self._wake, pause)
             if self._wake.is_set():  # a transaction arrived: let a few more join it, then mine
                 timer.wait(stop, max(0.0, MIN_BLOCK_GAP - (timer.monotonic() - last)))
