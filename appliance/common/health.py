@@ -9,6 +9,11 @@ few milliseconds costs a dictionary lookup, not an OR-Tools solve (~71 ms) and a
 dependency that starts failing still shows within CACHE_SECONDS plus the probe's own time. While
 one request refreshes a probe, concurrent ones answer with its last result instead of queueing
 behind it (or probing it again).
+
+A probe that does not answer within PROBE_DEADLINE_SECONDS (a frozen node or storage server, whose
+client waits out its own timeout of ten seconds or more) is reported as failing then, not when
+its client gives up: it runs in a thread of its own, and goes on (one at a time per check) until
+it answers; its answer is the next one shown.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ log = logging.getLogger("appliance.health")
 Status = Literal["pass", "fail", "not_built"]
 
 CACHE_SECONDS = 1.0
+PROBE_DEADLINE_SECONDS = 1.0
 
 
 def monotonic() -> float:
@@ -62,9 +68,39 @@ def verdict(checks: dict[str, dict[str, Any]]) -> Verdict:
     return "degraded" if statuses <= {"pass", "not_built"} else "fail"
 
 
+class _Run:
+    """One run of a probe, in a thread of its own (so that a frozen dependency costs a health
+    request at most the deadline)."""
+
+    def __init__(self, name: str, probe: Probe) -> None:
+        self.name = name
+        self.probe = probe
+        self.started = time.perf_counter()
+        self.finished_at = 0.0  # health.monotonic() when it answered
+        self.check = Check("fail", "not answered")
+        self.seconds = 0.0
+        self.done = threading.Event()
+        threading.Thread(target=self._run, name=f"health-{name}", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self.check = self.probe()
+        except Exception as exc:  # a probe must never take health down with it
+            log.warning("health probe %s raised: %s", self.name, exc)
+            self.check = Check("fail", f"{type(exc).__name__}: {exc}")
+        finally:
+            self.seconds = time.perf_counter() - self.started
+            self.finished_at = monotonic()
+            self.done.set()
+
+
 class HealthRegistry:
-    def __init__(self, cache_seconds: float = CACHE_SECONDS) -> None:
+    def __init__(
+        self, cache_seconds: float = CACHE_SECONDS, deadline_seconds: float = PROBE_DEADLINE_SECONDS
+    ) -> None:
         self.cache_seconds = cache_seconds
+        self.deadline_seconds = deadline_seconds
+        self._running: dict[str, _Run] = {}  # a probe's run not yet reported (one per check)
         self._probes: dict[str, Probe] = {}
         # name -> (monotonic time the probe started, its entry, whether it passed)
         self._kept: dict[str, tuple[float, dict[str, Any], bool]] = {}
@@ -113,18 +149,24 @@ class HealthRegistry:
             ):
                 return again  # refreshed by another request while this one waited
             started_at = monotonic()
-            started = time.perf_counter()
-            try:
-                check = probe()
-            except Exception as exc:  # a probe must never take health down with it
-                log.warning("health probe %s raised: %s", name, exc)
-                check = Check("fail", f"{type(exc).__name__}: {exc}")
+            run = self._running.get(name)
+            if run is not None and run.done.is_set() and started_at - run.finished_at >= self.cache_seconds:
+                run = None  # it answered long ago (after its deadline): probe again
+            if run is None or run.probe is not probe:
+                run = self._running[name] = _Run(name, probe)
+            if run.done.wait(max(0.0, self.deadline_seconds - (time.perf_counter() - run.started))):
+                del self._running[name]
+                check, seconds = run.check, run.seconds
+            else:  # still running: failing now; its answer, when it comes, is shown next
+                seconds = time.perf_counter() - run.started
+                waited = f"no answer within {self.deadline_seconds:g} s ({seconds:.1f} s so far)"
+                check = Check("fail", waited)
             entry: dict[str, Any] = {"status": check.status}
             if check.detail:
                 entry["detail"] = check.detail
             if check.data:
                 entry.update(check.data)
-            entry["durationMs"] = round((time.perf_counter() - started) * 1000, 1)
+            entry["durationMs"] = round(seconds * 1000, 1)
             fresh_kept = (started_at, entry, check.ok)
             self._kept[name] = fresh_kept
             return fresh_kept

@@ -90,6 +90,44 @@ def test_engine_ready_probes_at_most_once_a_second_and_shows_a_failure_within_tw
     assert "connection refused" not in response.get_data(as_text=True)
 
 
+def test_a_dependency_that_stops_answering_fails_within_the_deadline_and_passes_again_once_it_answers(
+    dispatch_app, dispatch_client, fake_clock
+) -> None:
+    # A frozen node or storage server: its client would wait out its own timeout (10 s or more)
+    # while a load balancer gave up on the probe; the check fails at the deadline instead.
+    import threading
+    import time
+
+    registry = dispatch_app.extensions["dispatch"].health
+    registry.deadline_seconds = 0.2
+    frozen = threading.Event()
+    calls = []
+
+    def database() -> Check:
+        calls.append(1)
+        frozen.wait(30)
+        return Check("pass")
+
+    _all_passing(dispatch_app)
+    registry.register("database", database)
+    started = time.perf_counter()
+    response = dispatch_client.get("/healthz", environ_base={"REMOTE_ADDR": "127.0.0.1"})
+    assert time.perf_counter() - started < 2.0
+    assert response.status_code == 503 and response.json["failing"] == ["database"]
+    assert response.json["checks"]["database"]["detail"].startswith("no answer within 0.2 s")
+    fake_clock.now += 1.0  # still frozen: failing at once, and no second probe piles up
+    started = time.perf_counter()
+    assert dispatch_client.get("/healthz").status_code == 503
+    assert time.perf_counter() - started < 0.5 and len(calls) == 1
+    frozen.set()  # it answers: the answer is the next one shown
+    fake_clock.now += 1.0
+    deadline = time.monotonic() + 5
+    while dispatch_client.get("/healthz").status_code != 200:
+        assert time.monotonic() < deadline
+        fake_clock.now += 1.0
+    assert len(calls) <= 2
+
+
 def test_a_public_client_sees_each_check_status_but_no_error_text_or_internals(
     dispatch_app, dispatch_client
 ) -> None:
