@@ -548,7 +548,8 @@ async function showTab(name) {
     if (name === "cash") { await showCash(); }
     if (name === "history") { await showHistory(); }
     if (name === "earnings") { await showEarnings(); }
-    if (name === "profile") { $("p-name").value = me.displayName || ""; $("p-phone").value = me.phone || ""; $("p-vehicle").value = me.vehicleLabel || ""; }
+    if (name === "profile" && !me) { await refresh(); }  // opened before the first profile came back
+    if (name === "profile" && me) { $("p-name").value = me.displayName || ""; $("p-phone").value = me.phone || ""; $("p-vehicle").value = me.vehicleLabel || ""; }
     if (name === "run") { await refresh(); }
   } catch (error) { toast(explain(error)); }
 }
