@@ -234,3 +234,51 @@ def test_a_gas_top_up_whose_nonce_a_foreign_transaction_took_ends_and_fences_the
     assert fenced and foreign in fenced
     reason = harness.payout("pyo_topupnon01").reason or ""
     assert "signing for the fee wallet on eth_local is stopped" in reason
+
+
+class CountingNode(LaggingNode):
+    """Counts the receipt and nonce questions asked of the node."""
+
+    def __init__(self, inner: LocalChain) -> None:
+        super().__init__(inner)
+        self.asked = {"receipt": 0, "nonce": 0}
+
+    def receipt(self, tx_hash: str) -> Receipt | None:
+        self.asked["receipt"] += 1
+        return super().receipt(tx_hash)
+
+    def nonce(self, address: str) -> int:
+        self.asked["nonce"] += 1
+        return self.inner.nonce(address)
+
+
+def test_a_payout_replaced_many_times_costs_one_question_per_poll_until_its_nonce_is_mined(
+    settings: Settings,
+) -> None:
+    # A fee spike: a payload per replacement, all kept (any of them may be the one mined). While
+    # the wallet's nonce has not passed the reservation's, one question answers for all of them.
+    from appliance.engine.chain.base import FeeQuote
+    from appliance.engine.payouts import transactions
+
+    harness, node = lagging_harness(settings)
+    harness.submit("pyo_replaced001", 8180, destination=dest(5))
+    harness.until_status("pyo_replaced001", "BROADCAST", mine=False)
+    custody = harness.app.extensions["engine"].custody
+    with database.connection_context():
+        for bump in range(1, 6):
+            broadcast = Broadcast.get()
+            fees = FeeQuote(
+                int(broadcast.max_fee_per_gas) * (bump + 1),
+                int(broadcast.max_priority_fee_per_gas) * (bump + 1),
+            )
+            to, value, data = transactions.decode_call(broadcast)
+            with database.atomic():
+                transactions.replace(custody, PAYOUT_PATH, broadcast, 1337, to, value, data, fees)
+        broadcast = Broadcast.get()
+        counting = CountingNode(node.inner)
+        assert transactions.mined_payload(counting, broadcast) is None
+        assert counting.asked == {"receipt": 0, "nonce": 1}  # not six receipt look-ups
+        node.inner.mine()  # the first payload (the one sent) is mined, not the one in force
+        receipt = transactions.mined_payload(counting, broadcast)
+    assert receipt is not None and receipt.tx_hash != broadcast.tx_hash
+    assert counting.asked["receipt"] >= 2

@@ -239,14 +239,23 @@ def replace(
     return _keep_payload(broadcast, moment)
 
 
+# From this many payloads at one nonce, the wallet's nonce is asked before their receipts.
+NONCE_FIRST_FROM = 2
+
+
 def mined_payload(chain: Chain, broadcast: Broadcast) -> Receipt | None:
     """The receipt of whichever payload signed at the reservation is in the canonical chain (the
-    payload in force first), or None."""
+    payload in force first), or None. A payout replaced many times over a fee spike has a payload
+    per replacement: while the wallet's mined nonce has not passed the reservation's, none of them
+    can be mined, and one question answers for all (instead of a receipt look-up per payload on
+    every poll, each a call to a provider that may count or limit them)."""
     hashes = [broadcast.tx_hash] + [
         p.tx_hash
-        for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)
+        for p in SignedPayload.select(SignedPayload.tx_hash).where(SignedPayload.broadcast == broadcast.id)
         if p.tx_hash != broadcast.tx_hash
     ]
+    if len(hashes) > NONCE_FIRST_FROM and chain.nonce(broadcast.wallet) <= int(broadcast.nonce):
+        return None
     for tx_hash in hashes:
         receipt = chain.receipt(tx_hash)
         if receipt is not None:
