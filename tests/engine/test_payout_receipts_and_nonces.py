@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from eth_utils import to_checksum_address
 
 from appliance.common import clock
-from appliance.engine.chain.base import Receipt, TransactionRejected
+from appliance.engine.chain.base import ChainError, Receipt, TransactionRejected
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.custody import PAYOUT_WALLET as PAYOUT_PATH
 from appliance.engine.db import database
@@ -282,3 +283,52 @@ def test_a_payout_replaced_many_times_costs_one_question_per_poll_until_its_nonc
         receipt = transactions.mined_payload(counting, broadcast)
     assert receipt is not None and receipt.tx_hash != broadcast.tx_hash
     assert counting.asked["receipt"] >= 2
+
+
+class ScanCountingNode(LaggingNode):
+    """Counts the blocks read transaction by transaction; ``archive`` False answers no state of a
+    past block (a full node), so the look-up falls back to reading every block."""
+
+    def __init__(self, inner: LocalChain, archive: bool = True) -> None:
+        super().__init__(inner)
+        self.archive = archive
+        self.blocks_read = 0
+
+    def nonce_at(self, address: str, number: int) -> int:
+        if not self.archive:
+            raise ChainError("missing trie node (a full node keeps recent state only)")
+        return self.inner.nonce_at(address, number)
+
+    def account_transactions(self, sender: str, from_block: int, to_block: int) -> list:
+        self.blocks_read += to_block - from_block + 1
+        return self.inner.account_transactions(sender, from_block, to_block)
+
+
+@pytest.mark.parametrize("archive", [True, False], ids=["bisected", "full-node"])
+def test_a_used_nonce_mined_long_after_signing_is_found_reading_one_block_not_every_block(
+    settings: Settings, archive: bool
+) -> None:
+    harness = make_harness(harness_settings(settings, {}), _mine)
+    chains = harness.app.extensions["engine"].chains
+    node = ScanCountingNode(chains.get("eth_local"), archive=archive)
+    chains.chains["eth_local"] = node
+    node.inner.faucet("ETH", PAYOUT_WALLET, ETHER)
+    harness.submit("pyo_latemined01", 9190, destination=dest(6))
+    harness.until_status("pyo_latemined01", "SIGNED", mine=False)
+    with database.connection_context():
+        raw = bytes.fromhex(Broadcast.get().raw)
+    for _ in range(200):  # hours pass (a node that had dropped it)
+        node.inner.mine()
+    node.inner.send_raw_transaction(raw)  # then it is sent, the answer lost, and mined
+    node.inner.mine()
+    node.lagging = True  # no receipt served; the send meets "nonce too low"
+    harness.skip_waits()
+    harness.run_pass()
+    assert harness.payout("pyo_latemined01").status == "BROADCAST"  # found: ours, mined
+    if archive:
+        assert node.blocks_read == 1
+    else:  # every block since the signing, as before
+        assert node.blocks_read > 200
+    node.lagging = False
+    harness.until_status("pyo_latemined01", "COMPLETED")
+    assert node.inner.balance(dest(6)) == 9190

@@ -122,6 +122,12 @@ class Chain(Protocol):
         """Transactions of ``address`` included in the canonical chain (the 'latest' nonce)."""
         ...
 
+    def nonce_at(self, address: str, number: int) -> int:
+        """Transactions of ``address`` included in canonical blocks up to ``number``. Needs the
+        state of that block: a full (not archive) node keeps only recent ones and raises
+        ChainError for older blocks."""
+        ...
+
     def fee_quote(self) -> FeeQuote:
         """Fees that get a transaction into the next blocks at the current market."""
         ...

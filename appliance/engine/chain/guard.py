@@ -103,6 +103,9 @@ class GuardedChain:
     def nonce(self, address: str) -> int:
         return self._call("nonce", address)  # type: ignore[no-any-return]
 
+    def nonce_at(self, address: str, number: int) -> int:
+        return self._call("nonce_at", address, number)  # type: ignore[no-any-return]
+
     def fee_quote(self) -> FeeQuote:
         return self._call("fee_quote")  # type: ignore[no-any-return]
 

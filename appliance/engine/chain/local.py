@@ -346,6 +346,14 @@ class LocalChain:
         chain, _ = self._view()
         return int(chain.get_vm().state.get_nonce(to_canonical_address(address)))
 
+    def nonce_at(self, address: str, number: int) -> int:
+        chain, _ = self._view()
+        try:  # every block's state is kept (compaction too keeps all state)
+            header = chain.get_canonical_block_header_by_number(BlockNumber(number))
+        except Exception as exc:  # HeaderNotFound above the head
+            raise ChainError(f"{self.chain_id}: no block {number}") from exc
+        return int(chain.get_vm(header).state.get_nonce(to_canonical_address(address)))
+
     def fee_quote(self) -> FeeQuote:
         chain, _ = self._view()
         base = int(chain.header.base_fee_per_gas)  # the next block's base fee

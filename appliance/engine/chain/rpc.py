@@ -88,6 +88,9 @@ class RpcChain:
     def nonce(self, address: str) -> int:
         return int(self._call(self.w3.eth.get_transaction_count, to_checksum_address(address), "latest"))
 
+    def nonce_at(self, address: str, number: int) -> int:
+        return int(self._call(self.w3.eth.get_transaction_count, to_checksum_address(address), number))
+
     def fee_quote(self) -> FeeQuote:
         base = int(self._call(self.w3.eth.get_block, "latest").get("baseFeePerGas", 0))
         try:

@@ -622,19 +622,14 @@ class Pipeline:
                 timedelta(seconds=30),
             )
         head = chain.head().number
-        found = [
-            tx
-            for tx in chain.account_transactions(wallet, max(0, int(start) - VERIFIED_MARGIN), head)
-            if tx.nonce == nonce
-        ]
-        if not found:
+        tx = transactions.transaction_at_nonce(chain, wallet, nonce, int(start) - VERIFIED_MARGIN, head)
+        if tx is None:
             return self._wait(
                 payout,
                 f"nonce {nonce} of {wallet} is used on chain but its transaction is not visible yet "
                 "(a node behind?); looking again, nothing signed meanwhile",
                 timedelta(seconds=5),
             )
-        tx = found[0]
         ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)}
         if tx.tx_hash in ours:
             if payout.status == "SIGNED":  # it was sent (the answer lost) and is mined
@@ -804,18 +799,16 @@ class Pipeline:
         if start is None:
             return
         head = chain.head().number
-        found = [
-            tx
-            for tx in chain.account_transactions(row.wallet, max(0, int(start) - VERIFIED_MARGIN), head)
-            if tx.nonce == int(row.nonce)
-        ]
+        tx = transactions.transaction_at_nonce(
+            chain, row.wallet, int(row.nonce), int(start) - VERIFIED_MARGIN, head
+        )
         ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)}
-        if not found or found[0].tx_hash in ours:
+        if tx is None or tx.tx_hash in ours:
             return  # not visible yet, or ours and its receipt comes next
         fence(
             row.chain_id,
             row.wallet,
-            f"nonce {row.nonce} of {row.wallet} was used on chain by {found[0].tx_hash}, a transaction "
+            f"nonce {row.nonce} of {row.wallet} was used on chain by {tx.tx_hash}, a transaction "
             "this engine did not sign; nothing more is signed for this wallet until an operator checks",
         )
         Broadcast.update(status="final", updated_at=clock.now()).where(Broadcast.id == row.id).execute()

@@ -22,7 +22,7 @@ from hexbytes import HexBytes
 
 from appliance.common import clock
 from appliance.common.db import locked
-from appliance.engine.chain.base import Chain, FeeQuote, Receipt
+from appliance.engine.chain.base import Chain, ChainError, ChainTransaction, FeeQuote, Receipt
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
 
@@ -261,6 +261,31 @@ def mined_payload(chain: Chain, broadcast: Broadcast) -> Receipt | None:
         if receipt is not None:
             return receipt
     return None
+
+
+def transaction_at_nonce(
+    chain: Chain, wallet: str, nonce: int, start: int, head: int
+) -> ChainTransaction | None:
+    """The wallet's transaction at ``nonce`` in canonical blocks ``start``..``head``, or None
+    (not there: a node behind). Its block is found by bisection over the wallet's nonce at a
+    block (about log2 of the range calls); a node without those blocks' state (a full node keeps
+    only recent ones) is read block by block, as before: a call per block, thousands for a
+    payout signed a day ago, on every look."""
+    low, high = max(0, start), head
+    try:
+        if chain.nonce_at(wallet, high) <= nonce or (low > 0 and chain.nonce_at(wallet, low - 1) > nonce):
+            return None  # not used by the head (as far as this node knows), or used before start
+        while low < high:
+            middle = (low + high) // 2
+            if chain.nonce_at(wallet, middle) > nonce:
+                high = middle
+            else:
+                low = middle + 1
+        blocks = (low, low)
+    except ChainError:  # no historical state on this node
+        blocks = (max(0, start), head)
+    found = [tx for tx in chain.account_transactions(wallet, *blocks) if tx.nonce == nonce]
+    return found[0] if found else None
 
 
 @dataclasses.dataclass(frozen=True)
