@@ -263,29 +263,50 @@ def mined_payload(chain: Chain, broadcast: Broadcast) -> Receipt | None:
     return None
 
 
+# Blocks below the head whose state any node keeps (geth's full node: 128); older blocks' state
+# only an archive node has.
+RECENT_STATE_BLOCKS = 64
+
+
 def transaction_at_nonce(
     chain: Chain, wallet: str, nonce: int, start: int, head: int
 ) -> ChainTransaction | None:
     """The wallet's transaction at ``nonce`` in canonical blocks ``start``..``head``, or None
     (not there: a node behind). Its block is found by bisection over the wallet's nonce at a
-    block (about log2 of the range calls); a node without those blocks' state (a full node keeps
-    only recent ones) is read block by block, as before: a call per block, thousands for a
-    payout signed a day ago, on every look."""
-    low, high = max(0, start), head
+    block (about log2 of the range calls) and only that block is read. A node without the state
+    of the blocks it needs (a full node keeps only recent ones) is read block by block, as
+    before: a call per block, thousands for a payout signed a day ago."""
+    low = max(0, start)
     try:
-        if chain.nonce_at(wallet, high) <= nonce or (low > 0 and chain.nonce_at(wallet, low - 1) > nonce):
-            return None  # not used by the head (as far as this node knows), or used before start
-        while low < high:
-            middle = (low + high) // 2
-            if chain.nonce_at(wallet, middle) > nonce:
-                high = middle
-            else:
-                low = middle + 1
-        blocks = (low, low)
-    except ChainError:  # no historical state on this node
-        blocks = (max(0, start), head)
+        block = _block_using(chain, wallet, nonce, low, head)
+        if block is None:
+            return None
+        blocks = (block, block)
+    except ChainError:  # no state of an older block on this node
+        blocks = (low, head)
     found = [tx for tx in chain.account_transactions(wallet, *blocks) if tx.nonce == nonce]
     return found[0] if found else None
+
+
+def _block_using(chain: Chain, wallet: str, nonce: int, low: int, high: int) -> int | None:
+    """The first block in low..high after which the wallet's nonce passes ``nonce`` (the block
+    holding its transaction at ``nonce``), or None when it is not in that range. The recent
+    blocks are tried first: every node keeps their state, and a transaction looked up because
+    a send met "nonce too low" is most often among them."""
+    if chain.nonce_at(wallet, high) <= nonce:
+        return None  # not used by the head, as far as this node knows
+    recent = max(low, high - RECENT_STATE_BLOCKS)
+    if recent > low and chain.nonce_at(wallet, recent - 1) <= nonce:
+        low = recent
+    elif low > 0 and chain.nonce_at(wallet, low - 1) > nonce:
+        return None  # used before ``low``
+    while low < high:
+        middle = (low + high) // 2
+        if chain.nonce_at(wallet, middle) > nonce:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 @dataclasses.dataclass(frozen=True)
