@@ -67,9 +67,10 @@ def test_a_dispatcher_signs_in_switches_language_and_company_and_signs_out(conso
         assert page.inner_text("#company-name") == "Arev Express"
         assert page.inner_text("#user-name") == "Ani Sargsyan"
         # The user's language is theirs (PATCH /me): English now, and still English after a reload.
-        page.click("[data-lang='en']")
+        with page.expect_response(lambda r: r.url.endswith("/me") and r.request.method == "PATCH") as saved:
+            page.click("[data-lang='en']")
+        assert saved.value.ok, saved.value.text()  # stored before the reload (no fixed wait)
         wait_until(page, "document.querySelector('#new-order').textContent === 'New order'")
-        page.wait_for_timeout(300)
         page.reload()
         page.wait_for_selector("body[data-view='workspace']")  # the tab kept the refresh token
         assert page.inner_text("#new-order") == "New order"
