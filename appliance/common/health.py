@@ -13,7 +13,10 @@ behind it (or probing it again).
 A probe that does not answer within PROBE_DEADLINE_SECONDS (a frozen node or storage server, whose
 client waits out its own timeout of ten seconds or more) is reported as failing then, not when
 its client gives up: it runs in a thread of its own, and goes on (one at a time per check) until
-it answers; its answer is the next one shown.
+it answers; its answer is the next one shown. The deadline is two seconds, not less: on a busy
+machine a healthy probe (a solve, a query) may take a second, and a load balancer must not take
+a node out for being busy. A check's first probe (nothing to show yet: a process starting, OR-Tools
+loading) is waited for up to FIRST_PROBE_DEADLINE_SECONDS.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ log = logging.getLogger("appliance.health")
 Status = Literal["pass", "fail", "not_built"]
 
 CACHE_SECONDS = 1.0
-PROBE_DEADLINE_SECONDS = 1.0
+PROBE_DEADLINE_SECONDS = 2.0
+FIRST_PROBE_DEADLINE_SECONDS = 10.0
 
 
 def monotonic() -> float:
@@ -96,10 +100,14 @@ class _Run:
 
 class HealthRegistry:
     def __init__(
-        self, cache_seconds: float = CACHE_SECONDS, deadline_seconds: float = PROBE_DEADLINE_SECONDS
+        self,
+        cache_seconds: float = CACHE_SECONDS,
+        deadline_seconds: float = PROBE_DEADLINE_SECONDS,
+        first_deadline_seconds: float = FIRST_PROBE_DEADLINE_SECONDS,
     ) -> None:
         self.cache_seconds = cache_seconds
         self.deadline_seconds = deadline_seconds
+        self.first_deadline_seconds = first_deadline_seconds
         self._running: dict[str, _Run] = {}  # a probe's run not yet reported (one per check)
         self._probes: dict[str, Probe] = {}
         # name -> (monotonic time the probe started, its entry, whether it passed)
@@ -154,12 +162,13 @@ class HealthRegistry:
                 run = None  # it answered long ago (after its deadline): probe again
             if run is None or run.probe is not probe:
                 run = self._running[name] = _Run(name, probe)
-            if run.done.wait(max(0.0, self.deadline_seconds - (time.perf_counter() - run.started))):
+            deadline = self.deadline_seconds if kept is not None else self.first_deadline_seconds
+            if run.done.wait(max(0.0, deadline - (time.perf_counter() - run.started))):
                 del self._running[name]
                 check, seconds = run.check, run.seconds
             else:  # still running: failing now; its answer, when it comes, is shown next
                 seconds = time.perf_counter() - run.started
-                waited = f"no answer within {self.deadline_seconds:g} s ({seconds:.1f} s so far)"
+                waited = f"no answer within {deadline:g} s ({seconds:.1f} s so far)"
                 check = Check("fail", waited)
             entry: dict[str, Any] = {"status": check.status}
             if check.detail:
