@@ -23,6 +23,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _within(seconds: float, condition) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.05)
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "appliance", *args], capture_output=True, text=True, timeout=120
@@ -190,14 +197,15 @@ def test_a_backup_taken_under_write_load_restores_exactly_what_was_acknowledged_
     try:
         for writer in writers:
             writer.start()
-        time.sleep(1.5)
+        # Load under way (counted, not timed: a busy machine answers slower).
+        _within(30, lambda: len(batches) > 10 and len(payouts) > 5)
         began = time.monotonic()
         done = _cli(
             "backup", "--data-dir", str(settings.data_dir), "--out", str(tmp_path / "backup"), "--json"
         )
         ended = time.monotonic()
         assert done.returncode == 0, done.stderr
-        time.sleep(0.5)
+        _within(30, lambda: any(sent > ended for _, sent, _ in list(batches)))
     finally:
         stop.set()
         for writer in writers:

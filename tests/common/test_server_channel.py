@@ -77,7 +77,7 @@ def test_each_chunk_of_a_stream_reaches_the_client_before_the_stream_goes_on() -
     def stream(environ, start_response):
         start_response("200 OK", [("Content-Type", "text/event-stream")])
         yield b": first\n\n"
-        if not first_read.wait(5):
+        if not first_read.wait(30):  # held back: never read; a busy machine: seconds
             yield b": the first chunk was held back\n\n"
             return
         yield b": second\n\n"

@@ -82,11 +82,12 @@ def test_a_request_trickled_a_byte_at_a_time_is_closed_after_its_grace() -> None
 
 
 def test_a_large_body_arriving_at_a_steady_rate_is_not_closed() -> None:
-    with _listening(request_read_seconds=1) as url:
+    with _listening(request_read_seconds=2) as url:
         connection = _connect(url)
-        body = b"x" * (48 * 1024)
+        body = b"x" * (128 * 1024)
         connection.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body))
-        for start in range(0, len(body), 4096):  # 32 KB/s for 1.5 s: past the grace, above the floor
+        # 32 KB/s for 4 s: well past the grace, four times the floor (a busy machine's stalls fit)
+        for start in range(0, len(body), 4096):
             connection.sendall(body[start : start + 4096])
             time.sleep(0.125)
         assert connection.recv(1024).startswith(b"HTTP/1.1 200")

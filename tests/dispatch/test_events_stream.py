@@ -81,7 +81,8 @@ def test_streams_need_a_dispatcher_and_a_valid_cursor(app, dispatcher) -> None:
 
 @pytest.mark.server
 def test_new_events_reach_an_open_stream_on_a_real_server_and_the_cap_answers_503(settings) -> None:
-    app = create_app(settings.replace(event_stream_seconds=4, event_stream_max=1))
+    # A stream long enough for the steps below on a busy machine (the listener returns at the event).
+    app = create_app(settings.replace(event_stream_seconds=30, event_stream_max=1))
     dispatcher = make_member(app, make_company("Arev"), "dispatcher")
     received: list[float] = []
     with serving(app) as url:

@@ -77,6 +77,7 @@ def test_an_assigned_order_reaches_the_smpp_server_in_ucs2_armenian_with_its_lin
             "hy",
         )
 
+        sender.listen_seconds = 3.0  # the receipt comes 100 ms after the submission: time for a busy machine
         with dispatch_app.app_context():
             sender.run_pass()
         submit = smsc.wait_for("submit_sm")
@@ -145,7 +146,7 @@ def test_a_receipt_the_provider_kept_is_read_on_a_later_bind(
         smsc.wait_for("submit_sm")
         assert RecipientMessage.get().status == "sent"
         sender.receipt_poll_seconds = 0
-        sender.listen_seconds = 3.0
+        sender.listen_seconds = 5.0  # the receipt is due 1.5 s after the submission
         with dispatch_app.app_context():
             assert sender.run_pass() == 1
         assert RecipientMessage.get().status == "delivered"
@@ -469,6 +470,7 @@ def test_news_the_order_overtook_while_the_provider_was_down_is_skipped_not_sent
     courier_status(dispatch_client, courier, order["id"], status="picked_up")
     courier_status(dispatch_client, courier, order["id"], status="delivered")
     clock.advance(timedelta(minutes=1))
+    sender.listen_seconds = 3.0  # the receipt is read in this session: time for a busy machine
     with running_smpp(port) as smsc:
         with dispatch_app.app_context():
             sender.run_pass()

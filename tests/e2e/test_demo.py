@@ -67,7 +67,7 @@ def test_the_demo_starts_whole_and_what_it_prints_works(tmp_path: Path) -> None:
         health = requests.get(f"{dispatch}/healthz", timeout=10)
         assert health.status_code == 200, health.text
         assert all(check["status"] == "pass" for check in health.json()["checks"].values())
-        ready = requests.get(f"{engine}/health/ready", timeout=10).json()
+        ready = requests.get(f"{engine}/health/ready", timeout=30).json()
         assert ready["status"] == "pass" and set(ready["checks"].values()) == {"pass"}
         tracking = re.search(r"Tracking page of an order on its way: (\S+)", text)
         assert tracking, text

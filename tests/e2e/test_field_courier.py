@@ -140,8 +140,12 @@ def test_a_delivery_refused_after_the_signal_returns_needs_attention_until_the_r
         )
         console.wait_for_selector(flag, state="detached")
         phone.click("[data-tab='cash']")
-        wait_until(phone, "document.querySelector('#cash-outstanding').textContent.includes('6,000')")
-        assert phone.is_hidden("#cash-unrecorded")
+        # Both at once: the tab writes the outstanding sum, then reads the outbox for the rest.
+        wait_until(
+            phone,
+            "document.querySelector('#cash-outstanding').textContent.includes('6,000')"
+            " && document.querySelector('#cash-unrecorded').hidden",
+        )
 
 
 def test_a_new_assignment_reaches_the_courier_app_over_the_events_stream(field) -> None:

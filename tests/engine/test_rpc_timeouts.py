@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import pytest
 
@@ -34,6 +35,9 @@ def test_a_node_that_never_answers_costs_one_request_per_call_then_a_chain_error
         chain = RpcChain("eth_mute", f"http://127.0.0.1:{listener.getsockname()[1]}", 1, "test", timeout=0.3)
         with pytest.raises(ChainError, match="ReadTimeout"):
             chain.head()
+        deadline = time.monotonic() + 30  # the accepting thread may be late on a busy machine
+        while not accepted and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         done.set()
         thread.join()
