@@ -10,6 +10,7 @@ of its delivery window its "late" notice (each once per attempt)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -211,10 +212,12 @@ class RecipientSender:
         sent = 0
         pending = list(row_ids)
         renewed = time.monotonic()
+        sent_ids: set[int] = set()
+        receipts: list[int] = []  # the rows whose receipt this session read
         try:
             with SmppSession(
                 provider_of(self.master_key, settings),
-                self._receipt(company_id),
+                self._receipt(company_id, receipts),
                 timeout=self.timeout,
                 ca_file=self.ca_file,
             ) as session:
@@ -233,8 +236,10 @@ class RecipientSender:
                         continue
                     pending.pop(0)
                     self._mark_sent(row, provider_id=message_id)
+                    sent_ids.add(row.id)
                     sent += 1
-                session.listen(self.listen_seconds)
+                # Until the receipts of what this session sent are in (a later bind reads the rest).
+                session.listen(self.listen_seconds, done=lambda: sent_ids <= set(receipts))
                 self._last_listen[company_id] = time.monotonic()
         except SmppError as exc:
             error = f"{type(exc).__name__}: {exc}"
@@ -268,6 +273,16 @@ class RecipientSender:
                 continue
             self._last_listen[company_id] = time.monotonic()
             counted: list[int] = []
+            owed = (
+                RecipientMessage.select()
+                .where(
+                    (RecipientMessage.company == company_id)
+                    & (RecipientMessage.status == "sent")
+                    & (RecipientMessage.channel == "sms")
+                    & (RecipientMessage.sent_at > since)
+                )
+                .count()
+            )
             try:
                 callback = self._receipt(company_id, counted)
                 with SmppSession(
@@ -276,7 +291,7 @@ class RecipientSender:
                     timeout=self.timeout,
                     ca_file=self.ca_file,
                 ) as session:
-                    session.listen(self.listen_seconds)
+                    session.listen(self.listen_seconds, done=functools.partial(_all_in, counted, owed))
             except SmppError as exc:
                 log.warning("receipts from the SMPP provider of company %s: %s", company_id, exc)
             finally:
@@ -406,3 +421,8 @@ class RecipientSender:
                         late = max(1, math.ceil(overrun.total_seconds() / 60))
                         queued += len(outbox.queue(order, "late", settings, data={"minutes": late}))
         return queued
+
+
+def _all_in(counted: list[int], owed: int) -> bool:
+    """Every receipt owed has been read: the session need not listen on."""
+    return len(counted) >= owed

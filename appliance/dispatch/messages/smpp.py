@@ -176,13 +176,14 @@ class SmppSession:
             message_id = self._answers.pop(pdu.sequence)
         return message_id
 
-    def listen(self, seconds: float) -> None:
-        """Read receipts for up to ``seconds`` (until the provider has been quiet that long)."""
+    def listen(self, seconds: float, done: Callable[[], bool] = lambda: False) -> None:
+        """Read receipts for up to ``seconds``, or until ``done()`` (every receipt owed has come:
+        the session is not held for the rest of the time)."""
         deadline = time.monotonic() + seconds
         sock = self.client._socket
         try:
             while (left := deadline - time.monotonic()) > 0:
-                if sock is None:
+                if sock is None or done():
                     return
                 sock.settimeout(left)
                 try:
