@@ -15,10 +15,12 @@ from __future__ import annotations
 import gzip
 import threading
 from collections import OrderedDict
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import Response
 
+from appliance.common import clock
 from appliance.common.webapp import COMPRESS_FROM_BYTES, gzip_when_accepted
 
 GZIP_LEVEL = 6  # once per kept answer: the smallest it is worth making
@@ -44,20 +46,25 @@ class KeptAnswers:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._answers: OrderedDict[Any, tuple[Any, Answer]] = OrderedDict()
+        self._answers: OrderedDict[Any, tuple[Any, Answer, datetime | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, place: Any, state: Any) -> Answer | None:
+    def get(self, place: Any, state: Any, *, max_age: timedelta | None = None) -> Answer | None:
+        """The answer kept under ``state``; with ``max_age``, only one made from a state read less
+        than that long ago (an answer that also shows the time: a fix growing stale)."""
         with self._lock:
             kept = self._answers.get(place)
             if kept is None or kept[0] != state:
                 return None
+            if max_age is not None and (kept[2] is None or clock.now() - kept[2] >= max_age):
+                return None
             self._answers.move_to_end(place)
             return kept[1]
 
-    def put(self, place: Any, state: Any, answer: Answer) -> None:
+    def put(self, place: Any, state: Any, answer: Answer, *, read_at: datetime | None = None) -> None:
+        """Keeps ``answer`` made from ``state`` (read at ``read_at``, for ``get``'s ``max_age``)."""
         with self._lock:
-            self._answers[place] = (state, answer)
+            self._answers[place] = (state, answer, read_at)
             self._answers.move_to_end(place)
             while len(self._answers) > self.size:
                 self._answers.popitem(last=False)

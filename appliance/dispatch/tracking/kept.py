@@ -7,12 +7,13 @@ query: the link (revocation, expiry), the order's revision (raised by the databa
 UPDATE, so every status move, assignment and delivery), the company's and the courier's rows (the
 branding and name shown), the rating, the courier's newest fix and the revisions of the courier's
 open stops (the arrival estimate and the stops ahead). What else can change the view is time
-(a fix growing stale, the depot as the origin instead): a kept view lasts ``KEEP_SECONDS`` at most,
-about one refresh of the page."""
+(a fix growing stale, the depot as the origin instead): a kept view lasts ``KEEP_SECONDS`` at most
+from the state it was made of, about one refresh of the page."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import peewee
@@ -27,6 +28,7 @@ from appliance.dispatch.models import Company, Courier, CourierLocation, Order, 
 from appliance.dispatch.runtime import DispatchRuntime
 
 KEEP_SECONDS = 5
+_KEEP = timedelta(seconds=KEEP_SECONDS)
 KEPT_VIEWS = 2048  # per serving process; a view is 1 to 10 KB of JSON with its route
 
 
@@ -76,7 +78,7 @@ def view_state(digest: str) -> tuple[Any, ...] | None:
     rows = _STATE.raw_rows(database, digest=digest)
     if not rows:
         return None
-    return (int(clock.now().timestamp()) // KEEP_SECONDS, *rows[0])
+    return tuple(rows[0])
 
 
 def kept_view(rt: DispatchRuntime, digest: str, make: Callable[[], dict[str, Any]]) -> tuple[Answer, bool]:
@@ -84,21 +86,22 @@ def kept_view(rt: DispatchRuntime, digest: str, make: Callable[[], dict[str, Any
     ``make()`` encoded (and kept when nothing was committed while it was made). Unknown, revoked
     and expired links are NotFound either way (``make`` says so, from the same rows it reads)."""
     kept: KeptAnswers = rt.tracking_views
+    read_at = clock.now()
     state = view_state(digest)
     if state is not None:
-        answer = kept.get(digest, state)
+        answer = kept.get(digest, state, max_age=_KEEP)
         if answer is not None and not _ended(state):
             return answer, True
     answer = Answer(dumps_bytes(make()))
     if state is None or view_state(digest) != state:
         return answer, False
-    kept.put(digest, state, answer)
+    kept.put(digest, state, answer, read_at=read_at)
     return answer, True
 
 
 def _ended(state: tuple[Any, ...]) -> bool:
     """Revoked or expired since it was kept (the same test as find_link, on the state's columns)."""
-    _bucket, _order, revoked_at, expires_at = state[:4]
+    _order, revoked_at, expires_at = state[:3]
     if revoked_at is not None:
         return True
     expires = TrackingLink.expires_at.python_value(expires_at)
