@@ -93,7 +93,7 @@ class Settings:
     # keep up at least 8 KB/s.
     connections_per_client: int = 200
     request_read_seconds: float = 30.0
-    # Serving processes on the same ports: 0 means one per CPU core (docs/operations.md).
+    # Serving processes on the same ports: 0 means one per CPU core and one more (docs/operations.md).
     processes: int = 0
     # With several serving processes: one whose listener loops have not turned for
     # heartbeat_seconds is out of rotation until they do; one silent for replace_after_seconds
@@ -199,13 +199,14 @@ class Settings:
 
     @property
     def serving_process_count(self) -> int:
-        """How many serving processes `serve` starts: the setting, or one per usable core (a
-        process's threads take turns on one interpreter lock, so a process uses about one core:
-        docs/operations.md, Serving processes)."""
+        """How many serving processes `serve` starts: the setting, or one per usable core and one
+        more. A process's threads take turns on one interpreter lock, so a process uses about one
+        core; the one more keeps the cores busy while a process waits for SQLite's write lock
+        (measured: docs/operations.md, Serving processes)."""
         if self.processes:
             return self.processes
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return cores or 1
+        return (cores or 1) + 1
 
     @property
     def rate_limits_enabled(self) -> bool:
@@ -439,7 +440,7 @@ def _check(settings: Settings) -> None:
     if not 1 <= settings.local_confirmations <= MAX_CONFIRMATIONS:
         raise SettingsError(f"setting local_confirmations: 1 to {MAX_CONFIRMATIONS}")
     if not 0 <= settings.processes <= 64:
-        raise SettingsError("setting processes: 0 (one per core) to 64")
+        raise SettingsError("setting processes: 0 (one per core and one more) to 64")
     if not 0 <= settings.sqlite_checkpoint_seconds <= 60:
         raise SettingsError("setting sqlite_checkpoint_seconds: 0 (SQLite's own) to 60")
     if not 0 <= settings.min_free_disk_mb <= 1024 * 1024:

@@ -142,7 +142,11 @@ def _serve_options(fn):
     fn = click.option("--dispatch-port", "dispatch_port", type=int, default=None, help="Default 8080.")(fn)
     fn = click.option("--host", "host", default=None, help="Default 127.0.0.1.")(fn)
     fn = click.option(
-        "--processes", "processes", type=int, default=None, help="Serving processes; default one per core."
+        "--processes",
+        "processes",
+        type=int,
+        default=None,
+        help="Serving processes; default one per core and one more.",
     )(fn)
     return fn
 

@@ -129,12 +129,12 @@ def test_a_chain_table_with_an_unknown_key_or_a_bad_value_stops_start_up(
         load_settings({"data_dir": str(tmp_path)}, environ={})
 
 
-def test_the_serving_process_count_is_the_setting_or_one_per_usable_core(tmp_path: Path) -> None:
+def test_the_serving_process_count_is_the_setting_or_one_per_usable_core_and_one_more(tmp_path: Path) -> None:
     import os
 
     assert load_settings({"data_dir": str(tmp_path), "processes": 3}, environ={}).serving_process_count == 3
     cores = len(os.sched_getaffinity(0))
-    assert load_settings({"data_dir": str(tmp_path)}, environ={}).serving_process_count == cores
+    assert load_settings({"data_dir": str(tmp_path)}, environ={}).serving_process_count == cores + 1
     assert load_settings({"data_dir": str(tmp_path)}, environ={"APPLIANCE_PROCESSES": "2"}).processes == 2
 
 
