@@ -32,6 +32,7 @@ export class Admin {
     this.ctx = ctx;
     this.view = null;
     $("invite-form").addEventListener("submit", (event) => { event.preventDefault(); this.invite(); });
+    $("courier-form").addEventListener("submit", (event) => { event.preventDefault(); this.createCourier(); });
     $("invite-link-copy").addEventListener("click", () => this.ctx.board.copy("invite-link"));
     $("login-link-copy").addEventListener("click", () => this.ctx.board.copy("login-link"));
     $("company-form").addEventListener("submit", (event) => { event.preventDefault(); this.saveCompany(); });
@@ -129,6 +130,21 @@ export class Admin {
       $("invite-link").value = created.link; $("invite-link-box").hidden = false;
       $("invite-form").reset();
       await this.loadTeam();
+    } catch (error) { this.ctx.fail(error); }
+  }
+
+  // A courier who signs in at once with the password the dispatcher hands over (POST /couriers:
+  // a company-set password, good in this company only until the courier proves the address).
+  async createCourier() {
+    const optional = (id) => $(id).value.trim() || null;
+    const body = {displayName: $("nc-name").value.trim(), email: $("nc-email").value.trim(), password: $("nc-password").value,
+      phone: optional("nc-phone"), vehicleLabel: optional("nc-vehicle")};
+    try {
+      const {courier} = await this.ctx.api.post("/couriers", body);
+      $("courier-form").reset();
+      $("courier-created").textContent = this.ctx.T.courierCreated + courier.email;
+      await this.loadTeam();
+      this.ctx.fleet.load().catch(() => {});
     } catch (error) { this.ctx.fail(error); }
   }
 

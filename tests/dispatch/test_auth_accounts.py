@@ -64,8 +64,45 @@ def test_a_courier_made_with_the_victims_email_gives_the_attacker_no_way_into_th
         headers=attacker.headers,
     )
     assert made.status_code == 201
-    _victim_signs_up_and_verifies(dispatch_client, data_dir)
+    # The attacker's password opens the courier membership of the attacker's own company, nothing
+    # else (issue 40: the specification's courier password, kept as a company-set credential).
+    planted = _login(dispatch_client, VICTIM, ATTACKER_PASSWORD)
+    assert planted.status_code == 200 and planted.json["company"]["name"] == "Attacker Co"
+    assert planted.json["role"] == "courier"
+    # The victim signs up while the planted session is still open: it never sees the victim's
+    # company, and cannot switch into it.
+    answer = dispatch_client.post(
+        "/auth/signup",
+        json={"company": {"name": "Victim Co"}, "owner": {"name": "V", "email": VICTIM}, "depot": DEPOT},
+    )
+    assert answer.status_code == 202
+    planted_headers = {"Authorization": f"Bearer {planted.json['accessToken']}"}
+    seen = dispatch_client.get("/me", headers=planted_headers).json["memberships"]
+    assert [m["companyName"] for m in seen] == ["Attacker Co"]
+    victim_company = Membership.get(
+        Membership.role == "owner", Membership.user == User.get(User.email == VICTIM)
+    )
+    switched = dispatch_client.post(
+        "/auth/switch-company", json={"companyId": str(victim_company.company_id)}, headers=planted_headers
+    )
+    assert switched.status_code == 403
+    # The victim proves the address: the planted password and its session end.
+    session = dispatch_client.post(
+        "/auth/magic-link/verify", json={"token": _link_token(data_dir, VICTIM, "/login?token=")}
+    )
+    assert session.status_code == 200 and session.json["company"]["name"] == "Victim Co"
     assert _login(dispatch_client, VICTIM, ATTACKER_PASSWORD).status_code == 401
+    assert dispatch_client.get("/me", headers=planted_headers).status_code == 401
+    refreshed = dispatch_client.post("/auth/refresh", json={"refreshToken": planted.json["refreshToken"]})
+    assert refreshed.status_code == 401
+    # Nor can the attacker set the victim a new password now.
+    reset = dispatch_client.patch(
+        f"/couriers/{made.json['courier']['id']}",
+        json={"password": "attacker-again"},
+        headers=attacker.headers,
+    )
+    assert reset.status_code == 409
+    assert _login(dispatch_client, VICTIM, "attacker-again").status_code == 401
 
 
 def test_an_invite_the_inviter_accepts_with_the_victims_email_gives_no_way_into_the_victims_company(

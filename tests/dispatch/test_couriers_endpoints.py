@@ -8,11 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from appliance.common import clock
-from appliance.common.passwords import verify_password
 from appliance.dispatch.couriers.schemas import CourierEnvelope, CourierList, EarningsOut
 from appliance.dispatch.models import Membership, User
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 
 
@@ -67,7 +65,7 @@ def test_another_companys_couriers_are_not_listed_and_behave_as_missing(
         assert response.status_code == 404, path
 
 
-def test_a_created_courier_is_a_profile_whose_account_joins_through_the_mailed_invite(
+def test_a_created_courier_signs_in_with_the_password_the_dispatcher_set(
     dispatch_client, company, dispatcher, data_dir
 ) -> None:
     response = dispatch_client.post(
@@ -84,28 +82,21 @@ def test_a_created_courier_is_a_profile_whose_account_joins_through_the_mailed_i
     assert response.status_code == 201
     created = CourierEnvelope.model_validate(response.json).courier
     assert (created.email, created.vehicleLabel, created.active) == ("aram@example.am", "Scooter 12", True)
-    # No account is made by the dispatcher, and the dispatcher's password is kept nowhere.
-    assert created.userId is None and User.get_or_none(User.email == "aram@example.am") is None
-    (mail,) = (data_dir / "outbox").glob("*.eml")
-    text = mail_text(mail)
-    assert "To: aram@example.am" in text
-    token = text.split("/invite/")[1].split()[0]
-    accepted = dispatch_client.post(
-        "/auth/invite/accept", json={"token": token, "password": "aram-chose-this"}
-    )
-    assert accepted.status_code == 200 and accepted.json["user"]["courierId"] == created.id
     user = User.get(User.email == "aram@example.am")
-    assert user.email_confirmed and not verify_password(user.password_hash, "long-enough")
+    assert created.userId == str(user.id)
+    # The password is a company-set credential (hashed), not the account's own, and the address
+    # stays unproven; nothing is mailed.
+    assert user.password_hash is None and not user.email_confirmed
+    assert not list((data_dir / "outbox").glob("*.eml"))
     membership = Membership.get(Membership.user == user)
     assert (membership.company_id, membership.role) == (company.id, "courier")
     detail = dispatch_client.get(f"/couriers/{created.id}", headers=dispatcher.headers)
     assert CourierEnvelope.model_validate(detail.json).courier.openOrders == 0
-    assert CourierEnvelope.model_validate(detail.json).courier.userId == str(user.id)
-    # The mailed invite proved the address: the courier's own password signs in.
     signed_in = dispatch_client.post(
-        "/auth/login", json={"email": "aram@example.am", "password": "aram-chose-this"}
+        "/auth/login", json={"email": "aram@example.am", "password": "long-enough"}
     )
     assert signed_in.status_code == 200 and signed_in.json["role"] == "courier"
+    assert signed_in.json["user"]["courierId"] == created.id
 
 
 @pytest.mark.parametrize(
@@ -132,10 +123,11 @@ def test_an_email_with_an_account_in_another_company_answers_like_any_other(
         body = {"email": email, "password": "long-enough", "displayName": "Again"}
         response = dispatch_client.post("/couriers", json=body, headers=dispatcher.headers)
         assert response.status_code == 201
-        return {k: v for k, v in response.json["courier"].items() if k not in {"id", "email", "createdAt"}}
+        skip = {"id", "userId", "email", "createdAt"}
+        return {k: v for k, v in response.json["courier"].items() if k not in skip}
 
     assert create("known@example.am") == create("nobody@example.am")
-    # Nothing joins the existing account to this company until its holder accepts.
+    # Nothing joins the existing account to this company until its holder proves the address.
     assert [m.company_id for m in Membership.select().where(Membership.user == elsewhere.user.id)] == [
         elsewhere.membership.company_id
     ]

@@ -39,6 +39,9 @@ class Caller:
     company: Company
     membership: Membership
     session_id: str
+    # The company-set password this session was opened with (None for the account's own
+    # sign-in): such a session acts only in its company (docs/identity.md).
+    credential_id: int | None = None
 
     @property
     def role(self) -> str:
@@ -149,7 +152,13 @@ def authenticate_any(*, keys: bool) -> Caller | IntegrationCaller:
     ):
         raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})
     membership.__rel__.update(user=user, company=company)  # as peewee links a joined row
-    caller = Caller(user=user, company=company, membership=membership, session_id=claims.session_id)
+    caller = Caller(
+        user=user,
+        company=company,
+        membership=membership,
+        session_id=claims.session_id,
+        credential_id=claims.credential_id,
+    )
     g.caller = caller
     return caller
 

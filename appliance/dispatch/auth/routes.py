@@ -64,7 +64,9 @@ def logout():
 def me():
     """The session of the caller (no tokens)."""
     caller = current_caller()
-    return session_body(caller.membership, user=caller.user, company=caller.company)
+    return session_body(
+        caller.membership, user=caller.user, company=caller.company, scoped=caller.credential_id is not None
+    )
 
 
 @endpoint(bp, "PATCH", "/me", guard=B, body=schemas.MePatch, response=schemas.Session, tags=TAGS)
@@ -72,14 +74,18 @@ def patch_me(body: schemas.MePatch):
     """Change the caller's language (hy, ru, en): the e-mails they get from now on, and the screens."""
     caller = current_caller()
     user = service.set_language(caller.user, body.language)
-    return session_body(caller.membership, user=user, company=caller.company)
+    return session_body(
+        caller.membership, user=user, company=caller.company, scoped=caller.credential_id is not None
+    )
 
 
 @endpoint(bp, "GET", "/auth/me", guard=B, response=schemas.Session, tags=TAGS)
 def auth_me():
     """Same as GET /me."""
     caller = current_caller()
-    return session_body(caller.membership, user=caller.user, company=caller.company)
+    return session_body(
+        caller.membership, user=caller.user, company=caller.company, scoped=caller.credential_id is not None
+    )
 
 
 @endpoint(

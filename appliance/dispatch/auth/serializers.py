@@ -8,6 +8,7 @@ from typing import Any
 import peewee
 
 from appliance.common.compiled import CompiledSelect, Slot
+from appliance.dispatch.auth import credentials
 from appliance.dispatch.auth.sessions import (
     IssuedTokens,
 )
@@ -43,15 +44,20 @@ def session_body(
     *,
     user: User | None = None,
     company: Company | None = None,
+    scoped: bool = False,
 ) -> dict[str, Any]:
+    """``scoped``: a session opened with a company-set password, which sees only its company (none
+    of the account's other memberships, docs/identity.md)."""
     user = user or User.get_by_id(membership.user_id)
     company = company or Company.get_by_id(membership.company_id)
     memberships = _MEMBERSHIPS.raw_rows(database, user_id=user.id)  # text and integers as stored
+    if scoped:
+        memberships = [row for row in memberships if row[2] == company.id]
     courier_id = next((c for _, _, cid, _, c in memberships if cid == company.id), None)
     body: dict[str, Any] = {
         "user": {
             "id": str(user.id),
-            "email": user.email,
+            "email": user.email if user.email else credentials.address_of(user, company.id),
             "phone": user.phone,
             "displayName": user.display_name,
             "language": user.language,

@@ -14,7 +14,7 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.passwords import hash_password, verify_password
 from appliance.common.problems import Conflict, Forbidden, Gone, NotFound, Unauthorized
 from appliance.dispatch.accounts import normalise_email
-from appliance.dispatch.auth import links, mail_texts
+from appliance.dispatch.auth import credentials, links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.serializers import session_body
 from appliance.dispatch.auth.sessions import (
@@ -71,15 +71,27 @@ def _sign_in(rt: DispatchRuntime, user: User) -> dict[str, Any]:
 
 
 def login(rt: DispatchRuntime, email: str, password: str) -> dict[str, Any]:
-    user = User.get_or_none(User.email == normalise_email(email))
+    address = normalise_email(email)
+    user = User.get_or_none(User.email == address)
     # Only a proven address's password counts: a password set on an address nobody confirmed was
     # set by someone who may not own it (a full verification still runs, so the answer takes as
     # long either way).
     usable = user.password_hash if user is not None and user.email_confirmed else None
-    if not verify_password(usable, password) or user is None:
+    if verify_password(usable, password) and user is not None:
+        with write_transaction(database):
+            return _sign_in(rt, user)
+    # A password a company's dispatcher set for its courier opens that courier membership only.
+    found = credentials.match(address, password)
+    if found is None:
         raise Unauthorized("The email or password is not correct.")
+    credential, membership = found
     with write_transaction(database):
-        return _sign_in(rt, user)
+        if not credentials.still_valid(credential.id, membership.user_id, membership.company_id):
+            raise Unauthorized("The email or password is not correct.")
+        # The landing company stays the account's own choice: a company-set sign-in lands in its
+        # company without moving where the account's own sign-in lands.
+        tokens = start_session(membership, rt.settings, rt.master_key, credential.id)
+        return session_body(membership, tokens, scoped=True)
 
 
 def _end_family(session_id: str) -> None:
@@ -112,6 +124,11 @@ def refresh(rt: DispatchRuntime, refresh_token: str) -> dict[str, Any]:
             )
             if membership is None or membership.status != "active":
                 raise Unauthorized("The membership of this session is no longer active.")
+            if session.credential_id is not None and (
+                membership.role != credentials.ROLE
+                or not credentials.still_valid(session.credential_id, session.user_id, session.company_id)
+            ):
+                raise Unauthorized("The refresh token has expired or was revoked.")
             rotated = (
                 RefreshToken.update(rotated_at=clock.now())
                 .where((RefreshToken.id == row.id) & RefreshToken.rotated_at.is_null())
@@ -122,12 +139,14 @@ def refresh(rt: DispatchRuntime, refresh_token: str) -> dict[str, Any]:
                 reused = True
             else:
                 tokens = IssuedTokens(
-                    access_token=access_token_for(membership, session.id, rt.settings, rt.master_key),
+                    access_token=access_token_for(
+                        membership, session.id, rt.settings, rt.master_key, session.credential_id
+                    ),
                     refresh_token=new_refresh_token(session, rt.settings),
                     expires_in=rt.settings.access_token_seconds,
                     session_id=session.id,
                 )
-                body = session_body(membership, tokens)
+                body = session_body(membership, tokens, scoped=session.credential_id is not None)
     if reused:
         raise Unauthorized("The refresh token was already used; the session has been ended.")
     return body
@@ -149,7 +168,9 @@ def switch_company(
             & (Membership.company == company_id)
             & (Membership.status == "active")
         )
-        if membership is None:
+        # A session opened with a company-set password acts in its company only: for it, every
+        # other membership of the account is as if it did not exist.
+        if membership is None or (caller.credential_id is not None and company_id != caller.company_id):
             raise Forbidden("You are not an active member of that company.")
         if refresh_token:
             row = RefreshToken.get_or_none(RefreshToken.token_hash == token_hash(refresh_token))
@@ -157,9 +178,10 @@ def switch_company(
                 AuthSession.update(revoked_at=clock.now(), revoked_reason="switched").where(
                     (AuthSession.id == row.session_id) & (AuthSession.user == caller.user.id)
                 ).execute()
-        tokens = start_session(membership, rt.settings, rt.master_key)
-        User.update(last_company=company_id).where(User.id == caller.user.id).execute()
-        return session_body(membership, tokens)
+        tokens = start_session(membership, rt.settings, rt.master_key, caller.credential_id)
+        if caller.credential_id is None:
+            User.update(last_company=company_id).where(User.id == caller.user.id).execute()
+        return session_body(membership, tokens, scoped=caller.credential_id is not None)
 
 
 def end_user_sessions(user_id: int, reason: str, *, keep: str | None = None) -> None:
@@ -176,7 +198,9 @@ def end_user_sessions(user_id: int, reason: str, *, keep: str | None = None) -> 
 def _prove_address(user: User, keep_session: str | None = None) -> None:
     """The holder of the address has just used a link sent to it. The first time, whatever was
     set up on the account before by someone else ends: a password nobody proven chose, and every
-    session opened without the proof (an invite accepted by its inviter, a member sign-in link)."""
+    session opened without the proof (an invite accepted by its inviter, a member sign-in link).
+    Every time, the passwords companies set for the address stop (docs/identity.md)."""
+    credentials.address_proven(user)
     if user.email_confirmed:
         return
     user.email_confirmed = True
@@ -459,7 +483,26 @@ def change_password(caller: Caller, password: str, current: str | None, token: s
                 raise Forbidden("The password link is invalid, used or expired.", code="invalid_link")
             _set_password(user, password, proven=True, keep_session=caller.session_id)
             return
+        if caller.credential_id is not None:
+            _replace_company_set_password(caller, user, password, current or "")
+            return
         usable = user.password_hash if user.email_confirmed else None
         if not verify_password(usable, current or ""):
             raise Forbidden("The current password is not correct.", code="wrong_password")
         _set_password(user, password, proven=False, keep_session=caller.session_id)
+
+
+def _replace_company_set_password(caller: Caller, user: User, password: str, current: str) -> None:
+    """A courier signed in with the password their company set puts their own in its place. It
+    proves nothing about the address, so it stays a company-set password: scoped the same way
+    until the address is proven; the calling session stays, the others opened with it end."""
+    credential = credentials.active(user.id, caller.company_id)
+    if (
+        credential is None
+        or credential.id != caller.credential_id
+        or not verify_password(credential.password_hash, current)
+    ):
+        raise Forbidden("The current password is not correct.", code="wrong_password")
+    credentials.grant(
+        user, caller.company_id, credential.email, password, user.id, keep_session=caller.session_id
+    )

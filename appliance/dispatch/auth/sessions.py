@@ -37,7 +37,13 @@ def new_refresh_token(session: AuthSession, settings: Settings) -> str:
     return token
 
 
-def access_token_for(membership: Membership, session_id: str, settings: Settings, master_key: bytes) -> str:
+def access_token_for(
+    membership: Membership,
+    session_id: str,
+    settings: Settings,
+    master_key: bytes,
+    credential_id: int | None = None,
+) -> str:
     claims = AccessClaims(
         user_id=membership.user_id,
         company_id=membership.company_id,
@@ -45,21 +51,26 @@ def access_token_for(membership: Membership, session_id: str, settings: Settings
         role=membership.role,
         epoch=membership.session_epoch,
         session_id=session_id,
+        credential_id=credential_id,
     )
     return issue_access_token(master_key, claims, settings.access_token_seconds)
 
 
-def start_session(membership: Membership, settings: Settings, master_key: bytes) -> IssuedTokens:
-    """Open a session in the membership's company (call inside a transaction)."""
+def start_session(
+    membership: Membership, settings: Settings, master_key: bytes, credential_id: int | None = None
+) -> IssuedTokens:
+    """Open a session in the membership's company (call inside a transaction); ``credential_id``
+    names the company-set password it was opened with, which scopes it to that company."""
     session = AuthSession.create(
         id=secrets.token_hex(16),
         user=membership.user_id,
         company=membership.company_id,
         created_at=clock.now(),
+        credential=credential_id,
     )
     refresh = new_refresh_token(session, settings)
     return IssuedTokens(
-        access_token=access_token_for(membership, session.id, settings, master_key),
+        access_token=access_token_for(membership, session.id, settings, master_key, credential_id),
         refresh_token=refresh,
         expires_in=settings.access_token_seconds,
         session_id=session.id,

@@ -26,6 +26,9 @@ class AccessClaims:
     role: str
     epoch: int
     session_id: str
+    # The company-set password the session was opened with (docs/identity.md): such a session
+    # acts only in its company and sees none of the account's other memberships.
+    credential_id: int | None = None
 
 
 @functools.lru_cache(maxsize=16)
@@ -48,6 +51,8 @@ def issue_access_token(master_key: bytes, claims: AccessClaims, lifetime_seconds
         "exp": issued + lifetime_seconds,
         "jti": uuid.uuid4().hex,
     }
+    if claims.credential_id is not None:
+        payload["crd"] = claims.credential_id
     return jwt.encode(payload, signing_key(master_key), algorithm="HS256")
 
 
@@ -80,6 +85,7 @@ def _verified_claims(key: bytes, token: str) -> tuple[AccessClaims, int] | None:
             role=str(payload["role"]),
             epoch=int(payload["ep"]),
             session_id=str(payload["sid"]),
+            credential_id=int(payload["crd"]) if payload.get("crd") is not None else None,
         )
         return claims, int(payload["exp"])
     except (jwt.PyJWTError, KeyError, TypeError, ValueError):

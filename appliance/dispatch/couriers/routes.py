@@ -9,7 +9,6 @@ from appliance.common.problems import BadRequest
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.couriers import schemas, service
 from appliance.dispatch.couriers.serializers import courier_body
-from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("couriers", __name__)
 TAGS = ["Couriers"]
@@ -29,14 +28,17 @@ def list_couriers():
     body=schemas.CourierCreate,
     status=201,
     response=schemas.CourierEnvelope,
+    errors=(409,),
     tags=TAGS,
 )
 def create_courier(body: schemas.CourierCreate):
-    """Create a courier profile and mail its invite to the email (7 days, never shown here): the
-    courier's account is attached when they accept it, with the password they choose then. The
-    answer is the same whether or not the email has an account; the given password is not kept
-    (docs/identity.md)."""
-    return {"courier": service.create_courier(runtime(), current_caller(), body.model_dump())}
+    """Create a courier who signs in at once (POST /auth/login, the courier app) with the email and
+    the password given here. The password is a company-set password: it opens this company's
+    courier membership only, and stops once the courier proves the address (a sign-in, password
+    or sign-up link used); the answer is the same whether or not the email has an account
+    elsewhere. 409 `already_member`: the address is already a member of this company
+    (docs/identity.md, *Company-set passwords*)."""
+    return {"courier": service.create_courier(current_caller(), body.model_dump())}
 
 
 @endpoint(
@@ -61,13 +63,16 @@ def get_courier(courier_id: int):
     guard=D,
     body=schemas.CourierPatch,
     response=schemas.CourierEnvelope,
-    errors=(404,),
+    errors=(404, 409),
     tags=TAGS,
 )
 def patch_courier(courier_id: int, body: schemas.CourierPatch):
-    """Edit displayName, phone, vehicleLabel or active."""
+    """Edit displayName, phone, vehicleLabel or active, or set a new company-set `password` for a
+    courier who has not proven their address (the sessions opened with the old one end). 409
+    `address_proven`: the courier proved their address, so only they change their password;
+    `not_courier`, `no_address`, `already_member` as described in docs/identity.md."""
     changes = {name: getattr(body, name) for name in body.model_fields_set}
-    for required in ("displayName", "active"):
+    for required in ("displayName", "active", "password"):
         if required in changes and changes[required] is None:
             raise BadRequest(
                 f"{required} cannot be null.", errors=[{"field": required, "message": "must not be null"}]

@@ -10,6 +10,7 @@ from appliance.common.api import Schema
 
 Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+CourierPassword = Annotated[str, StringConstraints(min_length=8, max_length=200)]
 
 
 class LocationOut(BaseModel):
@@ -57,11 +58,11 @@ class CourierList(BaseModel):
 
 
 class CourierCreate(Schema):
-    email: EmailStr = Field(description="where the courier's invite is mailed; their account's address")
-    password: Annotated[str, StringConstraints(min_length=8, max_length=200)] = Field(
+    email: EmailStr = Field(description="the address the courier signs in with")
+    password: CourierPassword = Field(
         description=(
-            "required by the contract but not kept: a password chosen by someone other than the "
-            "address's owner never signs in; the courier chooses theirs on accepting the mailed invite"
+            "a company-set password: the courier signs in with it at once, into this company's "
+            "courier membership only, until they prove the address (docs/identity.md)"
         )
     )
     displayName: Text200
@@ -74,6 +75,13 @@ class CourierPatch(Schema):
     phone: Phone | None = None
     vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
     active: bool | None = None
+    password: CourierPassword | None = Field(
+        default=None,
+        description=(
+            "a new company-set password, for a courier who has not proven their address (409 "
+            "address_proven otherwise); the sessions opened with the old one end"
+        ),
+    )
 
 
 class EarningsWindow(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
+from appliance.dispatch.auth import credentials
 from appliance.dispatch.cash.service import outstanding
 from appliance.dispatch.couriers.lookups import last_shift, latest_location, open_shift
 from appliance.dispatch.models import (
@@ -54,13 +55,21 @@ def _invited_email(courier: Courier) -> str | None:
     return row.email if row is not None else None
 
 
+def _address(courier: Courier, user: User | None) -> str | None:
+    if user is None:
+        return _invited_email(courier)
+    return user.email or credentials.address_of(user, courier.company_id)
+
+
 def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
     user = User.get_or_none(User.id == courier.user_id) if courier.user_id else None
     body: dict[str, Any] = {
         "id": str(courier.id),
         "userId": str(courier.user_id) if courier.user_id else None,
         "displayName": courier.display_name,
-        "email": user.email if user else _invited_email(courier),
+        "email": (user.email or credentials.address_of(user, courier.company_id))
+        if user
+        else _invited_email(courier),
         "phone": courier.phone,
         "vehicleLabel": courier.vehicle_label,
         "photoUrl": courier.photo_url,

@@ -11,16 +11,17 @@ from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.accounts import normalise_email
-from appliance.dispatch.auth import links, mail_texts
+from appliance.dispatch.auth import credentials
 from appliance.dispatch.auth.guards import Caller
-from appliance.dispatch.auth.service import invite_link_url
 from appliance.dispatch.couriers.lookups import open_shift
 from appliance.dispatch.couriers.serializers import courier_body, shift_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
     AuthSession,
+    CompanyCredential,
     Courier,
+    LinkToken,
     Membership,
     Order,
     Shift,
@@ -28,7 +29,6 @@ from appliance.dispatch.models import (
 )
 from appliance.dispatch.orders import ids
 from appliance.dispatch.orders.state import transition
-from appliance.dispatch.runtime import DispatchRuntime
 
 
 def own_courier(company_id: int, courier_id: int) -> Courier:
@@ -137,51 +137,112 @@ def list_couriers(company_id: int) -> list[dict[str, Any]]:
     ]
 
 
-def create_courier(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
-    """A courier profile waiting for its account, and an invite mailed (never shown) to its
-    address; accepting the invite attaches the account that proved the mailbox.
+def create_courier(caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
+    """A courier who signs in at once with the password the dispatcher set (the specification's
+    courier create): their membership, profile and a company-set password, which opens this
+    courier membership only and stops when the address is proven (docs/identity.md).
 
-    Whether the address has an account, here or in another company, changes nothing in the
-    answer (no enumeration across companies), and no account is made or joined by the dispatcher
-    alone. The dispatcher's ``password`` is not kept: a password chosen by someone other than the
-    address's owner never signs in (docs/identity.md)."""
+    An address with an account elsewhere gets an account for this company alone, so the answer,
+    and everything the company sees after it, is the same whether or not the address has an
+    account; only an address that is already a member here answers 409 (the company's own team)."""
     email = normalise_email(fields["email"])
-    mailer = rt.mailer
     with write_transaction(database):
-        courier = Courier.create(
-            company=caller.company_id,
-            user=None,
-            display_name=fields["displayName"],
-            phone=fields.get("phone"),
-            vehicle_label=fields.get("vehicleLabel"),
-            created_at=clock.now(),
+        if _member_here(caller.company_id, email):
+            raise Conflict("This address is already a member of your company.", code="already_member")
+        user = credentials.courier_account(email, fields)
+        courier = _courier_membership(caller.company_id, user, fields)
+        credentials.grant(user, caller.company_id, email, fields["password"], caller.user.id)
+        record_event(caller.company_id, "courier.updated", {"courierId": str(courier.id), "active": True})
+        return courier_body(courier)
+
+
+def _member_here(company_id: int, email: str) -> bool:
+    own = User.get_or_none(User.email == email)
+    if own is not None and (
+        Membership.select().where((Membership.user == own.id) & (Membership.company == company_id)).exists()
+    ):
+        return True
+    return (
+        CompanyCredential.select()
+        .where(
+            (CompanyCredential.company == company_id)
+            & (CompanyCredential.email == email)
+            & CompanyCredential.revoked_at.is_null()
         )
-        token, _ = links.issue(
-            "invite",
-            links.INVITE_LIFETIME,
-            company=caller.company_id,
-            role="courier",
-            name=fields["displayName"],
-            email=email,
-            phone=fields.get("phone"),
-            vehicle=fields.get("vehicleLabel"),
-            invited_by=caller.user.id,
-            courier=courier,
+        .exists()
+    )
+
+
+def _courier_membership(
+    company_id: int, user: User, fields: dict[str, Any], profile: Courier | None = None
+) -> Courier:
+    """The courier membership of ``user`` and its profile (``profile``, one made before its
+    account, gets the account)."""
+    moment = clock.now()
+    Membership.create(
+        user=user, company=company_id, role="courier", vehicle=fields.get("vehicleLabel"), joined_at=moment
+    )
+    if profile is not None:
+        Courier.update(user=user).where(Courier.id == profile.id).execute()
+        profile.user = user
+        return profile
+    return Courier.create(
+        company=company_id,
+        user=user,
+        display_name=fields["displayName"],
+        phone=fields.get("phone"),
+        vehicle_label=fields.get("vehicleLabel"),
+        created_at=moment,
+    )
+
+
+def set_courier_password(courier: Courier, password: str, actor_id: int | None) -> None:
+    """PATCH /couriers/{id} with ``password`` (inside the caller's transaction): a new company-set
+    password for a courier who has not proven their address; the sessions opened with the old one
+    end (a lost phone). Never for a proven address: that password is the courier's own."""
+    if courier.user_id is None:
+        _attach_invited_profile(courier, password, actor_id)
+        return
+    user = User.get_by_id(courier.user_id)
+    membership = Membership.get_or_none(
+        (Membership.user == user.id) & (Membership.company == courier.company_id)
+    )
+    if membership is None or membership.role != credentials.ROLE:
+        raise Conflict("Only a courier's password can be set here.", code="not_courier")
+    email = credentials.address_of(user, courier.company_id)
+    if email is None or not credentials.may_set(user, courier.company_id):
+        raise Conflict(
+            "This courier has proven their address: only they can change their password.",
+            code="address_proven",
         )
-        invitee = User.get_or_none(User.email == email)
-        subject, text = mail_texts.mail(
-            "invite",
-            invitee.language if invitee else caller.user.language,
-            name=fields["displayName"],
-            inviter=caller.user.display_name,
-            company=caller.company.name,
-            role="courier",
-            link=invite_link_url(rt, token),
-        )
-        mail_id = mailer.enqueue(email, subject, text)
-        body = courier_body(courier)
-    mailer.deliver(mail_id)
-    return body
+    credentials.grant(user, courier.company_id, email, password, actor_id)
+
+
+def _attach_invited_profile(courier: Courier, password: str, actor_id: int | None) -> None:
+    """A profile made by an earlier version (POST /couriers mailed an invite then) gets its
+    account now, under the address its invite went to, and the invite stops."""
+    invite = (
+        LinkToken.select()
+        .where((LinkToken.courier == courier.id) & (LinkToken.kind == "invite"))
+        .order_by(LinkToken.id.desc())
+        .first()
+    )
+    if invite is None or not invite.email:
+        raise Conflict("This courier has no address to sign in with.", code="no_address")
+    email = normalise_email(invite.email)
+    if _member_here(courier.company_id, email):
+        raise Conflict("This address is already a member of your company.", code="already_member")
+    fields = {
+        "displayName": courier.display_name,
+        "phone": courier.phone,
+        "vehicleLabel": courier.vehicle_label,
+    }
+    user = credentials.courier_account(email, fields)
+    _courier_membership(courier.company_id, user, fields, profile=courier)
+    LinkToken.update(revoked_at=clock.now()).where(
+        (LinkToken.courier == courier.id) & LinkToken.used_at.is_null() & LinkToken.revoked_at.is_null()
+    ).execute()
+    credentials.grant(user, courier.company_id, email, password, actor_id)
 
 
 def end_sessions(company_id: int, user_id: int, reason: str = "membership_changed") -> None:
@@ -232,6 +293,8 @@ def update_courier(
             if field in changes and field != "active":
                 setattr(courier, column, changes[field])
         courier.save()
+        if changes.get("password"):
+            set_courier_password(courier, changes["password"], actor_id)
         if "active" in changes and bool(changes["active"]) != bool(courier.active):
             set_courier_active(courier, bool(changes["active"]), actor_id)
         else:

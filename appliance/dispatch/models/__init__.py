@@ -8,6 +8,7 @@ from appliance.dispatch.models.base import BaseModel
 from appliance.dispatch.models.identity import (
     AuthSession,
     Company,
+    CompanyCredential,
     Courier,
     Depot,
     Membership,
@@ -41,6 +42,7 @@ __all__ = [
     "BaseModel",
     "Collection",
     "Company",
+    "CompanyCredential",
     "CompanyWebhook",
     "Courier",
     "CourierLocation",

@@ -78,6 +78,24 @@ class Courier(BaseModel):
         indexes = ((("company", "user"), True),)
 
 
+class CompanyCredential(BaseModel):
+    """A password a company's dispatcher set for a courier (POST /couriers, PATCH /couriers/{id}),
+    or the courier put in its place (PATCH /me/password) before proving the address. It signs in
+    only to the courier membership of ``company`` and never proves the address; any proof of the
+    address drops it (docs/identity.md, *Company-set passwords*). ``email`` is the address the
+    dispatcher typed, normalised: the account it signs in may be one made for this company alone
+    (an address that already had an account elsewhere keeps that account untouched)."""
+
+    user = peewee.ForeignKeyField(User, backref="company_credentials", on_delete="CASCADE")
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    email = peewee.CharField(max_length=320, index=True)
+    password_hash = peewee.CharField(max_length=200)
+    set_by = peewee.ForeignKeyField(User, null=True, backref="+", on_delete="SET NULL")
+    created_at = UTCDateTimeField(default=now)
+    revoked_at = UTCDateTimeField(null=True)
+    revoked_reason = peewee.CharField(max_length=40, null=True)
+
+
 class AuthSession(BaseModel):
     """One sign-in: the family of refresh tokens it rotates through. Revoking it ends the session's
     access tokens too (they carry its id)."""
@@ -88,6 +106,9 @@ class AuthSession(BaseModel):
     created_at = UTCDateTimeField(default=now)
     revoked_at = UTCDateTimeField(null=True)
     revoked_reason = peewee.CharField(max_length=40, null=True)
+    # Set when the session was opened with a company-set password: it acts only in that
+    # credential's company and ends when the credential is dropped or replaced.
+    credential = peewee.ForeignKeyField(CompanyCredential, null=True, on_delete="CASCADE")
 
 
 class RefreshToken(BaseModel):

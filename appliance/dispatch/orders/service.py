@@ -225,6 +225,13 @@ def order_events(company_id: int, order_id: int) -> list[dict[str, Any]]:
     )
     actors = {e.actor_id for e in rows if e.actor_id}
     names = {u.id: u.display_name for u in User.select(User.id, User.display_name).where(User.id.in_(actors))}
+    # A courier is named as the company knows them (their profile here), not by their account.
+    names.update(
+        (c.user_id, c.display_name)
+        for c in Courier.select(Courier.user, Courier.display_name).where(
+            (Courier.company == company_id) & Courier.user.in_(actors)
+        )
+    )
     roles = {
         m.user_id: m.role
         for m in Membership.select(Membership.user, Membership.role).where(

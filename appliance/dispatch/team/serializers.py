@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
+from appliance.dispatch.auth import credentials
 from appliance.dispatch.models import Courier, LinkToken, Membership, User
 
 
 def member_body(membership: Membership, user: User) -> dict[str, Any]:
     courier = Courier.get_or_none((Courier.company == membership.company_id) & (Courier.user == user.id))
+    # A courier is shown as the company knows them (the profile's name and phone): an account
+    # attached to the membership shows nothing of itself that the company did not enter.
     return {
         "userId": str(user.id),
-        "name": user.display_name,
+        "name": courier.display_name if courier else user.display_name,
         "role": membership.role,
         "status": membership.status,
-        "email": user.email,
-        "phone": user.phone,
+        "email": user.email or credentials.address_of(user, membership.company_id),
+        "phone": courier.phone if courier else user.phone,
         "courierId": str(courier.id) if courier else None,
         "vehicle": membership.vehicle or (courier.vehicle_label if courier else None),
         "joinedAt": clock.iso(membership.joined_at),
