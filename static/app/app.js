@@ -267,6 +267,11 @@ function renderRun() {
     note.className = "note small"; note.dataset.note = order.id;
     note.textContent = order.noteToCourier ? T.noteToCourier + order.noteToCourier : "";
     note.hidden = !order.noteToCourier;
+    // A parcel another courier handed over (POST /orders/{id}/reassign): who it came from.
+    const handed = document.createElement("p");
+    handed.className = "note small"; handed.dataset.handedOver = order.id;
+    handed.textContent = order.handedOverFrom ? T.handedOverFrom + order.handedOverFrom.courierName : "";
+    handed.hidden = !order.handedOverFrom;
     const who = document.createElement("p");
     who.className = "muted";
     who.textContent = order.recipientName;
@@ -291,7 +296,7 @@ function renderRun() {
     const call = document.createElement("a");
     call.href = "tel:" + order.recipientPhone; call.textContent = T.call;
     links.append(geo, mapLink, call);
-    li.append(title, where, door, note, who, extra, lockedNote, links);
+    li.append(title, where, door, note, handed, who, extra, lockedNote, links);
     if (refused.length) { li.append(attentionBox(refused[refused.length - 1])); }
     if (queued.length) {
       const wait = document.createElement("p");

@@ -10,15 +10,18 @@ import {AddressSearch} from "/console/addresssearch.js";
 
 const $ = (id) => document.getElementById(id);
 const OPEN = new Set(["draft", "ready", "assigned", "picked_up", "arrived"]);
-const MOVES = {  // the dispatcher's buttons per state (the API decides; these only offer its table)
-  draft: [["ready", "makeReady"], ["cancelled", "cancel"]],
-  ready: [["draft", "toDraft"], ["cancelled", "cancel"]],
-  assigned: [["ready", "unassign"], ["cancelled", "cancel"]],
-  picked_up: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],  // each through its dialog
-  arrived: [["failed", "failOrder"], ["delivered", "deliverForCourier"]],
-  failed: [["ready", "retry"]],
-  delivered: [], cancelled: [],
-};
+// The dispatcher's buttons come from the order's own allowedMoves (the API's table, not a copy);
+// only their labels are chosen here.
+const LABELS = {draft: "toDraft", cancelled: "cancel", failed: "failOrder"};
+function moves(order) {
+  const allowed = order.allowedMoves || {status: [], deliverForCourier: false};
+  const label = (to) => to === "ready" ? ({draft: "makeReady", assigned: "unassign", failed: "retry"}[order.status] || "makeReady") : LABELS[to];
+  const list = allowed.status.filter((to) => label(to)).map((to) => [to, label(to)]);
+  if (allowed.deliverForCourier) { list.push(["delivered", "deliverForCourier"]); }
+  // The order the buttons always stood in: the forward move first, cancel or fail last.
+  const rank = {ready: 0, draft: 1, failed: 2, delivered: 3, cancelled: 4};
+  return list.sort((a, b) => rank[a[0]] - rank[b[0]]);
+}
 
 const DOOR = ["entrance", "floor", "apartment", "intercom"];
 
@@ -206,7 +209,7 @@ export class Board {
       courierCell = el("td", {}, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "");
     }
     const actions = el("div", {className: "actions"});
-    MOVES[order.status].forEach(([to, label]) => {
+    moves(order).forEach(([to, label]) => {
       const button = el("button", {type: "button", className: "small ghost", dataset: {move: to}}, T[label]);
       const onTheWay = ["picked_up", "arrived"].includes(order.status);
       button.addEventListener("click", () => (onTheWay && to === "failed" ? this.openFail(order) : onTheWay && to === "delivered" ? this.openBehalf(order) : this.move(order, to)));

@@ -32,10 +32,16 @@ from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import order_body
-from appliance.dispatch.orders.state import audit, order_payload, transition
+from appliance.dispatch.orders.state import (
+    ACTIVE,
+    ON_THE_WAY,
+    audit,
+    needs_code_to_deliver,
+    order_payload,
+    transition,
+)
 from appliance.dispatch.runtime import DispatchRuntime
 
-ACTIVE = ("assigned", "picked_up", "arrived")
 LANGUAGES = ("hy", "ru", "en")
 # What a courier may change of their own profile, by wire name: the column.
 SELF_EDITABLE = {
@@ -149,7 +155,7 @@ def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> 
 
 
 def my_orders(courier: Courier) -> list[dict[str, Any]]:
-    rows = Order.select().where((Order.courier == courier.id) & Order.status.in_(ACTIVE))
+    rows = Order.select().where((Order.courier == courier.id) & Order.status.in_(tuple(ACTIVE)))
     return [order_body(o) for o in rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)]
 
 
@@ -220,7 +226,7 @@ def change_status(
         replay = _replay(courier, key, digest)
         if replay is not None:
             return replay
-        if status == "delivered" and order.status in ("picked_up", "arrived") and order.otp_required:
+        if status == "delivered" and order.status in ON_THE_WAY and needs_code_to_deliver(order):
             if not body.get("otpCode"):
                 raise Invalid(
                     "This order needs the delivery code.",
@@ -314,7 +320,7 @@ def _apply_status(
         order.proof_notes = body.get("notes")
         order.proof_method = (
             "code"
-            if order.otp_required and status == "delivered"
+            if needs_code_to_deliver(order) and status == "delivered"
             else ("photo" if photo_key else ("name" if body.get("recipientName") else None))
         )
     if status == "failed":

@@ -16,6 +16,7 @@ from appliance.dispatch.models import (
     Shift,
     User,
 )
+from appliance.dispatch.orders.statuses import ACTIVE
 
 
 def location_body(row: CourierLocation | None) -> dict[str, Any] | None:
@@ -85,8 +86,6 @@ def courier_body(courier: Courier, *, detailed: bool = False) -> dict[str, Any]:
     }
     if detailed:
         body["openOrders"] = (
-            Order.select()
-            .where((Order.courier == courier.id) & Order.status.in_(("assigned", "picked_up", "arrived")))
-            .count()
+            Order.select().where((Order.courier == courier.id) & Order.status.in_(tuple(ACTIVE))).count()
         )
     return body

@@ -12,12 +12,13 @@ from appliance.common.compiled import CompiledSelect, Slot
 from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier, Depot, Order
+from appliance.dispatch.orders.statuses import ACTIVE
 from appliance.dispatch.routing.engines import Point, Router
 from appliance.dispatch.routing.memo import RouteMemo
 
 SERVICE_SECONDS = 5 * 60  # minutes spent at each stop before driving on
 YEREVAN_CENTRE = (40.1792, 44.4991)
-OPEN = ("assigned", "picked_up", "arrived")
+OPEN = tuple(ACTIVE)  # the stops an estimate counts
 
 # Estimates are asked for on every tracking view and board refresh: their queries are compiled.
 _DEFAULT_DEPOT = CompiledSelect(

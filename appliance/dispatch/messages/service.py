@@ -24,7 +24,7 @@ from appliance.dispatch.models import (
     RecipientSettings,
     TrackingLink,
 )
-from appliance.dispatch.orders.state import audit
+from appliance.dispatch.orders.state import audit, late_notice_allowed
 from appliance.dispatch.runtime import DispatchRuntime
 from appliance.settings import Settings
 
@@ -32,7 +32,6 @@ from appliance.settings import Settings
 TOKEN_LENGTH = 32
 # A link the next message would carry must live at least this much longer.
 LINK_MARGIN = timedelta(hours=1)
-LATE_STATUSES = frozenset({"assigned", "picked_up", "arrived"})
 
 
 def settings_of(company_id: int) -> RecipientSettings:
@@ -244,7 +243,7 @@ def send_late(
     preview = preview_late(rt, company_id, order_id, delay_minutes)
     with write_transaction(database):
         order = _own_order(company_id, order_id)
-        if order.status not in LATE_STATUSES:
+        if not late_notice_allowed(order):
             raise Conflict("The order is not out for delivery.", code="not_out_for_delivery")
         settings = settings_of(company_id)
         if not outbox.channels(settings, order):

@@ -25,6 +25,7 @@ from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
 from appliance.dispatch.models.messages import RecipientLink, RecipientMessage, RecipientSettings
 from appliance.dispatch.models.orders import (
     Assignment,
+    BulkRequest,
     Collection,
     CourierLocation,
     Order,
@@ -40,6 +41,7 @@ __all__ = [
     "Assignment",
     "AuthSession",
     "BaseModel",
+    "BulkRequest",
     "Collection",
     "Company",
     "CompanyCredential",

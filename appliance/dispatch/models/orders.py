@@ -83,6 +83,9 @@ class Order(BaseModel):
     # company's default when NULL) and an address for e-mailed messages.
     recipient_language = peewee.CharField(max_length=2, null=True)
     recipient_email = peewee.CharField(max_length=320, null=True)
+    # Migration 0022 (issue 45): the courier a picked-up order was handed over from, for the note
+    # the new courier's app shows.
+    handed_over_from = peewee.ForeignKeyField(Courier, null=True, on_delete="SET NULL", backref="+")
     # Migration 0015 (issue 28): a queued move the server refused, reported by the courier's app,
     # until the order moves on (needsAttention on the wire).
     attention_reason = peewee.CharField(max_length=500, null=True)
@@ -180,6 +183,21 @@ class StatusRequest(BaseModel):
     class Meta:
         table_name = "status_request"
         indexes = ((("courier", "key"), True),)
+
+
+class BulkRequest(BaseModel):
+    """The answer of a POST /orders/bulk sent with an Idempotency-Key, kept so a retry with the
+    same key and body replays it (and another body under the key is refused)."""
+
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    key = peewee.CharField(max_length=128)
+    request_hash = peewee.CharField(max_length=64)
+    response = peewee.TextField()
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "bulk_request"
+        indexes = ((("company", "key"), True),)
 
 
 class Collection(BaseModel):

@@ -16,9 +16,7 @@ from appliance.dispatch.models import Courier
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.serializers import order_body
 from appliance.dispatch.orders.service import own_order
-from appliance.dispatch.orders.state import transition
-
-ON_THE_WAY = ("picked_up", "arrived")
+from appliance.dispatch.orders.state import ON_THE_WAY, needs_code_to_deliver, transition
 
 
 def deliver_for_courier(
@@ -41,7 +39,7 @@ def deliver_for_courier(
         if order.status not in ON_THE_WAY or not order.courier_id:
             raise Conflict(f"Only a picked-up or arrived order can be delivered; this one is {order.status}.")
         if code and not (
-            order.otp_required and codes.matches(master_key, order.public_id, order.otp_hash, code)
+            needs_code_to_deliver(order) and codes.matches(master_key, order.public_id, order.otp_hash, code)
         ):
             raise Invalid(
                 "The delivery code is wrong.", errors=[{"field": "otpCode", "message": "wrong code"}]

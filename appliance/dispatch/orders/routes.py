@@ -12,7 +12,8 @@ from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
 from appliance.dispatch.auth.guards import DK, D, current_actor, current_caller
 from appliance.dispatch.geocoding.search import company_geocoder
-from appliance.dispatch.orders import importing, listing, on_behalf, schemas, service, sheets
+from appliance.dispatch.orders import bulk as bulk_actions
+from appliance.dispatch.orders import handover, importing, listing, on_behalf, schemas, service, sheets
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("orders", __name__)
@@ -285,3 +286,50 @@ def assign(order_id: int, body: schemas.AssignRequest):
     """Assign a ready order, or reassign an assigned one to another courier."""
     caller = current_caller()
     return service.assign(caller.company_id, order_id, body.courierId, caller.user.id)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/bulk",
+    guard=D,
+    body=schemas.BulkRequest,
+    response=schemas.BulkResult,
+    errors=(409, 422),
+    tags=TAGS,
+)
+def bulk(body: schemas.BulkRequest):
+    """Make ready, assign (each after the courier's last stop, in the order given), cancel with a
+    reason, or move to another Yerevan day (the windows' times kept; the whole day without one)
+    many orders at once. Each order's change is its own transaction with its own result (`ok`, or
+    the Problem a single call would have answered); 200 even when some failed. With an
+    `Idempotency-Key` header (8 to 128 characters) the answer is kept: the same key and body replay
+    it, another body under the key is 409 `idempotency_key_reused`, and 409 `in_progress` while the
+    first call still runs (docs/orders.md, *Bulk actions*)."""
+    caller = current_caller()
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 8 <= len(key) <= 128:
+        raise BadRequest(
+            "Idempotency-Key must be 8 to 128 characters.",
+            errors=[{"field": "Idempotency-Key", "message": "8 to 128 characters"}],
+        )
+    return bulk_actions.run(caller.company_id, caller.user.id, body.model_dump(), key, runtime().master_key)
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/orders/<int:order_id>/reassign",
+    guard=D,
+    body=schemas.AssignRequest,
+    response=schemas.OrderEnvelope,
+    errors=(404, 409),
+    tags=TAGS,
+)
+def reassign(order_id: int, body: schemas.AssignRequest):
+    """Hand a picked-up or arrived order to another active courier (a phone died, a scooter broke):
+    it keeps its status, goes to the end of the new courier's run, and its history names both
+    couriers; the new courier's app shows who handed it over. 404 unknown order or inactive courier;
+    409 not picked up or arrived, or already with that courier."""
+    caller = current_caller()
+    return {"order": handover.reassign(caller.company_id, order_id, body.courierId, caller.user.id)}

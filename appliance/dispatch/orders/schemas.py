@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Literal
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, EmailStr, Field, StringConstraints
 from pydantic_core import PydanticCustomError
@@ -131,10 +131,31 @@ class NeedsAttention(BaseModel):
     at: str
 
 
+class AllowedMoves(BaseModel):
+    """What may be done with the order in its status (the API's own table, so clients need not
+    copy it): POST /orders/{id}/status targets, the courier's POST /courier/orders/{id}/status
+    targets, and whether assign, deliver-for-courier and reassign (hand-over) apply."""
+
+    status: list[OrderStatus]
+    courier: list[OrderStatus]
+    assign: bool
+    deliverForCourier: bool
+    reassign: bool
+
+
+class HandedOverFrom(BaseModel):
+    courierId: str
+    courierName: str
+
+
 class OrderOut(BaseModel):
     id: str
     publicId: str
     status: OrderStatus
+    allowedMoves: AllowedMoves
+    handedOverFrom: HandedOverFrom | None = Field(
+        default=None, description="while picked up or arrived: the courier who handed the parcel over"
+    )
     recipientName: str
     recipientPhone: str
     amountAmd: int
@@ -205,6 +226,35 @@ class DeliverForCourier(Schema):
 
 class AssignRequest(Schema):
     courierId: Annotated[int, Field(ge=1)]
+
+
+YerevanDay = date  # a name of its own: a field below is called ``date``
+
+
+class BulkRequest(Schema):
+    orderIds: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=2000)]
+    action: Literal["ready", "assign", "cancel", "move"]
+    courierId: Annotated[int, Field(ge=1)] | None = Field(default=None, description="for assign")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)] | None = (
+        Field(default=None, description="for cancel (required)")
+    )
+    date: YerevanDay | None = Field(
+        default=None,
+        description=(
+            "for move (required): the Yerevan day the orders' delivery windows move to, times kept; an "
+            "order without a window gets that whole day"
+        ),
+    )
+
+
+class BulkItem(BaseModel):
+    orderId: str
+    ok: bool
+    problem: dict[str, Any] | None = None
+
+
+class BulkResult(BaseModel):
+    results: list[BulkItem]
 
 
 class AssignmentOut(BaseModel):

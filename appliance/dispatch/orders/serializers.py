@@ -8,6 +8,7 @@ from typing import Any
 from appliance.common import clock
 from appliance.dispatch.models import Assignment, Courier, Order
 from appliance.dispatch.orders.codes import MAX_ATTEMPTS
+from appliance.dispatch.orders.statuses import ALLOWED_MOVES
 
 
 def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | None = None) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         "id": str(d["id"]),
         "publicId": d["public_id"],
         "status": status,
+        "allowedMoves": ALLOWED_MOVES[status],
         "recipientName": d["recipient_name"],
         "recipientPhone": d["recipient_phone"],
         "amountAmd": d.get("amount_amd", 0),
@@ -72,6 +74,16 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
             "courierName": name,
             "collectedAmountAmd": d.get("collected_amount_amd"),
         }
+    handed = d.get("handed_over_from")
+    if handed and status in ("picked_up", "arrived"):
+        names = courier_names or {}
+        name = names.get(handed)
+        if name is None:
+            giver = Courier.get_or_none(Courier.id == handed)
+            name = giver.display_name if giver else ""
+        body["handedOverFrom"] = {"courierId": str(handed), "courierName": name}
+    else:
+        body["handedOverFrom"] = None
     return body
 
 

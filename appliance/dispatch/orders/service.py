@@ -21,7 +21,7 @@ from appliance.dispatch.integrations.outbox import announce
 from appliance.dispatch.models import Assignment, Courier, Membership, Order, OrderEvent, User
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
-from appliance.dispatch.orders.state import FINAL, audit, cancel_assignment, order_payload, transition
+from appliance.dispatch.orders.state import ACTIVE, FINAL, audit, cancel_assignment, order_payload, transition
 
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
 
@@ -300,7 +300,18 @@ def _active_courier(company_id: int, courier_id: int) -> Courier:
     return courier
 
 
+def next_sequence(courier_id: int, *, besides: int | None = None) -> int:
+    """The sequence after the courier's last open stop (1 for a courier with none)."""
+    query = Order.select(peewee.fn.MAX(Order.sequence)).where(
+        (Order.courier == courier_id) & Order.status.in_(tuple(ACTIVE))
+    )
+    if besides is not None:
+        query = query.where(Order.id != besides)
+    return (query.scalar() or 0) + 1
+
+
 def assign(company_id: int, order_id: int, courier_id: int, actor_id: int) -> dict[str, Any]:
+    """Assign by hand: the order becomes the courier's last stop (after their open ones)."""
     with write_transaction(database):
         order = own_order(company_id, order_id, lock=True)
         courier = _active_courier(company_id, courier_id)
@@ -310,7 +321,7 @@ def assign(company_id: int, order_id: int, courier_id: int, actor_id: int) -> di
             raise Conflict(f"An order in status {order.status} cannot be assigned.")
         if order.status == "assigned" and order.courier_id == courier_id:
             raise Conflict("The order is already assigned to this courier.")
-        row = _assign_one(order, courier_id, None, actor_id)
+        row = _assign_one(order, courier_id, next_sequence(courier_id, besides=order.id), actor_id)
         return {"assignment": assignment_body(row), "order": order_body(order)}
 
 
@@ -353,7 +364,7 @@ def assign_orders(
             for row in Order.select(Order.courier, peewee.fn.MAX(Order.sequence).alias("top"))
             .where(
                 Order.courier.in_({c for _, c, _ in stops})
-                & Order.status.in_(("assigned", "picked_up", "arrived"))
+                & Order.status.in_(tuple(ACTIVE))
                 & Order.id.not_in(order_ids)
             )
             .group_by(Order.courier)
@@ -410,6 +421,4 @@ def reset_delivery_code(company_id: int, order_id: int, actor_id: int, master_ke
 
 
 def open_orders_of(courier_ids: Iterable[int]) -> peewee.SelectQuery:
-    return Order.select().where(
-        Order.courier.in_(list(courier_ids)) & Order.status.in_(("assigned", "picked_up", "arrived"))
-    )
+    return Order.select().where(Order.courier.in_(list(courier_ids)) & Order.status.in_(tuple(ACTIVE)))

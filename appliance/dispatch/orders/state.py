@@ -14,34 +14,19 @@ from appliance.dispatch.events.store import record_event
 from appliance.dispatch.integrations.outbox import ANNOUNCED_STATUSES, announce
 from appliance.dispatch.messages import outbox
 from appliance.dispatch.models import Assignment, Order, OrderEvent
-
-FINAL = frozenset({"delivered", "failed", "cancelled"})
-ACTIVE = frozenset({"assigned", "picked_up", "arrived"})
-
-# Moves a dispatcher may make with POST /orders/{id}/status.
-DISPATCHER_MOVES: dict[str, frozenset[str]] = {
-    "draft": frozenset({"ready", "cancelled"}),
-    "ready": frozenset({"draft", "cancelled"}),
-    "assigned": frozenset({"ready", "cancelled"}),  # ready = unassign
-    "picked_up": frozenset({"failed"}),
-    "arrived": frozenset({"failed"}),
-    "failed": frozenset({"ready"}),  # a retry: a new attempt starts
-    "delivered": frozenset(),
-    "cancelled": frozenset(),
-}
-# Moves a courier makes with POST /courier/orders/{id}/status on an order assigned to them.
-COURIER_MOVES: dict[str, frozenset[str]] = {
-    "assigned": frozenset({"picked_up", "failed"}),
-    "picked_up": frozenset({"arrived", "delivered", "failed"}),
-    "arrived": frozenset({"delivered", "failed"}),
-}
-# A dispatcher recording a delivery for the courier (POST /orders/{id}/deliver-for-courier).
-ON_BEHALF_MOVES: dict[str, frozenset[str]] = {
-    "picked_up": frozenset({"delivered"}),
-    "arrived": frozenset({"delivered"}),
-}
-# Assignment (POST /orders/{id}/assign and /plans/apply) moves ready or assigned to assigned.
-ASSIGNABLE = frozenset({"ready", "assigned"})
+from appliance.dispatch.orders.statuses import (  # noqa: F401  (re-exported: the one place)
+    ACTIVE,
+    ALLOWED_MOVES,
+    ASSIGNABLE,
+    COURIER_MOVES,
+    DISPATCHER_MOVES,
+    FINAL,
+    ON_BEHALF_MOVES,
+    ON_THE_WAY,
+    Status,
+    late_notice_allowed,
+    needs_code_to_deliver,
+)
 
 
 def audit(

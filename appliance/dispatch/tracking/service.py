@@ -27,7 +27,7 @@ from appliance.dispatch.db import database
 from appliance.dispatch.eta.service import courier_eta
 from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Rating, TrackingLink
 from appliance.dispatch.orders import codes
-from appliance.dispatch.orders.state import audit
+from appliance.dispatch.orders.state import audit, late_notice_allowed
 from appliance.dispatch.runtime import DispatchRuntime
 from appliance.dispatch.tracking.texts import LATE_TEXTS, render
 
@@ -179,7 +179,7 @@ def notify_late(
         order = Order.get_or_none((Order.id == order_id) & (Order.company == company_id))
         if order is None:
             raise NotFound("No such order.")
-        if STATE_OF[STAGE_OF[order.status]] != "on_the_way":
+        if not late_notice_allowed(order):
             raise Conflict("The order is not on its way.")
         company = Company.get_by_id(company_id)
         minutes = delay_minutes or _estimated_minutes(rt, order) or 15
