@@ -28,5 +28,6 @@ class BulkRequest(Frozen):
 def up(db: peewee.Database) -> None:
     create_tables(db, BulkRequest)
     db.execute_sql(
-        'ALTER TABLE "order" ADD COLUMN handed_over_from_id INTEGER NULL REFERENCES courier (id) ON DELETE SET NULL'
+        'ALTER TABLE "order" ADD COLUMN handed_over_from_id INTEGER NULL '
+        "REFERENCES courier (id) ON DELETE SET NULL"
     )
