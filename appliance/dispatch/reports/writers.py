@@ -1,12 +1,18 @@
 """CSV (UTF-8 with a BOM, so Excel reads Armenian intact) and .xlsx (openpyxl write-only: rows go
-to the file as they come) for report rows."""
+to the file as they come) for report rows. Text cells are never formulas (appliance/common/cells.py):
+the CSV neutralises text a spreadsheet would run, the workbook writes text cells as text."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+from appliance.common import cells
+
+if TYPE_CHECKING:
+    from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 
 
 def csv_chunks(header: Iterable[str], rows: Iterable[list[object]]) -> Iterator[bytes]:
@@ -16,7 +22,7 @@ def csv_chunks(header: Iterable[str], rows: Iterable[list[object]]) -> Iterator[
     buf.write("\ufeff")
     writer.writerow(header)
     for n, row in enumerate(rows, 1):
-        writer.writerow(row)
+        writer.writerow(cells.csv_row(row))  # report rows: every str cell is text
         if n % 200 == 0:
             yield buf.getvalue().encode("utf-8")
             buf.seek(0)
@@ -33,7 +39,20 @@ def write_xlsx(out: BinaryIO, title: str, header: Iterable[str], rows: Iterable[
     sheet.append(list(header))
     count = 0
     for row in rows:
-        sheet.append(row)
+        sheet.append([_xlsx_cell(sheet, value) for value in row])
         count += 1
     book.save(out)
     return count
+
+
+def _xlsx_cell(sheet: WriteOnlyWorksheet, value: object) -> object:
+    """``value`` as it goes into the sheet: openpyxl makes a string starting with ``=`` a formula
+    and ``#N/A`` an error, so such text is given as a cell typed text (its value unchanged)."""
+    if not isinstance(value, str) or not (cells.starts_like_a_formula(value) or value.startswith("#")):
+        return value
+    from openpyxl.cell import WriteOnlyCell
+
+    cell = WriteOnlyCell(sheet, value)
+    cell.data_type = "s"
+    cell.quotePrefix = True  # Excel keeps it text when the cell is edited
+    return cell
