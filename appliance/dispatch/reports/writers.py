@@ -7,12 +7,9 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from appliance.common import cells
-
-if TYPE_CHECKING:
-    from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 
 
 def csv_chunks(header: Iterable[str], rows: Iterable[list[object]]) -> Iterator[bytes]:
@@ -32,27 +29,33 @@ def csv_chunks(header: Iterable[str], rows: Iterable[list[object]]) -> Iterator[
 
 def write_xlsx(out: BinaryIO, title: str, header: Iterable[str], rows: Iterable[list[object]]) -> int:
     """Writes the workbook to ``out``; returns the number of rows (header not counted)."""
-    from openpyxl import Workbook  # only the exports need it
+    # Only the exports need openpyxl: imported here, not when the service starts.
+    from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     book = Workbook(write_only=True)
     sheet = book.create_sheet(title)
+
+    def cell(value: object) -> object:
+        """``value`` as it goes into the sheet. openpyxl makes a string starting with ``=`` a
+        formula and ``#N/A`` an error: such text is given as a cell typed text (its value
+        unchanged). XML cannot hold most C0 control characters (openpyxl refused the whole
+        workbook, a 500 for the range): they are dropped."""
+        if not isinstance(value, str):
+            return value
+        text = ILLEGAL_CHARACTERS_RE.sub("", value) if ILLEGAL_CHARACTERS_RE.search(value) else value
+        if not (cells.starts_like_a_formula(text) or text.startswith("#")):
+            return text
+        typed = WriteOnlyCell(sheet, text)
+        typed.data_type = "s"
+        typed.quotePrefix = True  # Excel keeps it text when the cell is edited
+        return typed
+
     sheet.append(list(header))
     count = 0
     for row in rows:
-        sheet.append([_xlsx_cell(sheet, value) for value in row])
+        sheet.append([cell(value) for value in row])
         count += 1
     book.save(out)
     return count
-
-
-def _xlsx_cell(sheet: WriteOnlyWorksheet, value: object) -> object:
-    """``value`` as it goes into the sheet: openpyxl makes a string starting with ``=`` a formula
-    and ``#N/A`` an error, so such text is given as a cell typed text (its value unchanged)."""
-    if not isinstance(value, str) or not (cells.starts_like_a_formula(value) or value.startswith("#")):
-        return value
-    from openpyxl.cell import WriteOnlyCell
-
-    cell = WriteOnlyCell(sheet, value)
-    cell.data_type = "s"
-    cell.quotePrefix = True  # Excel keeps it text when the cell is edited
-    return cell
