@@ -623,3 +623,39 @@ def test_the_last_error_is_the_same_for_a_closed_port_a_silent_one_and_one_speak
             errors.append(row.last_error)
         speaking.join()
     assert errors == [UNREACHABLE] * 3
+
+
+def test_a_provider_name_that_resolves_to_loopback_after_it_was_saved_is_not_connected_to(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the name resolved to a public address when saved (no connection is made
+    then) and to loopback when the message goes: the connection-time check refuses it."""
+    from appliance.dispatch.app import create_app
+
+    app = create_app(dataclasses.replace(settings, smpp_allow_private=False))  # the default
+    client, company = app.test_client(), make_company("Arev")
+    owner, dispatcher = make_member(app, company, "owner"), make_member(app, company, "dispatcher")
+    courier = make_member(app, company, "courier")
+    answers = {"smpp.rebinding.test": "93.184.216.34"}  # a public address
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):  # the resolver, for this one name
+        if host in answers:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        set_up_sms(
+            client, owner, listener.getsockname()[1], smppHost="smpp.rebinding.test", events=["assigned"]
+        )
+        assigned_order(client, dispatcher, courier)
+        answers["smpp.rebinding.test"] = "127.0.0.1"  # the name now points inside
+        sender = app.extensions["dispatch"].recipients
+        with app.app_context():
+            sender.run_pass()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing reached the loopback listener
+    row = RecipientMessage.get()
+    assert (row.status, row.attempts, row.last_error) == ("queued", 1, HOST_REFUSED)
