@@ -168,6 +168,9 @@ class Settings:
     payout_worker_seconds: float = 0.5
     webhook_ca_file: str = ""
     webhook_allow_private: bool = False
+    # Dispatch companies' SMPP providers on loopback or private addresses (development, tests, a
+    # provider inside the deployment's own network): refused by default like webhook receivers.
+    smpp_allow_private: bool = False
     signature_window_seconds: int = 60
     custody_key: str = dataclasses.field(default="", repr=False)
     # The passphrase custody.key is encrypted under (age): given in the environment

@@ -1,4 +1,5 @@
-"""Which network addresses a server-side request may reach (the SSRF guard of webhook deliveries).
+"""Which network addresses a server-side request may reach (the SSRF guard of webhook deliveries
+and of the dispatch companies' SMPP providers).
 
 Only ordinary public unicast addresses pass. Refused:
 
@@ -16,6 +17,8 @@ Only ordinary public unicast addresses pass. Refused:
 from __future__ import annotations
 
 import ipaddress
+import socket
+from collections.abc import Callable
 from functools import lru_cache
 
 IPv4 = ipaddress.IPv4Network
@@ -105,3 +108,27 @@ def forbidden(address: str) -> bool:
     elif any(ip in net for net in SPECIAL_IPV4):
         return True
     return not ip.is_global or ip.is_multicast
+
+
+class HostRefused(Exception):
+    """The host may not be reached: it does not resolve, or one of its addresses is refused.
+    Deliberately without the address (nor which of the two): a refusal that named what an
+    internal name resolves to, or told an unknown name from a private one, would map the network
+    behind the appliance for whoever can submit a host."""
+
+
+def checked_addresses(
+    host: str, port: int, allow_private: bool, refused: Callable[[str], bool] = forbidden
+) -> list[str]:
+    """Every address ``host`` resolves to, each one allowed (``allow_private`` lets loopback and
+    private ones through, for development); else HostRefused. Connect to one of these addresses,
+    never to the name again: a second resolution could answer differently (DNS rebinding).
+    ``refused`` is the guard (``forbidden``; a caller may pass its own module's name for it)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:  # socket.gaierror is an OSError
+        raise HostRefused(host) from exc
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not addresses or (not allow_private and any(refused(a) for a in addresses)):
+        raise HostRefused(host)
+    return addresses

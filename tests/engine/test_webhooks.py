@@ -139,6 +139,18 @@ def test_private_targets_and_plain_http_are_refused_when_subscribing(
     assert response.json["detail"]
 
 
+def test_a_refused_subscription_never_names_the_address_its_host_resolves_to(
+    settings: Settings, receiver: Receiver
+) -> None:
+    """The answer says the host is refused, not where it points inside the network (issue 41)."""
+    harness = _harness(settings, receiver, APPLIANCE_WEBHOOK_ALLOW_PRIVATE="0")
+    response = subscribe(harness, "https://localhost/hook")  # resolves to 127.0.0.1 and ::1
+    assert response.status_code == 400
+    text = response.get_data(as_text=True)
+    assert "refused" in response.json["detail"]
+    assert "127.0.0.1" not in text and "::1" not in text, text
+
+
 def test_an_unknown_event_type_is_400(settings: Settings, receiver: Receiver) -> None:
     harness = _harness(settings, receiver)
     assert subscribe(harness, receiver.url, ["payout.exploded"]).status_code == 400

@@ -55,8 +55,8 @@ def revoke_key(key_id: int):
     errors=(400, 422),
     error_notes={
         422: "no events, or more than the six there are",
-        400: "the URL is refused: not https, credentials in it, a host that does not resolve or "
-        "resolves to a non-public address",
+        400: "the URL is refused: not https, credentials in it, or a host that does not resolve or "
+        "resolves to a non-public address (the answer does not say which, nor the address)",
     },
     tags=TAGS,
 )

@@ -27,12 +27,23 @@ def get_settings():
     body=schemas.MessageSettingsPatch,
     response=schemas.MessageSettingsEnvelope,
     errors=(422,),
+    error_notes={
+        422: "smsEnabled without the whole provider (errors name what is missing), or an smppHost "
+        "that does not resolve or resolves to a loopback, private or other non-public address"
+    },
     tags=TAGS,
 )
 def patch_settings(body: schemas.MessageSettingsPatch):
-    """Change the settings; smsEnabled needs the whole provider (422 names what is missing)."""
+    """Change the settings; smsEnabled needs the whole provider (422 names what is missing), and
+    smppHost must resolve to public addresses only (422), unless the deployment allows private
+    providers (``smpp_allow_private``)."""
     changes = body.model_dump(include=body.model_fields_set)
-    return {"settings": service.update_settings(runtime().master_key, current_caller().company_id, changes)}
+    rt = runtime()
+    company_id = current_caller().company_id
+    allow_private = rt.settings.smpp_allow_private
+    return {
+        "settings": service.update_settings(rt.master_key, company_id, changes, allow_private=allow_private)
+    }
 
 
 @endpoint(

@@ -32,7 +32,7 @@ from appliance.dispatch.eta.service import courier_eta
 from appliance.dispatch.messages import outbox
 from appliance.dispatch.messages.secrets import unseal
 from appliance.dispatch.messages.service import recipient_link, settings_of, text_of
-from appliance.dispatch.messages.smpp import Provider, SmppError, SmppSession
+from appliance.dispatch.messages.smpp import Provider, SessionFailed, SmppError, SmppSession
 from appliance.dispatch.messages.texts import sms_shape
 from appliance.dispatch.models import Company, Courier, JobLease, Order, RecipientMessage, RecipientSettings
 from appliance.dispatch.orders.state import FINAL, audit
@@ -220,6 +220,7 @@ class RecipientSender:
                 self._receipt(company_id, receipts),
                 timeout=self.timeout,
                 ca_file=self.ca_file,
+                allow_private=self.app_settings.smpp_allow_private,
             ) as session:
                 while pending:
                     if time.monotonic() - renewed > LEASE.total_seconds() / 4:
@@ -242,7 +243,8 @@ class RecipientSender:
                 session.listen(self.listen_seconds, done=lambda: sent_ids <= set(receipts))
                 self._last_listen[company_id] = time.monotonic()
         except SmppError as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            # A session that could not be opened has one text, whatever the cause (smpp.py).
+            error = str(exc) if isinstance(exc, SessionFailed) else f"{type(exc).__name__}: {exc}"
             for row_id in pending:
                 self._failed_attempt(row_id, error)
         finally:
@@ -290,6 +292,7 @@ class RecipientSender:
                     callback,
                     timeout=self.timeout,
                     ca_file=self.ca_file,
+                    allow_private=self.app_settings.smpp_allow_private,
                 ) as session:
                     session.listen(self.listen_seconds, done=functools.partial(_all_in, counted, owed))
             except SmppError as exc:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
+from appliance.common.addresses import HostRefused, checked_addresses
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, Invalid, NotFound
 from appliance.dispatch.auth.sessions import token_hash
@@ -88,8 +89,29 @@ _SMS_NEEDS = {
 }
 
 
-def update_settings(master_key: bytes, company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
-    """Apply a validated patch; SMS can be on only with a whole provider (422 otherwise)."""
+SMPP_PORT = 2775  # SMPP's registered port: only fills the resolver's question when none is given
+
+
+def _host_refused(changes: dict[str, Any], allow_private: bool) -> bool:
+    """Whether the patch names an SMPP host that may not be reached: unresolvable, or resolving
+    to a loopback, private or other special address (the webhooks' rules, appliance/common/
+    addresses.py) while the deployment does not allow them. Checked again at every connection."""
+    host = changes.get("smppHost")
+    if host is None:
+        return False
+    try:
+        checked_addresses(host, changes.get("smppPort") or SMPP_PORT, allow_private)
+    except HostRefused:
+        return True
+    return False
+
+
+def update_settings(
+    master_key: bytes, company_id: int, changes: dict[str, Any], *, allow_private: bool = False
+) -> dict[str, Any]:
+    """Apply a validated patch; SMS can be on only with a whole provider, and with a host that
+    may be reached (422 otherwise, the missing fields first)."""
+    refused = _host_refused(changes, allow_private)  # the resolver, before any lock is taken
     with write_transaction(database):
         row = RecipientSettings.get_or_none(RecipientSettings.company == company_id)
         new = row is None
@@ -116,6 +138,11 @@ def update_settings(master_key: bytes, company_id: int, changes: dict[str, Any])
                     "SMS needs the provider's host, port, system id, password and source address.",
                     errors=[{"field": f, "message": "required while smsEnabled"} for f in missing],
                 )
+        if refused:
+            raise Invalid(
+                "The SMS provider's host is refused: it must resolve to public addresses only.",
+                errors=[{"field": "smppHost", "message": "refused (unresolvable or non-public)"}],
+            )
         row.updated_at = clock.now()  # type: ignore[assignment]
         row.save(force_insert=new)
     return settings_body(row)

@@ -1,9 +1,20 @@
 """One bound SMPP 3.4 transceiver session with the company's provider (smpplib): submit_sm for
 each part of a message, waiting for its submit_sm_resp, and delivery receipts (deliver_sm with a
-receipt) handed to a callback while submitting or while listening."""
+receipt) handed to a callback while submitting or while listening.
+
+The provider's host is chosen by the company's owner, so the connection is a server-side request
+(issue 41 item 5): it follows the webhooks' address rules (appliance/common/addresses.py). The host
+is resolved and every address checked right before connecting, the socket goes to the address
+that was checked (no second resolution) and its peer is checked again; loopback and private
+addresses only with the deployment's ``smpp_allow_private``. A session that cannot be opened says
+so in one text, whatever the cause (refused, timed out, reset, a silent or non-SMPP listener, TLS):
+a message's ``lastError`` must not tell an open port from a closed one. The cause goes to the log.
+Only a provider's own refusal of the bind (an SMPP status) is named.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
 import socket
 import ssl
@@ -16,11 +27,22 @@ import smpplib.client
 import smpplib.consts
 import smpplib.exceptions
 
+from appliance.common.addresses import HostRefused, checked_addresses, forbidden
 from appliance.dispatch.messages.texts import sms_parts
+
+log = logging.getLogger("appliance.messages")
 
 # What a transport failure looks like: the connection (refused, reset, timed out, TLS) or a PDU
 # the provider refused (bind refused, throttled, invalid destination...).
 SmppError = (OSError, smpplib.exceptions.ConnectionError, smpplib.exceptions.PDUError)
+
+UNREACHABLE = "the SMS provider could not be reached, or gave no SMPP answer"
+HOST_REFUSED = "the SMS provider's host is refused (unresolvable or non-public)"
+
+
+class SessionFailed(smpplib.exceptions.ConnectionError):
+    """No session could be opened; its text is the message's last error as it is (see above)."""
+
 
 # The receipt's text (SMPP 3.4 appendix B): id:… sub:… dlvrd:… submit date:… done date:… stat:…
 # esm_class bits 2..5 = 0001: an SMSC delivery receipt (SMPP 3.4 §5.2.12; smpplib names no constant).
@@ -79,6 +101,7 @@ class SmppSession:
         *,
         timeout: float = 10.0,
         ca_file: str = "",
+        allow_private: bool = False,
     ) -> None:
         self.provider = provider
         self.on_receipt = on_receipt
@@ -90,11 +113,12 @@ class SmppSession:
             context = ssl.create_default_context()
             if ca_file:
                 context.load_verify_locations(cafile=ca_file)
-        self.client = smpplib.client.Client(
+        self.client = _CheckedClient(
             provider.host,
             provider.port,
+            allow_private=allow_private,
+            tls=context,
             timeout=timeout,
-            ssl_context=_HostContext(context, provider.host) if context else None,
             allow_unknown_opt_params=True,
             logger_name="appliance.smpp",
         )
@@ -105,19 +129,30 @@ class SmppSession:
 
     def __enter__(self) -> SmppSession:
         try:
-            try:
-                self.client.connect()
-            except smpplib.exceptions.ConnectionError as exc:
-                # smpplib calls every socket error "Connection refused": keep the real cause (an
-                # untrusted certificate, a timeout) for the message's last error.
-                cause = exc.__context__ or exc
-                where = f"{self.provider.host}:{self.provider.port}"
-                raise smpplib.exceptions.ConnectionError(f"cannot connect to {where}: {cause}") from exc
-            self.client.bind_transceiver(system_id=self.provider.system_id, password=self.provider.password)
+            self._open()
         except BaseException:
             self.client.disconnect()
             raise
         return self
+
+    def _open(self) -> None:
+        """Connect and bind; any failure but the provider's own refusal of the bind is
+        SessionFailed with one text (the cause is logged for the deployment's operator)."""
+        where = f"{self.provider.host}:{self.provider.port}"
+        try:
+            self.client.connect()
+            self.client.bind_transceiver(system_id=self.provider.system_id, password=self.provider.password)
+        except HostRefused:
+            log.warning("SMPP provider %s refused: unresolvable or non-public", where)
+            raise SessionFailed(HOST_REFUSED) from None
+        except smpplib.exceptions.PDUError as exc:
+            if len(exc.args) > 1:  # a bind_resp with an error status: an SMPP provider said no
+                raise
+            log.warning("SMPP provider %s: no SMPP answer: %s", where, exc)
+            raise SessionFailed(UNREACHABLE) from exc
+        except Exception as exc:  # refused, timed out, reset, TLS, a reply that is not SMPP
+            log.warning("SMPP provider %s: %s: %s", where, type(exc).__name__, exc)
+            raise SessionFailed(UNREACHABLE) from exc
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -195,12 +230,38 @@ class SmppSession:
                 sock.settimeout(self.timeout)
 
 
-class _HostContext:
-    """An SSLContext whose wrap_socket names the server (smpplib calls it without a hostname)."""
+class _CheckedClient(smpplib.client.Client):
+    """smpplib's client connecting as the webhooks do (see the module's docstring): to an address
+    of the host checked just now, the peer checked again, TLS verified for the host's name. Each
+    checked address is tried in turn (smpplib alone opens IPv4 sockets only)."""
 
-    def __init__(self, context: ssl.SSLContext, host: str) -> None:
-        self.context = context
-        self.host = host
+    def __init__(
+        self, host: str, port: int, *, allow_private: bool, tls: ssl.SSLContext | None, **kwargs: Any
+    ) -> None:
+        super().__init__(host, port, **kwargs)
+        self._allow_private = allow_private
+        self._tls = tls
 
-    def wrap_socket(self, sock: socket.socket) -> ssl.SSLSocket:
-        return self.context.wrap_socket(sock, server_hostname=self.host)
+    def connect(self) -> None:
+        addresses = checked_addresses(self.host, self.port, self._allow_private)
+        sock = self._first_connection(addresses)
+        try:
+            if not self._allow_private and forbidden(sock.getpeername()[0]):
+                raise HostRefused(self.host)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+        self._socket = sock
+        self.state = smpplib.consts.SMPP_CLIENT_STATE_OPEN
+
+    def _first_connection(self, addresses: list[str]) -> socket.socket:
+        failure: OSError | None = None
+        for address in addresses:
+            try:
+                return socket.create_connection((address, self.port), timeout=self.timeout)
+            except OSError as exc:
+                failure = exc
+        assert failure is not None  # checked_addresses never returns an empty list
+        raise failure

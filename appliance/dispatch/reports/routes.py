@@ -55,7 +55,8 @@ _RANGE: dict[str, Any] = {
     **_RANGE,
     response_content_type="text/csv",
     response_description="text/csv (UTF-8 with a byte-order mark, so Excel keeps Armenian intact), "
-    "streamed; the columns are listed in docs/reports.md",
+    "streamed; the columns are listed in docs/reports.md. A text cell starting with = + - @, tab or CR "
+    "gets a leading ' so that a spreadsheet shows it as text (formula injection); numbers are unchanged",
 )
 def report_csv(kind: str, query: schemas.RangeQuery):
     """One report (orders, cash or couriers) for the Yerevan days [from, to), as CSV."""
@@ -71,7 +72,8 @@ def report_csv(kind: str, query: schemas.RangeQuery):
     path=schemas.ReportPath,
     **_RANGE,
     response_content_type=XLSX,
-    response_description="an .xlsx workbook of one sheet; the columns are listed in docs/reports.md",
+    response_description="an .xlsx workbook of one sheet; the columns are listed in docs/reports.md. "
+    "Text cells are typed text, never formulas",
 )
 def report_xlsx(kind: str, query: schemas.RangeQuery):
     """One report for the Yerevan days [from, to), as an .xlsx workbook."""

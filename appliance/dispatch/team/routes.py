@@ -15,8 +15,11 @@ TAGS = ["Team"]
 
 @endpoint(bp, "GET", "/company/members", guard=B, response=schemas.TeamOut, tags=TAGS)
 def list_members():
-    """Members of the active company and its pending invites."""
-    return service.team(current_caller().company_id)
+    """Members of the active company and its pending invites. A courier sees every `email` and
+    `phone` null but its own (the office's phone is `dispatchPhone` of GET /courier/me)."""
+    caller = current_caller()
+    courier_self = caller.user.id if caller.role == "courier" else None
+    return service.team(caller.company_id, contacts_of_self_only=courier_self)
 
 
 @endpoint(

@@ -29,17 +29,28 @@ def _pending_invites(company_id: int):
     )
 
 
-def team(company_id: int) -> dict[str, Any]:
+def team(company_id: int, *, contacts_of_self_only: int | None = None) -> dict[str, Any]:
+    """The company's members and pending invites. With ``contacts_of_self_only`` (the user id of
+    a courier asking), every ``email`` and ``phone`` but that user's own is null (issue 41 item 11):
+    a courier needs no colleague's or invitee's contact, and the office's phone comes with
+    GET /courier/me (``dispatchPhone``), which is what the courier app calls."""
     memberships = (
         Membership.select(Membership, User)
         .join(User)
         .where(Membership.company == company_id)
         .order_by(Membership.joined_at, Membership.id)
     )
-    return {
-        "members": [member_body(m, m.user) for m in memberships],
-        "invites": [invite_body(row) for row in _pending_invites(company_id).order_by(LinkToken.id)],
-    }
+    members = [member_body(m, m.user) for m in memberships]
+    invites = [invite_body(row) for row in _pending_invites(company_id).order_by(LinkToken.id)]
+    if contacts_of_self_only is not None:
+        own = str(contacts_of_self_only)
+        members = [m if m["userId"] == own else _without_contacts(m) for m in members]
+        invites = [_without_contacts(i) for i in invites]
+    return {"members": members, "invites": invites}
+
+
+def _without_contacts(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "email": None, "phone": None}
 
 
 def _membership(company_id: int, user_id: int) -> Membership:

@@ -66,7 +66,8 @@ def get_export(job_id: str):
     errors=(404, 409),
     tags=["Exports"],
     response_description="text/csv streamed row by row (header period,asset,count,total_amount_minor,"
-    "total_fee_minor,as_of); a failure mid-stream drops the connection",
+    "total_fee_minor,as_of); a failure mid-stream drops the connection. A period or asset cell starting "
+    "with = + - @, tab or CR would get a leading ' (formula injection); amounts are never changed",
 )
 def download_export(job_id: str):
     """The completed job's snapshot as CSV, streamed with constant memory."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import peewee
 
-from appliance.common import clock
+from appliance.common import cells, clock
 from appliance.common.db import is_sqlite, write_transaction
 from appliance.common.jobs import LeasedQueue
 from appliance.common.problems import BadRequest, Conflict, NotFound
@@ -28,6 +28,9 @@ from appliance.engine.db import database
 from appliance.engine.models import ExportJob, ExportRow
 
 HEADER = ("period", "asset", "count", "total_amount_minor", "total_fee_minor", "as_of")
+# The text columns (period, asset) are neutralised against formula injection (common/cells.py);
+# count and the amounts are decimal strings of the specification and stay numbers, a sign included.
+TEXT_COLUMNS = (0, 1)
 MAX_ATTEMPTS = 5
 
 
@@ -195,7 +198,7 @@ def stream_csv(database_url: str, job_pk: int, *, chunk_rows: int = 2000) -> Ite
     for rows in _cursor_rows(database_url, job_pk, chunk_rows):
         buffer.seek(0)
         buffer.truncate()
-        writer.writerows(rows)
+        writer.writerows(cells.csv_row(row, TEXT_COLUMNS) for row in rows)
         yield buffer.getvalue().encode()
 
 
