@@ -11,15 +11,15 @@ from appliance.dispatch.models import Courier, LinkToken, Membership, User
 
 def member_body(membership: Membership, user: User) -> dict[str, Any]:
     courier = Courier.get_or_none((Courier.company == membership.company_id) & (Courier.user == user.id))
-    # A courier is shown as the company knows them (the profile's name and phone): an account
-    # attached to the membership shows nothing of itself that the company did not enter.
+    # A courier is shown as the company knows them (the profile's name, and its phone when it has
+    # one): a company-only account (docs/identity.md) shows nothing the company did not enter.
     return {
         "userId": str(user.id),
         "name": courier.display_name if courier else user.display_name,
         "role": membership.role,
         "status": membership.status,
         "email": user.email or credentials.address_of(user, membership.company_id),
-        "phone": courier.phone if courier else user.phone,
+        "phone": (courier.phone if courier else None) or user.phone,
         "courierId": str(courier.id) if courier else None,
         "vehicle": membership.vehicle or (courier.vehicle_label if courier else None),
         "joinedAt": clock.iso(membership.joined_at),
