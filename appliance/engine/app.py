@@ -149,10 +149,10 @@ def build_workers(
         waits = engine_waits(LOCAL_CHAIN_ID)  # mine only while a payout or deposit waits for blocks
         workers.append(("local-chain", lambda stop: local.run_miner(stop, waits=waits)))  # type: ignore[attr-defined]
         if settings.local_rpc_port:
-            from appliance.engine.chain.local_rpc import run_local_rpc
+            from appliance.engine.chain.local_rpc import RpcLimits, run_local_rpc
 
-            port = settings.local_rpc_port
-            workers.append(("local-rpc", lambda stop: run_local_rpc(local, port, stop)))  # type: ignore[arg-type]
+            port, limits = settings.local_rpc_port, RpcLimits(gas_cap=settings.local_rpc_gas_cap)
+            workers.append(("local-rpc", lambda stop: run_local_rpc(local, port, stop, limits)))  # type: ignore[arg-type]
     workers.extend(checkpoint_workers(database, settings.sqlite_checkpoint_seconds))
     return workers
 
