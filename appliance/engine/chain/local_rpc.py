@@ -29,9 +29,10 @@ import socketserver
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from eth.abc import SignedTransactionAPI
 from eth.constants import ZERO_ADDRESS
 from eth.vm.spoof import SpoofTransaction
 from eth_utils import to_checksum_address
@@ -341,7 +342,9 @@ class LocalRpc:
             nonlocal spent
             snapshot = state.snapshot()
             try:
-                computation = state.apply_transaction(SpoofTransaction(spoof, gas=gas, gas_price=0))
+                # A spoof of the spoof (as py-evm's own estimator does): the sender kept, the gas set.
+                probe = SpoofTransaction(cast(SignedTransactionAPI, spoof), gas=gas, gas_price=0)
+                computation = state.apply_transaction(cast(SignedTransactionAPI, probe))
             except Exception as exc:
                 raise RpcError(REVERTED, f"execution reverted: {exc}") from None
             finally:
