@@ -223,7 +223,13 @@ def _document(app: Flask) -> dict[str, Any]:
                 "in": "header",
                 "name": "X-Signature",
                 "description": "HMAC-SHA256 of the five-line canonical string, with X-Operator-Id and "
-                "X-Timestamp (see docs/engine-auth.md).",
+                "X-Timestamp (see docs/engine-auth.md). The query string is never signed (it is stripped "
+                "before the canonical string is rebuilt): only reads take one (GET /v1/payouts, "
+                "/v1/deposits, /v1/reports and the treasury reads), so whoever can alter a request in "
+                "transit (a TLS-terminating proxy) can turn a signed read into another read of the same "
+                "operator's data, never another operator's and never a write; the signature is admitted "
+                "once whatever the query, so the altered request uses it up and the original is then a "
+                "replay (401).",
             }
         },
     )
