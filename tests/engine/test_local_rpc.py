@@ -295,6 +295,9 @@ def test_a_gas_estimate_searches_only_up_to_the_cap_and_stays_close_to_what_the_
     assert beyond["error"]["code"] == -32000
     assert beyond["error"]["message"] == "gas required exceeds allowance (1000000)"
 
+    transfer = _rpc(small_url, "eth_estimateGas", {"from": FAUCET.address, "to": BOB, "value": "0x1"})
+    assert transfer["result"] == hex(21_000)
+
     turns = 10_000
     estimate = int(_rpc(small_url, "eth_estimateGas", {"to": burner, "data": _turns(turns)})["result"], 16)
     need = turns * GAS_PER_TURN

@@ -330,10 +330,10 @@ class LocalRpc:
                 return _hex(self._least_gas(state, spoof))
 
     def _least_gas(self, state: Any, spoof: SpoofTransaction) -> int:
-        """The least gas the call succeeds with, to ESTIMATE_PRECISION, searched between what it
-        used with all the gas it may have (its own or the cap) and that. py-evm's own estimator
-        searches up to the block's 30 M whatever the call asks, a dozen runs of up to 30 M each:
-        here the runs stop once they have spent ESTIMATE_BUDGET times the cap."""
+        """The least gas the call succeeds with, to ESTIMATE_PRECISION: what it used with all the
+        gas it may have (its own or the cap) when that is enough, else searched between the two.
+        py-evm's own estimator searches up to the block's 30 M whatever the call asks, a dozen runs
+        of up to 30 M each: here the runs stop once they have spent ESTIMATE_BUDGET times the cap."""
         high = int(spoof.gas)
         budget = ESTIMATE_BUDGET * self.limits.gas_cap
         spent = 0
@@ -358,6 +358,9 @@ class LocalRpc:
             if "out of gas" in str(computation.error).lower():
                 raise RpcError(SERVER_ERROR, f"gas required exceeds allowance ({high})")
             raise RpcError(REVERTED, f"execution reverted: {computation.error}")
+        # Most calls (a plain transfer: 21,000) need just what they used.
+        if used < high and spent + used <= budget and succeeds(used)[0]:
+            return used
         low = max(used - 1, 0)  # below what it used, it cannot succeed
         optimistic = (used + computation.get_gas_refund() + 2300) * 64 // 63
         if optimistic < high and spent + optimistic <= budget:
