@@ -23,6 +23,8 @@ SETTINGS_FILE = "appliance.toml"
 NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG"})
 # Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
 NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
+DEFAULT_LOCAL_RPC_GAS_CAP = 5_000_000
+BLOCK_GAS_LIMIT = 30_000_000  # eth_local's (appliance/engine/chain/local.py GAS_LIMIT)
 
 
 class SettingsError(Exception):
@@ -162,6 +164,9 @@ class Settings:
     # eth_local answers standard Ethereum JSON-RPC on 127.0.0.1 at this port (0: off), for a
     # wallet or `cast` to look at the demo's money (docs/engine-payouts.md, Looking with standard tools).
     local_rpc_port: int = 0
+    # The most gas an eth_call or eth_estimateGas of that port runs with: py-evm runs about 3 M gas
+    # a second of a core, and the block's 30 M held a serving process's core for 10-13 s.
+    local_rpc_gas_cap: int = DEFAULT_LOCAL_RPC_GAS_CAP
     # Chains reached through JSON-RPC: [[chains]] tables in appliance.toml, or APPLIANCE_CHAINS as a
     # JSON list of the same tables.
     chains: tuple[ChainConfig, ...] = ()
@@ -440,6 +445,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:
         raise SettingsError(f"setting routing_url: required when routing_engine is {settings.routing_engine}")
+    if not 21_000 <= settings.local_rpc_gas_cap <= BLOCK_GAS_LIMIT:
+        raise SettingsError(f"setting local_rpc_gas_cap: 21000 to {BLOCK_GAS_LIMIT} (the block's gas limit)")
     if not 1 <= settings.local_confirmations <= MAX_CONFIRMATIONS:
         raise SettingsError(f"setting local_confirmations: 1 to {MAX_CONFIRMATIONS}")
     if not 0 <= settings.processes <= 64:

@@ -171,6 +171,15 @@ def resume_command(operator_id: str, by: str | None, settings: Settings, as_json
 @click.option("--max-payout", default=None, help="Most one payout may be (minor units; 'none' removes it).")
 @click.option("--daily-volume", default=None, help="Most reserved in any 24 h (minor units; 'none').")
 @click.option("--approval-above", default=None, help="Payouts above this wait for approval ('none').")
+@click.option(
+    "--approval-rolling",
+    default=None,
+    help="Once the operator's payouts of the asset submitted within the window pass this, each "
+    "further one waits for approval (minor units; 'none').",
+)
+@click.option(
+    "--approval-window", default=None, help="The rolling approval threshold's window in hours (default 24)."
+)
 @command_options
 def limits_command(
     operator_id: str,
@@ -178,6 +187,8 @@ def limits_command(
     max_payout: str | None,
     daily_volume: str | None,
     approval_above: str | None,
+    approval_rolling: str | None,
+    approval_window: str | None,
     settings: Settings,
     as_json: bool,
 ) -> None:
@@ -189,6 +200,8 @@ def limits_command(
         "max_payout_minor": max_payout,
         "daily_volume_minor": daily_volume,
         "approval_above_minor": approval_above,
+        "approval_rolling_minor": approval_rolling,
+        "approval_window_hours": approval_window,
     }
     result = with_ledger(settings, lambda: set_limits(operator_id, chain_id, code, changes))
     emit(as_json, result, lambda: _controls_text(result))

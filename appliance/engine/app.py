@@ -149,10 +149,10 @@ def build_workers(
         waits = engine_waits(LOCAL_CHAIN_ID)  # mine only while a payout or deposit waits for blocks
         workers.append(("local-chain", lambda stop: local.run_miner(stop, waits=waits)))  # type: ignore[attr-defined]
         if settings.local_rpc_port:
-            from appliance.engine.chain.local_rpc import run_local_rpc
+            from appliance.engine.chain.local_rpc import RpcLimits, run_local_rpc
 
-            port = settings.local_rpc_port
-            workers.append(("local-rpc", lambda stop: run_local_rpc(local, port, stop)))  # type: ignore[arg-type]
+            port, limits = settings.local_rpc_port, RpcLimits(gas_cap=settings.local_rpc_gas_cap)
+            workers.append(("local-rpc", lambda stop: run_local_rpc(local, port, stop, limits)))  # type: ignore[arg-type]
     workers.extend(checkpoint_workers(database, settings.sqlite_checkpoint_seconds))
     return workers
 
@@ -223,7 +223,13 @@ def _document(app: Flask) -> dict[str, Any]:
                 "in": "header",
                 "name": "X-Signature",
                 "description": "HMAC-SHA256 of the five-line canonical string, with X-Operator-Id and "
-                "X-Timestamp (see docs/engine-auth.md).",
+                "X-Timestamp (see docs/engine-auth.md). The query string is never signed (it is stripped "
+                "before the canonical string is rebuilt): only reads take one (GET /v1/payouts, "
+                "/v1/deposits, /v1/reports and the treasury reads), so whoever can alter a request in "
+                "transit (a TLS-terminating proxy) can turn a signed read into another read of the same "
+                "operator's data, never another operator's and never a write; the signature is admitted "
+                "once whatever the query, so the altered request uses it up and the original is then a "
+                "replay (401).",
             }
         },
     )

@@ -198,3 +198,26 @@ def test_treasury_and_reconciliation_answer_501_tenant_scope_unavailable(signer)
 
 def test_treasury_without_a_signature_is_401(engine_client) -> None:
     _assert_opaque_401(engine_client.get("/v1/treasury/positions"))
+
+
+def test_a_query_altered_in_transit_reads_only_the_same_operator_and_uses_up_the_signature(
+    engine_app, signer
+) -> None:
+    """Issue 41, item 12 (documented, docs/engine-auth.md): the query string is never signed, so
+    an interceptor may alter the query of a signed read; the engine then answers another read of
+    the same operator only, and the signature is spent: the original request is a replay."""
+    import requests
+
+    from tests.conftest import serving
+
+    other = make_operator(engine_app, "op_bravo0001")
+    bravo = Signer(signer.client, other["operatorId"], other["secret"])
+    assert bravo.submit("pyo_bravopay1").status_code == 201
+    assert signer.submit("pyo_alphapay1").status_code == 201
+    headers = signer.headers("GET", "/v1/payouts")
+    with serving(engine_app) as url:
+        altered = requests.get(f"{url}/v1/payouts?limit=100&status=REQUESTED", headers=headers, timeout=10)
+        original = requests.get(f"{url}/v1/payouts?limit=1", headers=headers, timeout=10)
+    assert altered.status_code == 200
+    assert [p["payoutId"] for p in altered.json()["payouts"]] == ["pyo_alphapay1"]
+    assert original.status_code == 401 and original.json()["detail"] == OPAQUE_DETAIL

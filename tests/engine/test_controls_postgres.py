@@ -10,9 +10,13 @@ import time
 import psycopg2
 import pytest
 
+from appliance.common import clock
+from appliance.common.db import write_transaction
 from appliance.engine.db import database
-from appliance.engine.ledger import service
-from appliance.engine.ledger.models import PayoutApproval
+from appliance.engine.ledger import controls, service
+from appliance.engine.ledger.models import PayoutApproval, PayoutApprovalWindow
+from appliance.engine.models import Payout
+from appliance.engine.payouts.state import record_new
 from appliance.settings import Settings
 from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, harness_settings, make_harness
 
@@ -92,3 +96,50 @@ def test_two_administrators_deciding_one_payout_at_once_record_one_decision_and_
     with database.connection_context():
         rows = [(a.decided_by, a.decision) for a in PayoutApproval.select()]
     assert rows == [(decided[0], outcomes[decided[0]])]
+
+
+def test_two_admissions_of_one_operator_in_two_processes_never_both_slip_under_the_rolling_threshold(
+    settings: Settings, migrated_postgres
+) -> None:
+    """Two admissions in two sessions (as two serving processes' group commits are): the second
+    waits on the operator's limit row until the first commits, then sums the first's payout in, so
+    exactly one of two payouts of 100 under a rolling threshold of 150 waits for approval."""
+    url = migrated_postgres("migrations.engine")
+    make_harness(harness_settings(settings, {}).replace(engine_database=url), _mine)
+    with database.connection_context():
+        service.set_limits("op_alpha0001", "eth_local", "ETH", {"approval_rolling_minor": "150"})
+    entered, release = threading.Event(), threading.Event()
+
+    def admit(payout_id: str, hold: bool) -> None:
+        with database.connection_context(), write_transaction(database):
+            payout = Payout(
+                operator="op_alpha0001",
+                payout_id=payout_id,
+                idempotency_key=f"key-{payout_id}",
+                instruction_hash="0" * 64,
+                asset="ETH",
+                chain_id="eth_local",
+                amount_minor="100",
+                destination="0x" + "00" * 18 + "00d1",
+                created_at=clock.now(),
+            )
+            assert record_new(payout)
+            controls.enter_approval_window(payout)
+            if hold:  # the first holds its transaction open until the second queues behind it
+                entered.set()
+                assert release.wait(30)
+
+    first = threading.Thread(target=admit, args=("pyo_pgrolling1", True))
+    first.start()
+    assert entered.wait(30)
+    second = threading.Thread(target=admit, args=("pyo_pgrolling2", False))
+    second.start()
+    try:
+        _waiting_for_locks(url, 1)
+    finally:
+        release.set()
+        first.join()
+        second.join()
+    with database.connection_context():
+        rows = sorted((int(r.window_sum_minor), r.approval_due) for r in PayoutApprovalWindow.select())
+    assert rows == [(100, False), (200, True)]

@@ -17,12 +17,14 @@ from click.testing import CliRunner
 from appliance.cli import cli
 from appliance.common import clock
 from appliance.engine.chain.registry import eip55
+from appliance.engine.client import EngineClient
 from appliance.engine.db import database
 from appliance.engine.ledger import service
-from appliance.engine.ledger.models import PayoutApproval
+from appliance.engine.ledger.models import PayoutApproval, PayoutApprovalWindow
 from appliance.engine.models import Broadcast, Payout
 from appliance.engine.payouts.pipeline import Pipeline
 from appliance.settings import Settings
+from tests.conftest import serving
 from tests.engine.pipeline_harness import (
     ETHER,
     PAYOUT_WALLET,
@@ -337,3 +339,111 @@ def test_the_openapi_document_lists_the_controls_answers_of_a_payout_submission(
     description = operation["description"]
     assert "allow-list" in description and "maximum per payout" in description and "paused" in description
     assert "\n    " not in description  # the docstring's indentation is not kept (it would be code)
+
+
+def test_five_payouts_under_the_approval_threshold_wait_from_the_one_whose_rolling_sum_passes_it(
+    harness: Harness,
+) -> None:
+    """Issue 41, item 12: payouts each just under the per-payout threshold no longer escape
+    approval. Submitted through the real signed HTTP API (the reference client, over a socket)."""
+    clock.freeze(clock.now())
+    controls = ok(
+        appliance(
+            harness,
+            "operator",
+            "set-limits",
+            OPERATOR,
+            "--asset",
+            "ETH",
+            "--approval-above",
+            "100",
+            "--approval-rolling",
+            "400",
+        )
+    )
+    assert controls["limits"][0]["approvalRollingMinor"] == "400"
+    assert controls["limits"][0]["approvalWindowHours"] == 24
+    with serving(harness.app) as url:
+        client = EngineClient(url, harness.signer.operator_id, harness.signer.secret)
+        for n in range(1, 7):  # 99 each: 99, 198, 297, 396, then 495 passes 400
+            client.submit_payout(f"pyo_rolling000{n}", "ETH", "99", dest(8))
+        for n in range(1, 5):
+            harness.until_status(f"pyo_rolling000{n}", "COMPLETED")
+        harness.run_pass()
+        fifth = client.get_payout("pyo_rolling0005")
+    assert fifth["status"] == "REQUESTED" and fifth["broadcast"] is None
+    assert fifth["reason"].startswith(
+        "waiting for an administrator's approval: the operator's payouts of ETH on eth_local "
+        "submitted within 24 h came to 495 minor units with this one, above its rolling approval "
+        "threshold of 400"
+    )
+    assert "came to 594 minor units" in harness.detail("pyo_rolling0006")["reason"]
+
+    ok(appliance(harness, "payout", "approve", "pyo_rolling0005", "--by", "carol"))
+    assert ok(appliance(harness, "payout", "reject", "pyo_rolling0006", "--by", "dave"))["status"] == "FAILED"
+    harness.until_status("pyo_rolling0005", "COMPLETED")
+
+    described = harness.signer.client.get("/openapi.json").json["paths"]["/v1/payouts"]["post"]
+    assert "rolling approval window" in described["description"]
+
+    # A day later the earlier payouts have left the window: the next one goes out unasked.
+    clock.advance(timedelta(hours=24, seconds=1))
+    harness.submit("pyo_rolling0007", 99, destination=dest(8))
+    harness.until_status("pyo_rolling0007", "COMPLETED")
+
+
+def test_setting_a_rolling_approval_threshold_counts_the_payouts_already_in_its_window(
+    harness: Harness,
+) -> None:
+    for n in range(3):
+        harness.submit(f"pyo_earlier000{n}", 150, destination=dest(9))
+    ok(appliance(harness, "operator", "set-limits", OPERATOR, "--asset", "ETH", "--approval-rolling", "500"))
+    harness.submit("pyo_after00001", 150, destination=dest(9))  # 600 with the three before
+    harness.run_pass()
+    assert "came to 600 minor units" in harness.detail("pyo_after00001")["reason"]
+    removed = appliance(
+        harness, "operator", "set-limits", OPERATOR, "--asset", "ETH", "--approval-rolling", "none"
+    )
+    assert ok(removed)["limits"][0]["approvalRollingMinor"] is None
+    harness.until_status("pyo_after00001", "COMPLETED")  # the threshold as it stands decides
+    bad = appliance(harness, "operator", "set-limits", OPERATOR, "--asset", "ETH", "--approval-window", "0")
+    assert bad.exit_code != 0 and "--approval-window must be 1 to 744 hours" in bad.output
+
+
+def test_concurrent_submissions_never_slip_together_under_the_rolling_approval_threshold(
+    harness: Harness,
+) -> None:
+    """Twelve payouts at once from six threads over real sockets (the admissions share group-commit
+    batches): the running sums are exactly 100 … 1200, and exactly the seven past 500 wait (SQLite,
+    and PostgreSQL under APPLIANCE_TEST_BACKEND=postgres, where the limit row's FOR UPDATE
+    serialises them)."""
+    ok(appliance(harness, "operator", "set-limits", OPERATOR, "--asset", "ETH", "--approval-rolling", "500"))
+    barrier = threading.Barrier(6)
+    answers: list[str] = []
+    with serving(harness.app) as url:
+
+        def submit(n: int) -> None:
+            client = EngineClient(url, harness.signer.operator_id, harness.signer.secret)
+            barrier.wait()
+            for k in range(2):
+                answers.append(client.submit_payout(f"pyo_rollrace{n}{k}", "ETH", "100", dest(10))["outcome"])
+
+        threads = [threading.Thread(target=submit, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert answers == ["ACCEPTED"] * 12
+    with database.connection_context():
+        entered = list(PayoutApprovalWindow.select())
+    assert sorted(int(row.window_sum_minor) for row in entered) == [100 * n for n in range(1, 13)]
+    assert sum(row.approval_due for row in entered) == 7
+    harness.drive(lambda: _signed_count() == 5, seconds=60)
+    with database.connection_context():
+        waiting = [p for p in Payout.select() if p.status == "REQUESTED"]
+    assert len(waiting) == 7 and all("rolling approval threshold of 500" in (p.reason or "") for p in waiting)
+
+
+def _signed_count() -> int:
+    with database.connection_context():
+        return Payout.select().where(Payout.status == "COMPLETED").count()

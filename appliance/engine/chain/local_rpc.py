@@ -10,6 +10,14 @@ Why this shape:
 - Every serving process of ``serve`` runs this worker; the first to bind the port answers and the
   others try again every few seconds (so one answers again soon after its holder stops).
 - State is read at any block: the chain keeps every trie node (nothing is pruned).
+- Bounded for whoever can reach the port (a local process, or a web page the administrator has
+  open, which a browser lets POST to loopback): a request with a foreign ``Origin`` or a body that
+  is not declared JSON is refused before it is read (a page cannot send ``application/json``
+  cross-origin without a preflight, which is never granted here); ``eth_call`` and
+  ``eth_estimateGas`` run with at most ``RpcLimits.gas_cap`` gas (30 M, the block's limit, is
+  about 10 s of a core in py-evm); a transaction sent here joins the pool only while the pool, the
+  sender's share of it and the sender's nonce gap stay under their caps (a pool row stays until
+  the miner can run it).
 """
 
 from __future__ import annotations
@@ -20,9 +28,11 @@ import logging
 import socketserver
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from eth.abc import SignedTransactionAPI
 from eth.constants import ZERO_ADDRESS
 from eth.vm.spoof import SpoofTransaction
 from eth_utils import to_checksum_address
@@ -31,13 +41,13 @@ from werkzeug.wrappers import Request, Response
 from appliance import __version__
 from appliance.engine.chain.base import TransactionRejected
 from appliance.engine.chain.local import (
-    GAS_LIMIT,
     NETWORK_ID,
     PRIORITY_FEE,
     LocalChain,
     _contract_address,
     _status_ok,
 )
+from appliance.settings import DEFAULT_LOCAL_RPC_GAS_CAP
 
 log = logging.getLogger("appliance.engine.chain.local_rpc")
 
@@ -45,6 +55,31 @@ MAX_BODY = 1 << 20  # one JSON-RPC request (or batch) is at most 1 MiB
 MAX_BATCH = 100
 MAX_LOG_BLOCKS = 10_000  # eth_getLogs walks at most this many blocks per call
 RETRY_BIND_SECONDS = 5.0
+
+# The content types a JSON-RPC body may declare (geth's list): anything else, a form or text/plain
+# above all (what a web page may POST to another origin without asking), is refused unread.
+JSON_TYPES = frozenset({"application/json", "application/json-rpc", "application/jsonrequest"})
+# Browser extensions (a wallet such as MetaMask) send their own origin; a web page cannot take one.
+EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://", "safari-web-extension://")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# eth_estimateGas runs at most this many times the gas cap in all (a search cut short answers the
+# least gas seen to succeed: never too little).
+ESTIMATE_BUDGET = 2
+ESTIMATE_PRECISION = 0.015  # geth's: an estimate within 1.5 % of the least gas that succeeds
+
+
+@dataclass(frozen=True)
+class RpcLimits:
+    """What one caller of the port may make this process do (docs/engine-payouts.md, Looking with
+    standard tools)."""
+
+    gas_cap: int = DEFAULT_LOCAL_RPC_GAS_CAP  # most gas an eth_call or eth_estimateGas runs with
+    pool_transactions: int = 1024  # the pool's rows, whoever sent them
+    pool_bytes: int = 16 << 20  # the pool's raw transactions, in bytes
+    per_sender: int = 64  # one sender's transactions waiting in the pool
+    nonce_gap: int = 16  # how far past its next runnable nonce a sender may queue a transaction
+    transaction_bytes: int = 128 << 10  # one raw transaction (geth's limit)
+
 
 # JSON-RPC 2.0 error codes, and the ones Ethereum nodes use.
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, INVALID_PARAMS, SERVER_ERROR = -32700, -32600, -32601, -32602, -32000
@@ -93,11 +128,29 @@ def _address(value: Any, name: str) -> bytes:
     return raw
 
 
+def foreign_origin(origin: str | None, port: int) -> bool:
+    """True for a request a web page of another origin sent. Browsers send Origin on every
+    cross-origin POST (and on same-origin ones); command-line tools send none. The port's own
+    origin is its loopback address with its real port (never the Host header, which a page that
+    rebinds its name to 127.0.0.1 chooses)."""
+    if origin is None:
+        return False
+    if origin.startswith(EXTENSION_SCHEMES):
+        return False
+    return origin not in {f"http://{name}:{port}" for name in LOOPBACK_NAMES}
+
+
+def declared_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media in JSON_TYPES
+
+
 class LocalRpc:
     """The JSON-RPC methods over one LocalChain."""
 
-    def __init__(self, chain: LocalChain) -> None:
+    def __init__(self, chain: LocalChain, limits: RpcLimits | None = None) -> None:
         self.chain = chain
+        self.limits = limits or RpcLimits()
         self.methods: dict[str, Callable[..., Any]] = {
             "web3_clientVersion": lambda: f"appliance-eth_local/{__version__}",
             "net_version": lambda: str(NETWORK_ID),
@@ -154,6 +207,12 @@ class LocalRpc:
         if request.method != "POST":
             response = Response("POST a JSON-RPC 2.0 request\n", status=405, headers={"Allow": "POST"})
             return response(environ, start_response)
+        if foreign_origin(request.headers.get("Origin"), int(environ.get("SERVER_PORT") or 0)):
+            refused = "requests from another origin (a web page) are refused\n"
+            return Response(refused, status=403)(environ, start_response)
+        if not declared_json(request.headers.get("Content-Type")):
+            refused = "send the JSON-RPC request with Content-Type: application/json\n"
+            return Response(refused, status=415)(environ, start_response)
         if (request.content_length or 0) > MAX_BODY:
             return Response("request too large\n", status=413)(environ, start_response)
         try:
@@ -221,6 +280,20 @@ class LocalRpc:
                 nonce = max(nonce, int(row[0]) + 1)
         return _hex(nonce)
 
+    def _call_gas(self, call: dict[str, Any]) -> int:
+        """The gas a call runs with: the caller's, up to the cap (the cap when none is given)."""
+        cap = self.limits.gas_cap
+        if not call.get("gas"):
+            return cap
+        gas = _quantity(call["gas"], "gas")
+        if gas > cap:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"gas {gas} is above this node's cap for eth_call and eth_estimateGas ({cap}; "
+                "the setting local_rpc_gas_cap)",
+            )
+        return gas
+
     def _spoof(self, chain: Any, header: Any, call: Any) -> SpoofTransaction:
         if not isinstance(call, dict):
             raise RpcError(INVALID_PARAMS, "the call must be an object")
@@ -230,7 +303,7 @@ class LocalRpc:
         tx = vm.create_unsigned_transaction(
             nonce=vm.state.get_nonce(sender),
             gas_price=0,
-            gas=_quantity(call["gas"], "gas") if call.get("gas") else GAS_LIMIT,
+            gas=self._call_gas(call),
             to=to,
             value=_quantity(call["value"], "value") if call.get("value") else 0,
             data=_data(call.get("data", call.get("input")), "data"),
@@ -252,18 +325,108 @@ class LocalRpc:
         with self.chain._snapshot():
             chain, _ = self.chain._view()
             header = self._header(chain, tag)
+            spoof = self._spoof(chain, header, call)
+            with chain.get_vm(header).in_costless_state() as state:
+                return _hex(self._least_gas(state, spoof))
+
+    def _least_gas(self, state: Any, spoof: SpoofTransaction) -> int:
+        """The least gas the call succeeds with, to ESTIMATE_PRECISION: what it used with all the
+        gas it may have (its own or the cap) when that is enough, else searched between the two.
+        py-evm's own estimator searches up to the block's 30 M whatever the call asks, a dozen runs
+        of up to 30 M each: here the runs stop once they have spent ESTIMATE_BUDGET times the cap."""
+        high = int(spoof.gas)
+        budget = ESTIMATE_BUDGET * self.limits.gas_cap
+        spent = 0
+
+        def succeeds(gas: int) -> tuple[bool, int, Any]:
+            nonlocal spent
+            snapshot = state.snapshot()
             try:
-                return _hex(chain.estimate_gas(self._spoof(chain, header, call), header))
-            except RpcError:
-                raise
+                # A spoof of the spoof (as py-evm's own estimator does): the sender kept, the gas set.
+                probe = SpoofTransaction(cast(SignedTransactionAPI, spoof), gas=gas, gas_price=0)
+                computation = state.apply_transaction(cast(SignedTransactionAPI, probe))
             except Exception as exc:
                 raise RpcError(REVERTED, f"execution reverted: {exc}") from None
+            finally:
+                state.revert(snapshot)
+            used = gas - computation.get_gas_remaining()
+            spent += used
+            return not computation.is_error, used, computation
+
+        ok, used, computation = succeeds(high)
+        if not ok:
+            if "out of gas" in str(computation.error).lower():
+                raise RpcError(SERVER_ERROR, f"gas required exceeds allowance ({high})")
+            raise RpcError(REVERTED, f"execution reverted: {computation.error}")
+        # Most calls (a plain transfer: 21,000) need just what they used.
+        if used < high and spent + used <= budget and succeeds(used)[0]:
+            return used
+        low = max(used - 1, 0)  # below what it used, it cannot succeed
+        optimistic = (used + computation.get_gas_refund() + 2300) * 64 // 63
+        if optimistic < high and spent + optimistic <= budget:
+            if succeeds(optimistic)[0]:
+                high = optimistic
+            else:
+                low = optimistic
+        while high - low > 1 and (high - low) / high > ESTIMATE_PRECISION and spent + high <= budget:
+            middle = (low + high) // 2
+            if succeeds(middle)[0]:
+                high = middle
+            else:
+                low = middle
+        return high
 
     def send_raw_transaction(self, raw: str) -> str:
+        data = _data(raw, "transaction")
+        if len(data) > self.limits.transaction_bytes:
+            raise RpcError(SERVER_ERROR, f"oversized data: at most {self.limits.transaction_bytes} bytes")
         try:
-            return self.chain.send_raw_transaction(_data(raw, "transaction"))
+            with self.chain._write() as conn:  # the caps and the admission, one write transaction
+                self._make_room(conn, data)
+                tx_hash = self.chain._admit(conn, data)
         except TransactionRejected as exc:
             raise RpcError(SERVER_ERROR, str(exc)) from None
+        self.chain._wake.set()
+        return tx_hash
+
+    def _make_room(self, conn: Any, raw: bytes) -> None:
+        """Refuse (TransactionRejected) a transaction the pool has no room for: past the sender's
+        nonce gap, over the sender's share, over the pool's size, or priced under the base fee (it
+        could never be mined and would hold its row for ever). A replacement (the same sender and
+        nonce) or the same bytes again take no new room. An undecodable one is left to the
+        admission, which says why."""
+        chain, _ = self.chain._view()
+        vm = chain.get_vm()
+        try:
+            tx = vm.get_transaction_builder().decode(raw)
+            sender, nonce = tx.sender, int(tx.nonce)
+        except Exception:
+            return
+        limits = self.limits
+        if tx.max_fee_per_gas < chain.header.base_fee_per_gas:
+            raise TransactionRejected(
+                f"max fee per gas {tx.max_fee_per_gas} is below the base fee {chain.header.base_fee_per_gas}"
+            )
+        queued = [
+            int(n)
+            for (n,) in conn.execute("SELECT nonce FROM pool WHERE sender = ? ORDER BY nonce", (sender,))
+        ]
+        if nonce in queued:
+            return
+        runnable = int(vm.state.get_nonce(sender))
+        for waiting in queued:  # the sender's next nonce counts what the pool already runs in turn
+            if waiting == runnable:
+                runnable += 1
+        if nonce >= runnable + limits.nonce_gap:
+            raise TransactionRejected(
+                f"nonce too high: {nonce} is more than {limits.nonce_gap - 1} past the sender's next "
+                f"nonce {runnable}"
+            )
+        if len(queued) >= limits.per_sender:
+            raise TransactionRejected(f"txpool is full: this sender has {len(queued)} transactions waiting")
+        count, size = conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(raw)), 0) FROM pool").fetchone()
+        if count >= limits.pool_transactions or size + len(raw) > limits.pool_bytes:
+            raise TransactionRejected(f"txpool is full ({count} transactions waiting); try again later")
 
     # -- transactions, receipts, blocks, logs ---------------------------------------------------
 
@@ -450,19 +613,25 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def bind(chain: LocalChain, port: int, host: str = "127.0.0.1") -> WSGIServer:
+def bind(
+    chain: LocalChain, port: int, host: str = "127.0.0.1", limits: RpcLimits | None = None
+) -> WSGIServer:
     """The JSON-RPC server bound (not yet serving); OSError when the port is taken. The standard
     library's server: werkzeug's development server exits the process on a taken port."""
-    return make_server(host, port, LocalRpc(chain).wsgi, server_class=_Server, handler_class=_QuietHandler)
+    return make_server(
+        host, port, LocalRpc(chain, limits).wsgi, server_class=_Server, handler_class=_QuietHandler
+    )
 
 
-def run_local_rpc(chain: LocalChain, port: int, stop: threading.Event) -> None:
+def run_local_rpc(
+    chain: LocalChain, port: int, stop: threading.Event, limits: RpcLimits | None = None
+) -> None:
     """The worker of `serve`: answer on 127.0.0.1:port while the process runs; when another
     serving process holds the port, try again every few seconds."""
     told = False
     while not stop.is_set():
         try:
-            server = bind(chain, port)
+            server = bind(chain, port, limits=limits)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 log.warning("local JSON-RPC cannot listen on 127.0.0.1:%d: %s", port, exc)

@@ -3,7 +3,9 @@
 Two places enforce them:
 - at submission (inside the payout's admission transaction): a paused operator is answered 503,
   a payout above the operator's maximum per payout or to a destination outside its allow-list 400
-  (nothing stored);
+  (nothing stored); for an operator with a rolling approval threshold, the payout is recorded with
+  the sum of the operator's payouts of the asset within the window, and marked for approval when
+  that passes the threshold (``enter_approval_window``);
 - at reservation (inside the write transaction that takes the nonce, after the wallet's lock and
   with the operator's balance row of the asset locked: two nodes reserving for one operator take
   turns): a paused operator, a payout waiting for an administrator's approval, the rolling 24 h
@@ -13,13 +15,14 @@ Two places enforce them:
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import peewee
 from peewee import fn
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
+from appliance.common.db import locked
 from appliance.common.problems import BadRequest, Unavailable
 from appliance.engine.db import database
 from appliance.engine.ledger import book
@@ -29,12 +32,15 @@ from appliance.engine.ledger.models import (
     OperatorDestination,
     OperatorLimit,
     PayoutApproval,
+    PayoutApprovalWindow,
 )
 from appliance.engine.models import Broadcast, Payout
 
 UNLIMITED, PREFUNDED = "unlimited", "prefunded"
 LEDGER_MODES = (UNLIMITED, PREFUNDED)
 VOLUME_WINDOW = timedelta(hours=24)
+APPROVAL_WINDOW_HOURS = 24  # the rolling approval threshold's window unless the operator's limit sets one
+MAX_APPROVAL_WINDOW_HOURS = 24 * 31
 FEE_HOLDING_BROADCASTS = ("signed", "sent", "mined")
 
 
@@ -58,21 +64,24 @@ def paused_detail(operator_id: str) -> str:
 
 
 def _submission_controls() -> peewee.Select:
-    """The operator's pause flag, its maximum per payout of the asset, how many destinations its
-    allow-list on the chain holds and how many of them are the destination: one statement, read on
-    every submission inside the write lock (three would hold it three round trips longer)."""
+    """The operator's pause flag, its maximum per payout of the asset, its rolling approval
+    threshold of the asset, how many destinations its allow-list on the chain holds and how many of
+    them are the destination: one statement, read on every submission inside the write lock (several
+    would hold it several round trips longer)."""
     operator = Slot("operator_id")
     allowed_here = (OperatorDestination.operator == operator) & (
         OperatorDestination.chain_id == Slot("chain_id")
     )
+    this_limit = (
+        (OperatorLimit.operator == operator)
+        & (OperatorLimit.chain_id == Slot("chain_id"))
+        & (OperatorLimit.asset_code == Slot("asset_code"))
+    )
     return peewee.Select(
         columns=[
             OperatorControl.select(OperatorControl.paused).where(OperatorControl.operator == operator),
-            OperatorLimit.select(OperatorLimit.max_payout_minor).where(
-                (OperatorLimit.operator == operator)
-                & (OperatorLimit.chain_id == Slot("chain_id"))
-                & (OperatorLimit.asset_code == Slot("asset_code"))
-            ),
+            OperatorLimit.select(OperatorLimit.max_payout_minor).where(this_limit),
+            OperatorLimit.select(OperatorLimit.approval_rolling_minor).where(this_limit),
             OperatorDestination.select(fn.COUNT(OperatorDestination.id)).where(allowed_here),
             # Stored addresses are EIP-55 spellings of their lower-case form: equal lower case is
             # the same address (no checksum to compute for every submission).
@@ -86,10 +95,12 @@ def _submission_controls() -> peewee.Select:
 _CONTROLS_AT_SUBMISSION = CompiledSelect(_submission_controls)
 
 
-def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: int, destination: str) -> None:
+def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: int, destination: str) -> bool:
     """Refuse a new payout the operator's controls forbid outright (inside the admission's
-    transaction, so a pause committed before is seen)."""
-    ((paused, maximum, listed, listed_here),) = _CONTROLS_AT_SUBMISSION.raw_rows(
+    transaction, so a pause committed before is seen). True when the operator has a rolling
+    approval threshold of the asset: the stored payout then enters its window
+    (``enter_approval_window``, in the same transaction)."""
+    ((paused, maximum, rolling, listed, listed_here),) = _CONTROLS_AT_SUBMISSION.raw_rows(
         database,
         operator_id=operator_id,
         chain_id=chain_id,
@@ -110,15 +121,114 @@ def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: i
             "the deployment's administrator adds addresses (`appliance operator allow-destination`).",
             errors=[{"field": "destination", "message": "not on the operator's destination allow-list"}],
         )
+    return rolling is not None
+
+
+def _window_edges() -> peewee.Select:
+    """The operator's running total of the asset's payouts entered into the window, as it stands
+    and as it stood at ``since``: their difference is what the window holds, from two index
+    seeks, however many payouts it holds (a SUM over them cost 19 ms for 10,000 and 144 ms for
+    86,400 on SQLite, inside the write lock)."""
+    window = PayoutApprovalWindow
+    scope = (
+        (window.operator == Slot("operator_id"))
+        & (window.chain_id == Slot("chain_id"))
+        & (window.asset_code == Slot("asset_code"))
+    )
+    newest = (window.created_at.desc(), window.id.desc())
+    return peewee.Select(
+        columns=[
+            window.select(window.cumulative_minor).where(scope).order_by(*newest).limit(1),
+            window.select(window.cumulative_minor)
+            .where(scope & (window.created_at < Slot("since")))
+            .order_by(*newest)
+            .limit(1),
+        ]
+    )
+
+
+_WINDOW_EDGES = CompiledSelect(_window_edges)
+
+
+def window_totals(operator_id: str, chain_id: str, asset_code: str, since: datetime) -> tuple[int, int]:
+    """(the running total now, what the window since ``since`` holds)."""
+    ((now, before),) = _WINDOW_EDGES.raw_rows(
+        database,
+        operator_id=operator_id,
+        chain_id=chain_id,
+        asset_code=asset_code,
+        since=PayoutApprovalWindow.created_at.db_value(since),
+    )
+    running = int(now or 0)
+    return running, running - int(before or 0)
+
+
+def enter_approval_window(payout: Payout) -> None:
+    """Record a just-stored payout of an operator with a rolling approval threshold (inside its
+    admission transaction): what the operator's payouts of the asset entered within the window
+    come to with this one, and whether that passes the threshold (then the payout waits for an
+    administrator's approval, like one above the per-payout threshold). The operator's limit row
+    is locked first (FOR UPDATE on PostgreSQL; SQLite's immediate transaction serialises every
+    writer): two admissions of one operator, in two processes, take turns, and the second counts
+    what the first committed, so two payouts never both slip under the threshold. Entered at the
+    time read under that lock, so the running totals follow the entries' times."""
+    limit = locked(
+        OperatorLimit.select(OperatorLimit.approval_rolling_minor, OperatorLimit.approval_window_hours).where(
+            (OperatorLimit.operator == payout.operator_id)
+            & (OperatorLimit.chain_id == payout.chain_id)
+            & (OperatorLimit.asset_code == payout.asset)
+        )
+    ).first()
+    if limit is None or limit.approval_rolling_minor is None:
+        return  # removed since the submission's look (another transaction committed it between)
+    moment = clock.now()
+    hours = limit.approval_window_hours or APPROVAL_WINDOW_HOURS
+    running, held = window_totals(
+        payout.operator_id, payout.chain_id, payout.asset, moment - timedelta(hours=hours)
+    )
+    amount = int(payout.amount_minor)
+    PayoutApprovalWindow.insert(
+        payout=payout.id,
+        operator=payout.operator_id,
+        chain_id=payout.chain_id,
+        asset_code=payout.asset,
+        amount_minor=payout.amount_minor,
+        cumulative_minor=str(running + amount),
+        window_sum_minor=str(held + amount),
+        approval_due=held + amount > int(limit.approval_rolling_minor),
+        created_at=moment,
+    ).execute()
+
+
+def approval_cause(payout: Payout, limit: OperatorLimit | None) -> str | None:
+    """Why the payout needs an administrator's approval under the operator's limit as it stands
+    (None: it does not): above the per-payout threshold, or admitted when the operator's payouts
+    within the rolling window passed the rolling threshold (only while that threshold is set)."""
+    if limit is None:
+        return None
+    amount, code = int(payout.amount_minor), payout.asset
+    if limit.approval_above_minor is not None and amount > int(limit.approval_above_minor):
+        return (
+            f"{amount} is above the operator's approval threshold of {limit.approval_above_minor} "
+            f"{code} minor units"
+        )
+    if limit.approval_rolling_minor is None:
+        return None
+    entered = PayoutApprovalWindow.get_or_none(
+        (PayoutApprovalWindow.payout == payout.id) & (PayoutApprovalWindow.approval_due == True)  # noqa: E712
+    )
+    if entered is None:
+        return None
+    hours = limit.approval_window_hours or APPROVAL_WINDOW_HOURS
+    return (
+        f"the operator's payouts of {code} on {payout.chain_id} submitted within {hours} h came to "
+        f"{entered.window_sum_minor} minor units with this one, above its rolling approval threshold "
+        f"of {limit.approval_rolling_minor}"
+    )
 
 
 def needs_approval(payout: Payout) -> bool:
-    limit = limit_of(payout.operator_id, payout.chain_id, payout.asset)
-    return (
-        limit is not None
-        and limit.approval_above_minor is not None
-        and int(payout.amount_minor) > int(limit.approval_above_minor)
-    )
+    return approval_cause(payout, limit_of(payout.operator_id, payout.chain_id, payout.asset)) is not None
 
 
 def decision_of(payout: Payout) -> PayoutApproval | None:
@@ -183,16 +293,12 @@ def hold_reason(
         return paused_detail(operator_id) + " The payout waits, holding no nonce."
     limit = limit_of(operator_id, chain_id, code)
     amount = int(payout.amount_minor)
-    if (
-        limit is not None
-        and limit.approval_above_minor is not None
-        and amount > int(limit.approval_above_minor)
-    ):
+    cause = approval_cause(payout, limit)
+    if cause is not None:
         decision = decision_of(payout)
         if decision is None or decision.decision != "approved":
             return (
-                f"waiting for an administrator's approval: {amount} is above the operator's approval "
-                f"threshold of {limit.approval_above_minor} {code} minor units (`appliance payout "
+                f"waiting for an administrator's approval: {cause} (`appliance payout "
                 f"approve|reject {payout.payout_id}`)"
             )
     if limit is not None and limit.daily_volume_minor is not None:

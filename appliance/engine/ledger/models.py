@@ -65,6 +65,10 @@ class OperatorLimit(BaseModel):
     max_payout_minor = peewee.CharField(max_length=80, null=True)
     daily_volume_minor = peewee.CharField(max_length=80, null=True)
     approval_above_minor = peewee.CharField(max_length=80, null=True)
+    # The rolling approval threshold (migration 0016): once the operator's payouts of the asset
+    # submitted within the window pass it, each further one waits for approval.
+    approval_rolling_minor = peewee.CharField(max_length=80, null=True)
+    approval_window_hours = peewee.IntegerField(null=True)  # null: 24
     updated_at = UTCDateTimeField(default=now)
 
     class Meta:
@@ -81,6 +85,28 @@ class OperatorDestination(BaseModel):
 
     class Meta:
         table_name = "operator_destination"
+
+
+class PayoutApprovalWindow(BaseModel):
+    """A payout of an operator with a rolling approval threshold, as it was admitted: its amount,
+    the running total of the operator's payouts of the asset entered so far (a window's sum is the
+    difference of two running totals), the window's sum with it, and whether that passed the
+    threshold (then it waits for an administrator's approval). Written in the payout's admission
+    transaction, only for operators with the threshold: the others' admissions write nothing more
+    (migration 0016)."""
+
+    payout = peewee.ForeignKeyField(Payout, unique=True, on_delete="RESTRICT")
+    operator = peewee.ForeignKeyField(Operator, on_delete="RESTRICT")
+    chain_id = peewee.CharField(max_length=32)
+    asset_code = peewee.CharField(max_length=16)
+    amount_minor = peewee.CharField(max_length=39)
+    cumulative_minor = peewee.CharField(max_length=80)
+    window_sum_minor = peewee.CharField(max_length=80)
+    approval_due = peewee.BooleanField()
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "payout_approval_window"
 
 
 class PayoutApproval(BaseModel):

@@ -4,19 +4,30 @@ payout approve|reject`): each change is one write transaction; answers are plain
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
+
+from peewee import fn
 
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, check_destination, eip55
 from appliance.engine.db import database
 from appliance.engine.ledger import book
-from appliance.engine.ledger.controls import LEDGER_MODES, UNLIMITED, control_of, needs_approval
+from appliance.engine.ledger.controls import (
+    APPROVAL_WINDOW_HOURS,
+    LEDGER_MODES,
+    MAX_APPROVAL_WINDOW_HOURS,
+    UNLIMITED,
+    control_of,
+    needs_approval,
+)
 from appliance.engine.ledger.models import (
     OperatorControl,
     OperatorDestination,
     OperatorLimit,
     PayoutApproval,
+    PayoutApprovalWindow,
 )
 from appliance.engine.models import Operator, Payout
 from appliance.engine.payouts.state import transition
@@ -112,25 +123,88 @@ def set_paused(operator_id: str, paused: bool, actor: str) -> dict[str, Any]:
     return controls(operator_id)
 
 
+def _window_hours(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    if not text.isdigit() or not 1 <= int(text) <= MAX_APPROVAL_WINDOW_HOURS:
+        raise LedgerError(f"--approval-window must be 1 to {MAX_APPROVAL_WINDOW_HOURS} hours ('none': 24)")
+    return int(text)
+
+
 def set_limits(operator_id: str, chain_id: str, code: str, changes: dict[str, str | None]) -> dict[str, Any]:
-    """``changes``: max_payout_minor, daily_volume_minor, approval_above_minor; a value "none"
-    removes that limit, an absent key leaves it."""
-    values: dict[str, str | None] = {}
+    """``changes``: max_payout_minor, daily_volume_minor, approval_above_minor,
+    approval_rolling_minor (minor units), approval_window_hours (hours); a value "none" removes
+    that limit (the window: back to 24 h), an absent key leaves it."""
+    values: dict[str, str | int | None] = {}
     for name, text in changes.items():
         if text is None:
             continue
-        values[name] = None if text.lower() == "none" else str(parse_amount(text, option=name))
+        if name == "approval_window_hours":
+            values[name] = _window_hours(text)
+        else:
+            values[name] = None if text.lower() == "none" else str(parse_amount(text, option=name))
     with write_transaction(database):
         _operator(operator_id)
         OperatorLimit.insert(
             operator=operator_id, chain_id=chain_id, asset_code=code, updated_at=clock.now()
         ).on_conflict_ignore().execute()
-        OperatorLimit.update(**values, updated_at=clock.now()).where(
+        this_limit = (
             (OperatorLimit.operator == operator_id)
             & (OperatorLimit.chain_id == chain_id)
             & (OperatorLimit.asset_code == code)
-        ).execute()
+        )
+        OperatorLimit.update(**values, updated_at=clock.now()).where(this_limit).execute()
+        limit = OperatorLimit.get(this_limit)
+        if limit.approval_rolling_minor is not None:
+            _record_window(operator_id, chain_id, code, limit.approval_window_hours or APPROVAL_WINDOW_HOURS)
     return controls(operator_id)
+
+
+def _record_window(operator_id: str, chain_id: str, code: str, hours: int) -> None:
+    """Enter into the rolling approval window the operator's payouts of the asset submitted within
+    it while no threshold was set (admissions enter only their own, and only under a threshold;
+    those are the payouts stored after the last one entered): the first payout admitted under a
+    new threshold is counted with them, as later ones are. None of them waits for approval (each
+    was admitted under the controls of its time). They continue the running total in the order
+    they were stored, dated no earlier than the last entry, so the totals follow the dates."""
+    window = PayoutApprovalWindow
+    scope = (window.operator == operator_id) & (window.chain_id == chain_id) & (window.asset_code == code)
+    last = window.select().where(scope).order_by(window.created_at.desc(), window.id.desc()).first()
+    newest_entered = window.select(fn.MAX(window.payout)).where(scope).scalar() or 0
+    running = int(last.cumulative_minor) if last else 0
+    floor = last.created_at if last else None
+    since = clock.now() - timedelta(hours=hours)
+    payouts = (
+        Payout.select(Payout.id, Payout.amount_minor, Payout.created_at)
+        .where(
+            (Payout.operator == operator_id)
+            & (Payout.chain_id == chain_id)
+            & (Payout.asset == code)
+            & (Payout.created_at >= since)
+            & (Payout.id > newest_entered)
+        )
+        .order_by(Payout.id)
+    )
+    rows = []
+    for payout in payouts:
+        running += int(payout.amount_minor)
+        dated = payout.created_at if floor is None else max(floor, payout.created_at)
+        floor = dated
+        rows.append(
+            {
+                "payout": payout.id,
+                "operator": operator_id,
+                "chain_id": chain_id,
+                "asset_code": code,
+                "amount_minor": payout.amount_minor,
+                "cumulative_minor": str(running),
+                "window_sum_minor": payout.amount_minor,
+                "approval_due": False,
+                "created_at": dated,
+            }
+        )
+    for start in range(0, len(rows), 500):
+        window.insert_many(rows[start : start + 500]).execute()
 
 
 def set_destination(operator_id: str, chain_id: str, address: str, allowed: bool) -> dict[str, Any]:
@@ -176,6 +250,10 @@ def controls(operator_id: str) -> dict[str, Any]:
                 "maxPayoutMinor": row.max_payout_minor,
                 "dailyVolumeMinor": row.daily_volume_minor,
                 "approvalAboveMinor": row.approval_above_minor,
+                "approvalRollingMinor": row.approval_rolling_minor,
+                "approvalWindowHours": (row.approval_window_hours or APPROVAL_WINDOW_HOURS)
+                if row.approval_rolling_minor is not None
+                else None,
             }
             for row in limits
         ],

@@ -36,9 +36,11 @@ def submit_payout(body: schemas.PayoutSubmit):
     anything is stored: 400 when `amountMinor` is above the operator's maximum per payout of the
     asset (`errors[].field` "amountMinor") or when the operator has a destination allow-list on
     the asset's chain and `destination` is not on it (`errors[].field` "destination"); 503 while
-    the operator is paused. A payout above the operator's approval threshold, beyond its rolling
-    24 h volume or (ledger mode prefunded) above its available balance is accepted and waits in
-    REQUESTED with the reason on its detail (docs/engine-treasury.md)."""
+    the operator is paused. A payout above the operator's approval threshold, one with which the
+    operator's payouts of the asset within its rolling approval window pass its rolling approval
+    threshold, one beyond its rolling 24 h volume or (ledger mode prefunded) above its available
+    balance is accepted and waits in REQUESTED with the reason on its detail
+    (docs/engine-treasury.md)."""
     result, replayed = service.submit(
         runtime().chains,
         current_operator(),

@@ -120,7 +120,7 @@ def submit(
             return replayed
         try:
             # The operator's controls, read in this transaction: a pause committed before is seen.
-            controls.check_submission(operator_id, chain_id, asset, int(amount_minor), destination)
+            rolling = controls.check_submission(operator_id, chain_id, asset, int(amount_minor), destination)
         except ApiError as refused:
             # A retry of an instruction accepted before the controls changed is still a replay.
             by_key, _ = _existing(operator_id, key, payout_id)
@@ -128,6 +128,8 @@ def submit(
                 return {"payoutId": by_key.payout_id, "status": by_key.status, "outcome": "REPLAYED"}, True
             return refused
         if store():
+            if rolling:  # only operators with a rolling approval threshold pay for it
+                controls.enter_approval_window(payout)
             return {"payoutId": payout_id, "status": "REQUESTED", "outcome": "ACCEPTED"}, False
         # The key or the payoutId is taken (a retry, or a submission committed or batched
         # before): the stored payout answers, read in the same transaction.
