@@ -12,7 +12,7 @@ from appliance.common.passwords import verify_password
 from appliance.dispatch.couriers.schemas import CourierEnvelope, CourierList, EarningsOut
 from appliance.dispatch.models import Membership, User
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 
 
@@ -86,7 +86,7 @@ def test_a_created_courier_is_a_profile_whose_account_joins_through_the_mailed_i
     assert (created.email, created.vehicleLabel, created.active) == ("aram@example.am", "Scooter 12", True)
     # No account is made by the dispatcher, and the dispatcher's password is kept nowhere.
     assert created.userId is None and User.get_or_none(User.email == "aram@example.am") is None
-    (mail,) = (data_dir / "outbox").glob("*.eml")
+    (mail,) = sent_mail(dispatch_client)
     text = mail_text(mail)
     assert "To: aram@example.am" in text
     token = text.split("/invite/")[1].split()[0]

@@ -178,9 +178,8 @@ def create_courier(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) 
             role="courier",
             link=invite_link_url(rt, token),
         )
-        mail_id = mailer.enqueue(email, subject, text)
+        mailer.enqueue(email, subject, text)  # sent by the mail worker (common/mail.py)
         body = courier_body(courier)
-    mailer.deliver(mail_id)
     return body
 
 
