@@ -64,7 +64,14 @@ Id = Annotated[int, Field(ge=1, le=ID_MAX)]
 # control character (C0, DEL, C1) or a line or paragraph separator would start a new header, row
 # or line: they are refused (400, a pattern the OpenAPI document states). Added to a text field's
 # own constraints: ``Annotated[str, StringConstraints(max_length=…), ONE_LINE]``.
-ONE_LINE = StringConstraints(pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$")
+ONE_LINE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+ONE_LINE = StringConstraints(pattern=ONE_LINE_PATTERN)
+
+
+def is_one_line(text: str) -> bool:
+    """``text`` passes ONE_LINE (for values that reach the service without a schema: the CLI)."""
+    return re.fullmatch(ONE_LINE_PATTERN, text) is not None
+
 
 # The app config key holding the status of an unprocessable body (422 unless the app says).
 UNPROCESSABLE_STATUS_KEY = "APPLIANCE_UNPROCESSABLE_STATUS"
