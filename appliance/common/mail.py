@@ -99,6 +99,18 @@ def join_links(redacted: str, tokens: list[str]) -> str:
     return joined
 
 
+# What a header may not hold: control characters (a CR or LF would start another header) and the
+# line and paragraph separators.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` fit for a header: each run of control characters becomes one space. Names are
+    refused at the schemas already; this keeps a name stored by an older version from making
+    every later mail of its company unbuildable."""
+    return _BREAKS.sub(" ", text).strip()
+
+
 LINK_TOKENS = "mail-link-tokens"
 
 
@@ -212,7 +224,11 @@ class Mailer:
         without link tokens, the tokens sealed beside it. The worker is woken once it commits."""
         moment = clock.now()
         row = self.model.create(
-            to_address=to, subject=subject, body=redact_links(body), next_attempt_at=moment, created_at=moment
+            to_address=to,
+            subject=one_line(subject),
+            body=redact_links(body),
+            next_attempt_at=moment,
+            created_at=moment,
         )
         sealed = self._seal_links(row.id, body)
         if sealed["link_tokens"] is not None:

@@ -105,6 +105,21 @@ def test_a_mail_that_cannot_be_built_is_failed_with_its_reason_and_the_mail_behi
     assert mailer.deliver_due() == 0 and OutgoingMail.get_by_id(bad.id).attempts == 1
 
 
+def test_a_company_name_stored_with_a_line_break_by_an_older_version_no_longer_stops_its_mail(
+    dispatch_client, owner
+) -> None:
+    Company.update(name="Arev\r\nX-Injected: 1").where(Company.id == owner.membership.company_id).execute()
+    invited = dispatch_client.post(
+        "/company/invites",
+        json={"role": "courier", "name": "Narek", "email": "narek@example.am"},
+        headers=owner.headers,
+    )
+    assert invited.status_code == 201
+    (mail,) = sent_mail(dispatch_client)
+    assert "Subject: Arev X-Injected: 1" in mail_text(mail) and b"\nX-Injected" not in mail.read_bytes()
+    assert OutgoingMail.get().status == "sent"
+
+
 # -- item 7: a request only queues, the same work either way ---------------------------------------
 
 
