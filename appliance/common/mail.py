@@ -90,12 +90,15 @@ def join_links(redacted: str, tokens: list[str]) -> str:
     """The body ``split_links`` redacted, its links whole again."""
     left = iter(tokens)
 
-    def tail(match: re.Match[str]) -> str:
-        return match.group(1) + _PLACEHOLDER.sub(lambda _m: next(left), match.group(2))
+    def token(_match: re.Match[str]) -> str:
+        value = next(left, None)
+        if value is None:
+            raise ValueError("fewer sealed link tokens than the message has links")
+        return value
 
-    joined = _URL.sub(tail, redacted)
+    joined = _URL.sub(lambda m: m.group(1) + _PLACEHOLDER.sub(token, m.group(2)), redacted)
     if next(left, None) is not None:
-        raise ValueError("the sealed link tokens do not match the message's links")
+        raise ValueError("more sealed link tokens than the message has links")
     return joined
 
 
@@ -248,9 +251,11 @@ class Mailer:
     # -- delivery ------------------------------------------------------------------------------
 
     def _seal_links(self, row_id: int, body: str) -> dict[str, object]:
+        """The row's columns for ``body``: redacted, and its link tokens sealed (None without)."""
         redacted, tokens = split_links(body)
-        sealed = keys.seal(self.master_key, LINK_TOKENS, self._context(row_id), json.dumps(tokens))
-        return {"body": redacted, "link_tokens": sealed if tokens else None}
+        context = self._context(row_id)
+        sealed = keys.seal(self.master_key, LINK_TOKENS, context, json.dumps(tokens)) if tokens else None
+        return {"body": redacted, "link_tokens": sealed}
 
     def _compose(self, row: peewee.Model) -> peewee.Model | None:
         """The claimed row of a message queued by address, composed (its body redacted, the link
@@ -265,7 +270,7 @@ class Mailer:
                 return None
             to, subject, body = made
             sealed = self._seal_links(row.id, body)
-            changes = {"to_address": to, "subject": subject, "compose": None, **sealed}
+            changes = {"to_address": to, "subject": one_line(subject), "compose": None, **sealed}
             self.model.update(changes).where(self.model.id == row.id).execute()
         return self.model.get_by_id(row.id)
 
@@ -313,7 +318,7 @@ class Mailer:
             last_error=f"cannot be built: {reason}"[:500],
             link_tokens=None,
         ).where(self.model.id == row.id).execute()
-        log.warning("mail %s to %r failed for good: %s", row.id, row.to_address, reason)
+        log.warning("mail %s failed for good: %s", row.id, reason)
 
     def _deliver_claimed(self, row_id: int) -> bool:
         row = self.model.get_by_id(row_id)
@@ -325,6 +330,9 @@ class Mailer:
             message = self._message(row)
         except UnbuildableMessage as exc:
             self._fail(row, str(exc))
+            return False
+        except Exception as exc:  # composing met a fault (a busy database): later, the pass goes on
+            self.queue.retry_later(row_id, f"{type(exc).__name__}: {exc}")
             return False
         try:
             self._send(row, message)
