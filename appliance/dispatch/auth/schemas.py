@@ -148,7 +148,7 @@ class Session(BaseModel):
 
 class SignupAccepted(BaseModel):
     company: dict[str, str]
-    emailSent: bool
+    emailSent: bool = Field(description="the sign-in link is queued for the owner (the mail worker sends it)")
 
 
 class Sent(BaseModel):

@@ -86,7 +86,7 @@ class InviteHistoryOut(BaseModel):
 class InviteCreated(BaseModel):
     invite: InviteOut
     link: str
-    emailed: bool
+    emailed: bool = Field(description="the link is queued for the email given (the mail worker sends it)")
 
 
 class LoginLinkOut(BaseModel):
