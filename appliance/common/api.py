@@ -38,7 +38,7 @@ from http import HTTPStatus
 from typing import Annotated, Any, Protocol
 
 from flask import Blueprint, Flask, Response, current_app, request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from appliance.common.jsonio import dumps_bytes
@@ -58,6 +58,20 @@ _UNPROCESSABLE_KEYWORDS = frozenset({"minItems", "maxItems", "x-unprocessable"})
 ID_MAX = 2**63 - 1
 # An integer id in a body or query: beyond ID_MAX it is invalid input (400), never sent to a store.
 Id = Annotated[int, Field(ge=1, le=ID_MAX)]
+
+# One line of text a person types: a name, a label, an address, a phone. Such values end up in
+# mail headers (a company's name in a subject), CSV and workbook cells and log lines, where a
+# control character (C0, DEL, C1) or a line or paragraph separator would start a new header, row
+# or line: they are refused (400, a pattern the OpenAPI document states). Added to a text field's
+# own constraints: ``Annotated[str, StringConstraints(max_length=…), ONE_LINE]``.
+ONE_LINE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+ONE_LINE = StringConstraints(pattern=ONE_LINE_PATTERN)
+
+
+def is_one_line(text: str) -> bool:
+    """``text`` passes ONE_LINE (for values that reach the service without a schema: the CLI)."""
+    return re.fullmatch(ONE_LINE_PATTERN, text) is not None
+
 
 # The app config key holding the status of an unprocessable body (422 unless the app says).
 UNPROCESSABLE_STATUS_KEY = "APPLIANCE_UNPROCESSABLE_STATUS"

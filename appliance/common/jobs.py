@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -174,11 +175,13 @@ def run_worker(
     work: Callable[[], int],
     *,
     idle_seconds: float,
+    wake: threading.Event | None = None,
 ) -> None:
-    """Call ``work`` (returns how many items it handled) until ``stop``; pause only when idle. An
-    exception is logged and the loop goes on: the rows stay where they were. Passes that fail in
-    a row wait longer each time (``failure_pause``), and a machine fault (a full disk, a database
-    out of reach) is logged once a minute, not once per pass (common/faults.py)."""
+    """Call ``work`` (returns how many items it handled) until ``stop``; pause only when idle, and
+    end a pause early when ``wake`` is set (work queued in this process). An exception is logged
+    and the loop goes on: the rows stay where they were. Passes that fail in a row wait longer
+    each time (``failure_pause``), and a machine fault (a full disk, a database out of reach) is
+    logged once a minute, not once per pass (common/faults.py)."""
     failures = 0
     while not stop.is_set():
         handled = 0
@@ -196,7 +199,26 @@ def run_worker(
         if failures:
             stop.wait(failure_pause(failures, idle_seconds))
         elif not handled:
-            stop.wait(idle_seconds)
+            pause(stop, wake, idle_seconds)
+
+
+# How often a pause that a wake may end looks at the stop event too.
+_WAKE_STEP_SECONDS = 0.2
+
+
+def pause(stop: threading.Event, wake: threading.Event | None, seconds: float) -> None:
+    """Wait ``seconds``, or until ``stop`` or ``wake`` is set; a wake is used up by the pause it
+    ends (one set while the work ran ends the next pause at once, so none is lost)."""
+    if wake is None:
+        stop.wait(seconds)
+        return
+    deadline = time.monotonic() + seconds
+    while not stop.is_set() and not wake.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        wake.wait(min(left, _WAKE_STEP_SECONDS))
+    wake.clear()
 
 
 # A worker whose passes keep failing waits at most this long between them.

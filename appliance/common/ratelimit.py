@@ -30,25 +30,35 @@ def public_limit[F: Callable[..., Any]](view: F) -> F:
     return view
 
 
-def keyed_limit[F: Callable[..., Any]](limit: str, field: str | Callable[[], str]) -> Callable[[F], F]:
+def _plain(value: str) -> str:
+    return value.strip().lower()
+
+
+def keyed_limit[F: Callable[..., Any]](
+    limit: str, field: str | Callable[[], str], normalise: Callable[[str], str] = _plain
+) -> Callable[[F], F]:
     """Also limit a view per value of the JSON body's ``field`` (dotted for nested objects, e.g.
-    ``owner.email``), compared without case or surrounding spaces: per account on sign-in, per
-    target address on the endpoints that send mail. A body without it counts per client address.
-    ``field`` may instead be a function of the request giving the key itself."""
+    ``owner.email``): per account on sign-in, per target address on the endpoints that send mail.
+    The key is ``normalise(value)`` (by default without case or surrounding spaces): the limit
+    runs before the body is validated, so it must spell the value as the service will (an e-mail
+    address: the one normalised address the account is stored under, or a variant spelling
+    would count apart). A body without it counts per client address. ``field`` may instead be a
+    function of the request giving the key itself."""
 
     def mark(view: F) -> F:
-        view._keyed_limits = [*getattr(view, "_keyed_limits", ()), (limit, field)]  # type: ignore[attr-defined]
+        marks = [*getattr(view, "_keyed_limits", ()), (limit, field, normalise)]
+        view._keyed_limits = marks  # type: ignore[attr-defined]
         return view
 
     return mark
 
 
-def _body_value(field: str) -> str:
+def _body_value(field: str, normalise: Callable[[str], str]) -> str:
     value: Any = request.get_json(silent=True)
     for part in field.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     if isinstance(value, str) and value.strip():
-        return f"{field}:{value.strip().lower()}"
+        return f"{field}:{normalise(value)}"
     return f"address:{get_remote_address()}"
 
 
@@ -75,11 +85,11 @@ def install(
     # tenth of GET /track's time): with limits off, the views are left as they are.
     for endpoint, view in list(app.view_functions.items()) if enabled else ():
         wrapped: Any = view
-        for keyed, field in _marks(view, "_keyed_limits") or ():
+        for keyed, field, normalise in _marks(view, "_keyed_limits") or ():
             if callable(field):
                 key, scope = field, f"by-{field.__name__}"
             else:
-                key, scope = functools.partial(_body_value, field), f"by-{field}"
+                key, scope = functools.partial(_body_value, field, normalise), f"by-{field}"
             wrapped = limiter.limit(keyed, key_func=key, scope=scope)(wrapped)
         if _marks(view, "_public_limit"):
             wrapped = limiter.limit(limit)(wrapped)

@@ -20,6 +20,7 @@ from appliance.common.s3store import S3ObjectStore
 from appliance.common.webapp import create_base_app
 from appliance.dispatch import metrics as dispatch_metrics
 from appliance.dispatch import problems
+from appliance.dispatch.auth import requested_mail
 from appliance.dispatch.auth import routes as auth
 from appliance.dispatch.cash import routes as cash
 from appliance.dispatch.company import routes as company
@@ -104,7 +105,7 @@ def build_object_store(settings: Settings, master_key: bytes) -> ObjectStore:
     )
 
 
-def build_mailer(settings: Settings) -> Mailer:
+def build_mailer(settings: Settings, master_key: bytes) -> Mailer:
     return Mailer(
         OutgoingMail,
         database,
@@ -112,6 +113,7 @@ def build_mailer(settings: Settings) -> Mailer:
         mail_from=settings.mail_from,
         ca_file=settings.smtp_ca_file,
         outbox=settings.data_dir / "outbox",
+        master_key=master_key,
     )
 
 
@@ -157,10 +159,10 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
     master_key = keys.load_or_create_master_key(settings.data_dir)
     router = make_router(settings)
     store = build_object_store(settings, master_key)
-    mailer = build_mailer(settings)
+    mailer = build_mailer(settings, master_key)
     routes = RouteMemo(router)
     recipients = RecipientSender(settings, master_key, mailer, routes)
-    return DispatchRuntime(
+    runtime = DispatchRuntime(
         settings=settings,
         master_key=master_key,
         health=build_health(settings, router, store),
@@ -174,6 +176,9 @@ def build_runtime(settings: Settings) -> DispatchRuntime:
         listings=KeptAnswers(KEPT_ANSWERS),
         tracking_views=KeptAnswers(KEPT_VIEWS),
     )
+    # The mail asked for by address alone (a sign-in or password link), composed by the worker.
+    mailer.composers.update(requested_mail.composers(runtime))
+    return runtime
 
 
 def create_app(settings: Settings) -> Flask:

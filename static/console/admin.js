@@ -117,6 +117,21 @@ export class Admin {
       button(T.revoke, async () => {
         try { await api.del("/company/invites/" + invite.id); await this.loadTeam(); } catch (error) { this.ctx.fail(error); }
       }))));
+    await this.loadInvitesMade();
+  }
+
+  // Every invite the company made (owners only): who invited which address, as what, when, and
+  // what became of its link. An invite link tells whether its address has an account, so the
+  // owners see each one that was made.
+  async loadInvitesMade() {
+    const T = this.ctx.T, lang = this.ctx.lang;
+    const box = $("invites-made-box");
+    box.hidden = this.ctx.session.role !== "owner";
+    if (box.hidden) return;
+    const history = await this.ctx.api.get("/company/invites/history");
+    $("invites-made").replaceChildren(...history.invites.map((r) => el("li", {dataset: {inviteMade: r.id, state: r.state}},
+      el("span", {className: "grow"}, when(r.createdAt, lang) + " · " + (r.invitedBy ? r.invitedBy.name || "" : "") + " → " +
+        r.name + " · " + (r.email || r.phone || "") + " · " + T["role_" + r.role] + " · " + (T["invite_" + r.state] || r.state)))));
   }
 
   async patchMember(member, change) {

@@ -69,6 +69,34 @@ def test_company_create_refuses_a_depot_outside_the_service_area(tmp_path: Path)
     assert "service area" in result.output
 
 
+def test_company_create_refuses_a_name_that_breaks_a_line(tmp_path: Path) -> None:
+    """As the API refuses it (issue 41): a line break in a name would reach mail headers."""
+    result = run(
+        "company",
+        "create",
+        "--data-dir",
+        str(tmp_path),
+        "--name",
+        "Poison\r\nX-Injected: 1",
+        "--owner-email",
+        "b@x.am",
+        "--owner-name",
+        "B",
+        "--depot-name",
+        "M",
+        "--depot-address",
+        "A",
+        "--depot-lat",
+        "40.18",
+        "--depot-lon",
+        "44.51",
+    )
+    assert result.exit_code == 1
+    assert "company name must be one line" in result.output
+    listed = json.loads(run("company", "list", "--data-dir", str(tmp_path), "--json").stdout)
+    assert listed == {"companies": []}
+
+
 def test_operator_commands_show_a_secret_once_and_never_list_it(tmp_path: Path) -> None:
     created = json.loads(
         run("operator", "create", "op_alpha0001", "--data-dir", str(tmp_path), "--json").stdout

@@ -11,21 +11,21 @@ import pytest
 from appliance.common.passwords import hash_password
 from appliance.dispatch.models import AuthSession, Membership, User
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 
 VICTIM = "victim@example.am"
 ATTACKER_PASSWORD = "attacker-chose-this"
 DEPOT = {"name": "Main", "address": "Tumanyan 5", "point": {"lat": 40.18, "lon": 44.51}}
 
 
-def _mails_to(data_dir: Path, address: str) -> list[str]:
-    texts = [mail_text(p) for p in sorted((data_dir / "outbox").glob("*.eml"))]
+def _mails_to(client, address: str) -> list[str]:
+    texts = [mail_text(p) for p in sent_mail(client)]
     return [t for t in texts if f"To: {address}" in t]
 
 
-def _link_token(data_dir: Path, address: str, marker: str) -> str:
+def _link_token(client, address: str, marker: str) -> str:
     """The token of the latest mail to ``address`` whose link contains ``marker``."""
-    text = next(t for t in reversed(_mails_to(data_dir, address)) if marker in t)
+    text = next(t for t in reversed(_mails_to(client, address)) if marker in t)
     return text.split(marker)[1].split()[0]
 
 
@@ -36,7 +36,7 @@ def _victim_signs_up_and_verifies(client, data_dir: Path) -> dict:
     )
     assert answer.status_code == 202
     session = client.post(
-        "/auth/magic-link/verify", json={"token": _link_token(data_dir, VICTIM, "/login?token=")}
+        "/auth/magic-link/verify", json={"token": _link_token(client, VICTIM, "/login?token=")}
     )
     assert session.status_code == 200 and session.json["company"]["name"] == "Victim Co"
     assert session.json["role"] == "owner"
@@ -187,7 +187,7 @@ def test_a_password_chosen_on_a_shown_invite_works_only_once_set_through_the_mai
         "/auth/invite/accept", json={"token": link.rsplit("/invite/", 1)[1], "password": "lilit-pass-1"}
     )
     assert _login(dispatch_client, VICTIM, "lilit-pass-1").status_code == 401
-    token = _link_token(data_dir, VICTIM, "/login?password=")
+    token = _link_token(dispatch_client, VICTIM, "/login?password=")
     reset = dispatch_client.post("/auth/password/reset", json={"token": token, "password": "lilit-pass-2"})
     assert reset.status_code == 200 and reset.json["company"]["name"] == "Attacker Co"
     assert _login(dispatch_client, VICTIM, "lilit-pass-2").status_code == 200
@@ -214,8 +214,8 @@ def test_forgot_password_mails_a_link_that_sets_a_new_one_and_ends_every_session
     for email in ("ani@example.am", "ghost@example.am"):
         answer = dispatch_client.post("/auth/password/forgot", json={"email": email})
         assert answer.status_code == 202 and answer.json == {"sent": True}
-    assert len(list((data_dir / "outbox").glob("*.eml"))) == 1
-    token = _link_token(data_dir, "ani@example.am", "/login?password=")
+    assert len(sent_mail(dispatch_client)) == 1
+    token = _link_token(dispatch_client, "ani@example.am", "/login?password=")
     reset = dispatch_client.post("/auth/password/reset", json={"token": token, "password": "new-password"})
     assert reset.status_code == 200 and reset.json["role"] == "owner"
     assert _login(dispatch_client, "ani@example.am", "old-password").status_code == 401
@@ -266,7 +266,7 @@ def test_a_passwordless_member_sets_a_password_with_a_fresh_emailed_link(
     member = make_member(dispatch_app, make_company("Arev"), "dispatcher", email="lilit@example.am")
     headers = member.headers
     dispatch_client.post("/auth/password/forgot", json={"email": "lilit@example.am"})
-    token = _link_token(data_dir, "lilit@example.am", "/login?password=")
+    token = _link_token(dispatch_client, "lilit@example.am", "/login?password=")
     someone_elses = dispatch_client.patch(
         "/me/password", json={"password": "lilit-pass", "token": "x" * 43}, headers=headers
     )
@@ -284,7 +284,7 @@ def test_another_accounts_password_link_does_not_change_mine(
 ) -> None:
     other = make_member(dispatch_app, make_company("Other"), "dispatcher", email="lilit@example.am")
     dispatch_client.post("/auth/password/forgot", json={"email": "ani@example.am"})
-    token = _link_token(data_dir, "ani@example.am", "/login?password=")
+    token = _link_token(dispatch_client, "ani@example.am", "/login?password=")
     answer = dispatch_client.patch(
         "/me/password", json={"password": "lilit-pass", "token": token}, headers=other.headers
     )

@@ -10,7 +10,7 @@ from appliance.common import clock
 from appliance.common.passwords import hash_password
 from appliance.dispatch.models import Membership, User
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 
 PASSWORD = "correct-horse-battery"
 
@@ -179,7 +179,7 @@ def test_signup_creates_company_owner_and_depot_and_emails_a_sign_in_link(
     )
     assert response.status_code == 202
     assert response.json["company"]["name"] == "Gazelle" and response.json["emailSent"] is True
-    mails = sorted((data_dir / "outbox").glob("*.eml"))
+    mails = sent_mail(dispatch_client)
     assert len(mails) == 1
     text = mail_text(mails[0])
     assert "To: aram@example.am" in text
@@ -217,12 +217,12 @@ def test_magic_links_answer_202_whether_or_not_the_account_exists(dispatch_clien
     for email in ("ani@example.am", "ghost@example.am"):
         response = dispatch_client.post("/auth/magic-link", json={"email": email})
         assert response.status_code == 202 and response.json == {"sent": True}
-    assert len(list((data_dir / "outbox").glob("*.eml"))) == 1
+    assert len(sent_mail(dispatch_client)) == 1
 
 
 def _magic_token(client, data_dir) -> str:
     client.post("/auth/magic-link", json={"email": "ani@example.am"})
-    latest = sorted((data_dir / "outbox").glob("*.eml"))[-1]
+    latest = sent_mail(client)[-1]
     return mail_text(latest).split("/login?token=")[1].split()[0]
 
 
@@ -246,6 +246,6 @@ def test_an_unknown_magic_link_is_401(dispatch_client) -> None:
 def test_outbox_files_sort_in_sending_order(dispatch_client, owner, data_dir) -> None:
     for _ in range(3):
         dispatch_client.post("/auth/magic-link", json={"email": "ani@example.am"})
-    names = sorted(p.name for p in (data_dir / "outbox").glob("*.eml"))
+    names = sorted(p.name for p in sent_mail(dispatch_client))
     ids = [int(name.rsplit("-", 1)[1].removesuffix(".eml")) for name in names]
     assert len(names) == 3 and ids == sorted(ids)

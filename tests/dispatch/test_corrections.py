@@ -6,7 +6,7 @@ import pytest
 
 from appliance.dispatch.models import Courier, Membership, Order
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 from tests.dispatch.orders_helpers import assigned_order, courier_status, create_order, ready_order
 
 
@@ -198,7 +198,7 @@ def test_signing_up_with_an_existing_accounts_email_makes_it_owner_only_through_
         headers={"Authorization": f"Bearer {session['accessToken']}"},
     )
     assert switched.status_code == 403  # not an owner of Impostor without the emailed link
-    mail = mail_text(sorted((data_dir / "outbox").glob("*.eml"))[-1])
+    mail = mail_text(sent_mail(client)[-1])
     token = mail.split("/login?token=")[1].split()[0]
     claimed = client.post("/auth/magic-link/verify", json={"token": token})
     assert claimed.status_code == 200 and claimed.json["company"]["name"] == "Impostor"
@@ -273,7 +273,7 @@ def test_e_mails_speak_the_recipients_language(dispatch_app, data_dir) -> None:
     owner = make_member(dispatch_app, company, "owner", email="ani@example.am")
 
     def last_mail():
-        path = sorted((data_dir / "outbox").glob("*.eml"))[-1]
+        path = sent_mail(client)[-1]
         return message_from_bytes(path.read_bytes(), policy=policy.default)
 
     client.post("/auth/magic-link", json={"email": "ani@example.am"})

@@ -13,7 +13,7 @@ import pytest
 from appliance.common.passwords import hash_password, verify_password
 from appliance.dispatch.models import Courier, Membership, User
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 from tests.dispatch.orders_helpers import ready_order
 
 SET_BY_DISPATCHER = "depot-gave-this"
@@ -51,7 +51,7 @@ def _bearer(session: dict) -> dict[str, str]:
 def _magic_link_session(client, data_dir: Path, email: str) -> dict:
     """The address's holder proves it: a sign-in link mailed to it, used."""
     assert client.post("/auth/magic-link", json={"email": email}).status_code == 202
-    texts = [mail_text(p) for p in sorted((data_dir / "outbox").glob("*.eml"))]
+    texts = [mail_text(p) for p in sent_mail(client)]
     text = next(t for t in reversed(texts) if f"To: {email}" in t and "/login?token=" in t)
     token = text.split("/login?token=")[1].split()[0]
     verified = client.post("/auth/magic-link/verify", json={"token": token})

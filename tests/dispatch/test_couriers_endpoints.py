@@ -11,6 +11,7 @@ from appliance.common import clock
 from appliance.dispatch.couriers.schemas import CourierEnvelope, CourierList, EarningsOut
 from appliance.dispatch.models import Membership, User
 from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.mail import sent_mail
 from tests.dispatch.orders_helpers import assigned_order, courier_status
 
 
@@ -87,7 +88,7 @@ def test_a_created_courier_signs_in_with_the_password_the_dispatcher_set(
     # The password is a company-set credential (hashed), not the account's own, and the address
     # stays unproven; nothing is mailed.
     assert user.password_hash is None and not user.email_confirmed
-    assert not list((data_dir / "outbox").glob("*.eml"))
+    assert sent_mail(dispatch_client) == []
     membership = Membership.get(Membership.user == user)
     assert (membership.company_id, membership.role) == (company.id, "courier")
     detail = dispatch_client.get(f"/couriers/{created.id}", headers=dispatcher.headers)

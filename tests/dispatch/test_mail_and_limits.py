@@ -13,7 +13,7 @@ from appliance.dispatch.app import create_app
 from appliance.dispatch.models import OutgoingMail
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, send_queued
 
 
 class _SMTPHandler(socketserver.StreamRequestHandler):
@@ -65,6 +65,7 @@ def test_mail_goes_through_smtp_when_configured(settings, smtp_server) -> None:
     app = create_app(settings.replace(smtp_url=f"smtp://127.0.0.1:{smtp_server.server_address[1]}"))
     make_member(app, make_company(), "owner", email="ani@example.am")
     assert app.test_client().post("/auth/magic-link", json={"email": "ani@example.am"}).status_code == 202
+    assert send_queued(app) == 1
     assert len(smtp_server.messages) == 1
     assert "/login?token=" in mail_text(smtp_server.messages[0])
     assert not (settings.data_dir / "outbox").exists()
@@ -75,6 +76,7 @@ def test_a_failing_smtp_server_neither_fails_the_request_nor_loses_the_message(s
     app = create_app(settings.replace(smtp_url=f"smtp://127.0.0.1:{dead_port}"))
     make_member(app, make_company(), "owner", email="ani@example.am")
     assert app.test_client().post("/auth/magic-link", json={"email": "ani@example.am"}).status_code == 202
+    assert send_queued(app) == 0  # the worker's pass meets the dead server
     queued = OutgoingMail.get()
     assert queued.status == "queued" and queued.attempts == 1 and queued.last_error
     # The server comes back (same queue, a working URL) and the worker's next pass delivers it.

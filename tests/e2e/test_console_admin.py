@@ -148,6 +148,9 @@ def test_the_office_views_of_the_console(office) -> None:
         page.wait_for_selector("#invite-link-box:not([hidden])")
         assert "/invite/" in page.input_value("#invite-link")
         page.wait_for_selector("#invites li[data-invite]")
+        # The owner sees every invite made (issue 41): who invited whom, as what, when.
+        page.wait_for_selector("#invites-made li[data-invite-made][data-state='usable']")
+        assert "Ani → Sona" in page.inner_text("#invites-made")
         page.click(f"[data-toggle='{courier.user.id}']")
         page.wait_for_selector(f"#members tr[data-member='{courier.user.id}'][data-status='disabled']")
         page.click(f"[data-toggle='{courier.user.id}']")

@@ -7,6 +7,7 @@ from flask import Blueprint, Response, request
 from appliance.common.api import endpoint
 from appliance.common.problems import NotFound
 from appliance.common.ratelimit import keyed_limit, public_limit
+from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import schemas, service
 from appliance.dispatch.auth.guards import P_OR_B, B, current_caller
 from appliance.dispatch.auth.serializers import session_body
@@ -17,7 +18,8 @@ bp = Blueprint("auth", __name__)
 TAGS = ["Sign-in"]
 
 # Beside the per-client-address limit: password guesses per account, and mail sent per target
-# address (so neither can be spread over many client addresses), counted in the shared store.
+# address (so neither can be spread over many client addresses), counted in the shared store, each
+# under the one normalised address the account is stored under (a variant spelling counts with it).
 PER_ACCOUNT = "10 per 15 minutes"
 PER_MAILBOX = "5 per hour"
 
@@ -32,7 +34,7 @@ PER_MAILBOX = "5 per hour"
     tags=TAGS,
 )
 @public_limit
-@keyed_limit(PER_ACCOUNT, "email")
+@keyed_limit(PER_ACCOUNT, "email", normalise_email)
 def login(body: schemas.LoginRequest):
     """Sign in with email and password; lands in the company used last."""
     return service.login(runtime(), body.email, body.password)
@@ -114,7 +116,7 @@ def switch_company(body: schemas.SwitchCompanyRequest):
     tags=TAGS,
 )
 @public_limit
-@keyed_limit(PER_MAILBOX, "owner.email")
+@keyed_limit(PER_MAILBOX, "owner.email", normalise_email)
 def signup(body: schemas.SignupRequest):
     """Create a company with its owner and default depot; the owner signs in through the emailed link."""
     return service.signup(
@@ -133,7 +135,7 @@ def signup(body: schemas.SignupRequest):
     tags=TAGS,
 )
 @public_limit
-@keyed_limit(PER_MAILBOX, "email")
+@keyed_limit(PER_MAILBOX, "email", normalise_email)
 def magic_link(body: schemas.MagicLinkRequest):
     """Email a one-time sign-in link (always 202, whether or not an account exists)."""
     service.request_magic_link(runtime(), body.email)
@@ -194,7 +196,7 @@ def accept_invite(body: schemas.InviteAcceptRequest):
     tags=TAGS,
 )
 @public_limit
-@keyed_limit(PER_MAILBOX, "email")
+@keyed_limit(PER_MAILBOX, "email", normalise_email)
 def forgot_password(body: schemas.PasswordLinkRequest):
     """Email a one-time link (1 hour) that sets a new password (always 202, whether or not an
     account exists)."""

@@ -6,13 +6,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, EmailStr, Field, StringConstraints, model_validator
 
-from appliance.common.api import Schema
+from appliance.common.api import ONE_LINE, Schema
 from appliance.dispatch.geo_types import LatLon
 
 Role = Literal["owner", "dispatcher", "courier"]
 Plan = Literal["start", "city", "network"]
-Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40), ONE_LINE]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=200)]
 Token = Annotated[str, StringConstraints(min_length=20, max_length=200)]
 
@@ -32,8 +32,10 @@ class SwitchCompanyRequest(Schema):
 
 
 class SignupCompany(Schema):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120)]
-    city: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)] = "Yerevan"
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120), ONE_LINE]
+    city: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), ONE_LINE] = (
+        "Yerevan"
+    )
     phone: Phone | None = None
 
 
@@ -44,7 +46,7 @@ class SignupOwner(Schema):
 
 class DepotInput(Schema):
     name: Text200
-    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
     point: LatLon
 
 
@@ -146,7 +148,7 @@ class Session(BaseModel):
 
 class SignupAccepted(BaseModel):
     company: dict[str, str]
-    emailSent: bool
+    emailSent: bool = Field(description="the sign-in link is queued for the owner (the mail worker sends it)")
 
 
 class Sent(BaseModel):

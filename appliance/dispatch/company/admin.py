@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from appliance.common.api import is_one_line
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, Invalid
 from appliance.dispatch.accounts import normalise_email
@@ -30,6 +31,11 @@ def create_company_from_options(
 ) -> dict[str, Any]:
     if not 2 <= len(name.strip()) <= 120:
         raise Invalid("The company name must be 2..120 characters.")
+    texts = {"company name": name, "city": city, "phone": phone or "", "owner name": owner_name}
+    texts |= {"depot name": depot_name, "depot address": depot_address}
+    for label, text in texts.items():
+        if not is_one_line(text):  # as the API's schemas refuse (common/api.py ONE_LINE)
+            raise Invalid(f"The {label} must be one line, without control characters.")
     if not in_service_area(depot_lat, depot_lon):
         raise Invalid("The depot lies outside the service area (lat 38.8..41.4, lon 43.4..46.7).")
     if owner_password is not None and len(owner_password) < 8:

@@ -6,15 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import Schema
+from appliance.common.api import ONE_LINE, Schema
 from appliance.dispatch.geo_types import LatLon
 
 Plan = Literal["start", "city", "network"]
 HexColor = Annotated[str, StringConstraints(pattern=r"^#[0-9A-Fa-f]{6}$")]
 HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https://[^\s]{1,1990}$", max_length=2000)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120)]
-Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
-Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=120), ONE_LINE]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), ONE_LINE]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40), ONE_LINE]
 
 
 class CompanyOut(BaseModel):
@@ -47,7 +47,7 @@ class CompanyPatch(Schema):
     brandColor: HexColor | None = None
     logoUrl: HttpsUrl | None = None
     logoKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
-    smsSender: Annotated[str, StringConstraints(max_length=11)] | None = None
+    smsSender: Annotated[str, StringConstraints(max_length=11), ONE_LINE] | None = None
     smsTemplate: Annotated[str, StringConstraints(max_length=480)] | None = None
     supportPhone: Phone | None = None
     showCourierPhone: bool | None = None
@@ -81,17 +81,21 @@ class DepotList(BaseModel):
 
 
 class DepotCreate(Schema):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
     point: LatLon
     isDefault: bool = False
 
 
 class DepotPatch(Schema):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = None
-    address: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = (
-        None
-    )
+    name: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+        | None
+    ) = None
+    address: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
+        | None
+    ) = None
     point: LatLon | None = None
     isDefault: Literal[True] | None = None
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import QuerySchema, Schema
+from appliance.common.api import ONE_LINE, QuerySchema, Schema
 from appliance.dispatch.couriers.schemas import CourierOut, LocationOut, ShiftOut
 from appliance.dispatch.geo_types import Latitude, Longitude
 from appliance.dispatch.orders.schemas import Moment, OrderOut
@@ -81,10 +81,15 @@ class History(BaseModel):
 
 class SelfProfilePatch(Schema):
     displayName: (
-        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+        | None
     ) = None
-    phone: Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)] | None = None
-    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+    phone: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40), ONE_LINE] | None
+    ) = None
+    vehicleLabel: (
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=120), ONE_LINE] | None
+    ) = None
     photoUrl: Annotated[str, StringConstraints(pattern=r"^https?://\S{1,1990}$")] | None = None
     preferredLanguage: str | None = None
     onboardingCompleted: bool | None = None
@@ -93,7 +98,7 @@ class SelfProfilePatch(Schema):
 class CourierStatusChange(Schema):
     status: Literal["picked_up", "arrived", "delivered", "failed"]
     failureReason: Literal["recipient_absent", "refused", "wrong_address", "other"] | None = None
-    recipientName: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    recipientName: Annotated[str, StringConstraints(min_length=1, max_length=200), ONE_LINE] | None = None
     photoKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
     otpCode: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None
     otpVerified: bool | None = Field(default=None, description="deprecated and ignored")
@@ -106,9 +111,9 @@ class AttentionReport(Schema):
     move: Literal["picked_up", "arrived", "delivered", "failed"] = Field(
         description="the status the refused queued move asked for"
     )
-    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = Field(
-        description="why the server refused it, as the app shows it to the courier"
-    )
+    reason: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE
+    ] = Field(description="why the server refused it, as the app shows it to the courier")
     heldAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = Field(
         default=None, description="cash the courier collected with the refused move"
     )

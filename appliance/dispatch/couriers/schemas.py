@@ -6,10 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, EmailStr, Field, StringConstraints
 
-from appliance.common.api import Schema
+from appliance.common.api import ONE_LINE, Schema
 
-Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40), ONE_LINE]
 CourierPassword = Annotated[str, StringConstraints(min_length=8, max_length=200)]
 
 
@@ -67,13 +67,17 @@ class CourierCreate(Schema):
     )
     displayName: Text200
     phone: Phone | None = None
-    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+    vehicleLabel: (
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=120), ONE_LINE] | None
+    ) = None
 
 
 class CourierPatch(Schema):
     displayName: Text200 | None = None
     phone: Phone | None = None
-    vehicleLabel: Annotated[str, StringConstraints(strip_whitespace=True, max_length=120)] | None = None
+    vehicleLabel: (
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=120), ONE_LINE] | None
+    ) = None
     active: bool | None = None
     password: CourierPassword | None = Field(
         default=None,

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import Schema
+from appliance.common.api import ONE_LINE, Schema
 
 OrderEvent = Literal[
     "order.created",
@@ -16,7 +16,7 @@ OrderEvent = Literal[
     "order.failed",
     "order.cancelled",
 ]
-KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
 WebhookUrl = Annotated[str, StringConstraints(pattern=r"^https://\S{1,2030}$", max_length=2040)]
 
 

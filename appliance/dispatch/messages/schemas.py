@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import Schema
+from appliance.common.api import ONE_LINE, Schema
 
 Event = Literal["assigned", "picked_up", "arriving", "delivered", "failed", "late"]
 Language = Literal["hy", "ru", "en"]
@@ -16,7 +16,7 @@ Host = Annotated[
 ]
 SystemId = Annotated[str, StringConstraints(min_length=1, max_length=15)]  # SMPP 3.4: C-Octet 16
 Password = Annotated[str, StringConstraints(min_length=1, max_length=8)]  # SMPP 3.4: C-Octet 9
-SourceAddr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20)]
+SourceAddr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20), ONE_LINE]
 
 
 class TemplatesByLanguage(Schema):

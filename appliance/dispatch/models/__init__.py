@@ -21,7 +21,7 @@ from appliance.dispatch.models.integrations import (
     WebhookDelivery,
     WebhookMessage,
 )
-from appliance.dispatch.models.links import JobLease, LinkToken, OutgoingMail
+from appliance.dispatch.models.links import InviteRecord, JobLease, LinkToken, OutgoingMail
 from appliance.dispatch.models.messages import RecipientLink, RecipientMessage, RecipientSettings
 from appliance.dispatch.models.orders import (
     Assignment,
@@ -50,6 +50,7 @@ __all__ = [
     "CourierLocation",
     "Depot",
     "IntegrationKey",
+    "InviteRecord",
     "JobLease",
     "LinkToken",
     "Membership",

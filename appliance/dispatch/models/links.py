@@ -1,4 +1,5 @@
-"""Single-use link tokens (magic sign-in links, invites, member login links) and queued mail."""
+"""Single-use link tokens (magic sign-in links, invites, member login links), the record of
+invites made, and queued mail."""
 
 from __future__ import annotations
 
@@ -35,10 +36,33 @@ class LinkToken(BaseModel):
         table_name = "link_token"
 
 
+class InviteRecord(BaseModel):
+    """Every invite made through POST /company/invites, append-only (0020_invite_record): who
+    invited which address, as what, when. Plain ids: it outlives the link and the inviter."""
+
+    company = peewee.ForeignKeyField(Company, on_delete="CASCADE")
+    link_id = peewee.BigIntegerField(null=True)
+    invited_by_id = peewee.BigIntegerField(null=True)
+    inviter_name = peewee.CharField(max_length=200, null=True)
+    role = peewee.CharField(max_length=16)
+    name = peewee.CharField(max_length=200)
+    email = peewee.CharField(max_length=320, null=True)
+    phone = peewee.CharField(max_length=40, null=True)
+    created_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "invite_record"
+
+
 class OutgoingMail(BaseModel):
     to_address = peewee.CharField(max_length=320)
     subject = peewee.CharField(max_length=300)
+    # Every link's token replaced by {token}: the tokens rest sealed in link_tokens until sent.
     body = peewee.TextField()
+    link_tokens = peewee.BlobField(null=True)  # common/mail.py: AES-GCM, dropped once handed over
+    # The kind of a message queued by address only, which the worker composes (or drops).
+    compose = peewee.CharField(max_length=32, null=True)
+    # queued → sent, or failed (a message that cannot be built; last_error says why)
     status = peewee.CharField(max_length=16, default="queued")
     attempts = peewee.IntegerField(default=0)
     next_attempt_at = UTCDateTimeField(default=now)

@@ -8,22 +8,22 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, EmailStr, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from appliance.common.api import QuerySchema, Schema
+from appliance.common.api import ONE_LINE, QuerySchema, Schema
 from appliance.dispatch.geo_types import LatLon
 
 OrderStatus = Literal[
     "draft", "ready", "assigned", "picked_up", "arrived", "delivered", "failed", "cancelled"
 ]
 FailureReason = Literal["recipient_absent", "refused", "wrong_address", "other"]
-Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Address = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
-Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40)]
+Text200 = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+Address = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=40), ONE_LINE]
 Amount = Annotated[int, Field(ge=0, le=10**12)]
 Weight = Annotated[float, Field(ge=0, le=10000)]
 # Issue 27: the shop's order number, the parts of an address a courier needs at the door, a note.
-ExternalRef = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-DoorPart = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
-CourierNote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+ExternalRef = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), ONE_LINE]
+DoorPart = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40), ONE_LINE]
+CourierNote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
 # Issue 28: the language of messages to the recipient; the company's default when absent.
 RecipientLanguage = Literal["hy", "ru", "en"]
 
@@ -216,7 +216,8 @@ class DeliverForCourier(Schema):
         default=None, description="the delivery code the recipient gives"
     )
     recipientName: (
-        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+        | None
     ) = Field(default=None, description="who received it; required when no otpCode is given")
     collectedAmountAmd: Amount | None = Field(
         default=None, description="cash on delivery the courier took; defaults to codAmountAmd"

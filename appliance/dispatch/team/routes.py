@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from appliance.common.api import endpoint
-from appliance.dispatch.auth.guards import B, D, current_caller
+from appliance.dispatch.auth.guards import B, D, O, current_caller
 from appliance.dispatch.runtime import runtime
 from appliance.dispatch.team import schemas, service
 
@@ -60,11 +60,28 @@ def patch_member(user_id: int, body: schemas.MemberPatch):
     body=schemas.InviteCreate,
     status=201,
     response=schemas.InviteCreated,
+    errors=(429,),
     tags=TAGS,
 )
 def create_invite(body: schemas.InviteCreate):
-    """Invite someone by a shareable link (7 days), emailed too when an email is given."""
+    """Invite someone by a shareable link (7 days), emailed too when an email is given. A company
+    may make 20 invites naming an address per rolling hour: more answer 429 (code invite_limit,
+    with Retry-After). Every invite is on record (GET /company/invites/history)."""
     return service.invite(runtime(), current_caller(), body.model_dump())
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/company/invites/history",
+    guard=O,
+    response=schemas.InviteHistoryOut,
+    tags=TAGS,
+)
+def invite_history():
+    """Every invite the company made (the latest 500, newest first): who invited which address,
+    as what and when, and what became of its link. Owners only."""
+    return service.invite_history(current_caller().company_id)
 
 
 @endpoint(bp, "DELETE", "/company/invites/<int:invite_id>", guard=D, status=204, errors=(404,), tags=TAGS)

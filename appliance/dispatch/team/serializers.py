@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
-from appliance.dispatch.auth import credentials
-from appliance.dispatch.models import Courier, LinkToken, Membership, User
+from appliance.dispatch.auth import credentials, links
+from appliance.dispatch.models import Courier, InviteRecord, LinkToken, Membership, User
 
 
 def member_body(membership: Membership, user: User) -> dict[str, Any]:
@@ -38,4 +38,24 @@ def invite_body(row: LinkToken) -> dict[str, Any]:
         "vehicle": row.vehicle,
         "invitedBy": {"userId": str(inviter.id), "name": inviter.display_name} if inviter else None,
         "createdAt": clock.iso(row.created_at),
+    }
+
+
+def invite_record_body(record: InviteRecord, link: LinkToken | None) -> dict[str, Any]:
+    """One invite made, as the owner reads it: who invited which address as what, and when; the
+    state of its link (``removed`` once housekeeping deleted the expired link)."""
+    return {
+        "id": str(record.id),
+        "inviteId": str(record.link_id) if record.link_id is not None else None,
+        "role": record.role,
+        "name": record.name,
+        "email": record.email,
+        "phone": record.phone,
+        "invitedBy": (
+            {"userId": str(record.invited_by_id), "name": record.inviter_name}
+            if record.invited_by_id is not None
+            else None
+        ),
+        "createdAt": clock.iso(record.created_at),
+        "state": links.state(link) if link is not None else "removed",
     }

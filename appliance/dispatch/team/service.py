@@ -1,22 +1,36 @@
 """Team rules: who may invite, change or hand a sign-in link to whom; a company always keeps an
-active owner; a role change or disable ends the member's sessions at once."""
+active owner; a role change or disable ends the member's sessions at once.
+
+An invite's link, accepted without a session, answers whether its address has an account (the
+specification's 409 sign_in_required): what an inviter can learn that way is bounded (invites
+naming an address, per company per rolling hour) and every invite is on record for the company's
+owners to read (issue 41)."""
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
-from appliance.common.problems import Conflict, Forbidden, NotFound
+from appliance.common.problems import Conflict, Forbidden, NotFound, TooManyRequests
 from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
 from appliance.dispatch.auth.service import invite_link_url
 from appliance.dispatch.couriers.service import end_sessions, set_courier_active
 from appliance.dispatch.db import database
-from appliance.dispatch.models import Courier, LinkToken, Membership, User
+from appliance.dispatch.models import Company, Courier, InviteRecord, LinkToken, Membership, User
 from appliance.dispatch.runtime import DispatchRuntime
-from appliance.dispatch.team.serializers import invite_body, member_body
+from appliance.dispatch.team.serializers import invite_body, invite_record_body, member_body
+
+# Invites naming an address a company may make in any rolling hour: enough to bring a team in,
+# too few to sweep a list of addresses for accounts.
+ADDRESSED_INVITES_PER_HOUR = 20
+INVITE_WINDOW = timedelta(hours=1)
+# How far back GET /company/invites/history reads.
+HISTORY_LIMIT = 500
 
 
 def _pending_invites(company_id: int):
@@ -66,6 +80,8 @@ def invite(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[
     mailer = rt.mailer
     email = normalise_email(fields["email"]) if fields.get("email") else None
     with write_transaction(database):
+        if email:
+            _hold_addressed_invites(caller.company_id)
         token, row = links.issue(
             "invite",
             links.INVITE_LIFETIME,
@@ -90,9 +106,64 @@ def invite(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[
                 role=fields["role"],
                 link=link,
             )
-            mail_id = mailer.enqueue(email, subject, text)
-    emailed = mailer.deliver(mail_id) if mail_id is not None else False
-    return {"invite": invite_body(row), "link": link, "emailed": emailed}
+            mail_id = mailer.enqueue(email, subject, text)  # sent by the mail worker (common/mail.py)
+        _record_invite(caller, row)
+    return {"invite": invite_body(row), "link": link, "emailed": mail_id is not None}
+
+
+def _hold_addressed_invites(company_id: int) -> None:
+    """429 (with Retry-After) once the company made ADDRESSED_INVITES_PER_HOUR invites naming an
+    address within the last hour. Inside the invite's transaction, the company's row locked
+    (PostgreSQL; SQLite's write transaction serialises), so two at once cannot both pass."""
+    locked(Company.select().where(Company.id == company_id)).first()
+    since = clock.now() - INVITE_WINDOW
+    recent = [
+        row.created_at
+        for row in InviteRecord.select(InviteRecord.created_at)
+        .where(
+            (InviteRecord.company == company_id)
+            & InviteRecord.email.is_null(False)
+            & (InviteRecord.created_at > since)
+        )
+        .order_by(InviteRecord.created_at.desc())
+        .limit(ADDRESSED_INVITES_PER_HOUR)
+    ]
+    if len(recent) < ADDRESSED_INVITES_PER_HOUR:
+        return
+    wait = (recent[-1] + INVITE_WINDOW - clock.now()).total_seconds()
+    raise TooManyRequests(
+        f"This company has invited {ADDRESSED_INVITES_PER_HOUR} addresses within the last hour; "
+        "invite more later, or invite by link without an address.",
+        code="invite_limit",
+        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+    )
+
+
+def _record_invite(caller: Caller, row: LinkToken) -> None:
+    InviteRecord.create(
+        company=caller.company_id,
+        link_id=row.id,
+        invited_by_id=caller.user.id,
+        inviter_name=caller.user.display_name,
+        role=row.role,
+        name=row.name,
+        email=row.email,
+        phone=row.phone,
+        created_at=row.created_at,
+    )
+
+
+def invite_history(company_id: int) -> dict[str, Any]:
+    """Every invite the company made, newest first, with what became of its link."""
+    records = list(
+        InviteRecord.select()
+        .where(InviteRecord.company == company_id)
+        .order_by(InviteRecord.created_at.desc(), InviteRecord.id.desc())
+        .limit(HISTORY_LIMIT)
+    )
+    ids = [r.link_id for r in records if r.link_id is not None]
+    links_by_id = {row.id: row for row in LinkToken.select().where(LinkToken.id.in_(ids))} if ids else {}
+    return {"invites": [invite_record_body(r, links_by_id.get(r.link_id)) for r in records]}
 
 
 def revoke_invite(caller: Caller, invite_id: int) -> None:
