@@ -88,7 +88,7 @@ def test_a_courier_made_with_the_victims_email_gives_the_attacker_no_way_into_th
     assert switched.status_code == 403
     # The victim proves the address: the planted password and its session end.
     session = dispatch_client.post(
-        "/auth/magic-link/verify", json={"token": _link_token(data_dir, VICTIM, "/login?token=")}
+        "/auth/magic-link/verify", json={"token": _link_token(dispatch_client, VICTIM, "/login?token=")}
     )
     assert session.status_code == 200 and session.json["company"]["name"] == "Victim Co"
     assert _login(dispatch_client, VICTIM, ATTACKER_PASSWORD).status_code == 401
