@@ -136,7 +136,11 @@ def test_each_writing_cli_command_succeeds_ten_times_beside_a_serving_process_un
                     capture_output=True,
                     text=True,
                     timeout=120,
-                    env={**os.environ, "APPLIANCE_LOCAL_BLOCK_SECONDS": BLOCK_SECONDS},
+                    env={
+                        **os.environ,
+                        "APPLIANCE_LOCAL_BLOCK_SECONDS": BLOCK_SECONDS,
+                        "APPLIANCE_BACKUP_PASSPHRASE": "the backup passphrase",
+                    },
                 )
                 code, output, error = done.returncode, done.stdout, done.stderr
             else:

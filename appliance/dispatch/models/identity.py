@@ -88,6 +88,8 @@ class AuthSession(BaseModel):
     created_at = UTCDateTimeField(default=now)
     revoked_at = UTCDateTimeField(null=True)
     revoked_reason = peewee.CharField(max_length=40, null=True)
+    # The end of its current refresh token: past it, its access tokens are refused too.
+    expires_at = UTCDateTimeField(null=True)
 
 
 class RefreshToken(BaseModel):
