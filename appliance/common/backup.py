@@ -60,6 +60,7 @@ MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
 # leave the host in a backup; the operator keeps them (or encrypts the key) instead.
 PLAIN_FILES = ("appliance.key", "custody.key", "appliance.toml", "tiles.mbtiles")
 CUSTODY_KEY = "custody.key"
+SCRATCH_PREFIX = ".backup-"  # clear snapshots of an encrypted backup, in the data directory
 # Not "outbox": its .eml files are sent mail carrying live sign-in, reset and invite links.
 PLAIN_DIRS = ("objects",)
 CHUNK = 1 << 20
@@ -320,9 +321,10 @@ def create_backup(
     staging.mkdir(parents=True, mode=0o700)
     # Clear snapshots of an encrypted backup are made here, in the data directory beside the
     # databases they copy, never on the backup's disk.
-    scratch = data_dir / f".backup-{os.getpid()}" if sealer is not None else staging
+    scratch = data_dir / f"{SCRATCH_PREFIX}{os.getpid()}" if sealer is not None else staging
     try:
         if sealer is not None:
+            remove_stale_scratch(data_dir)
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(mode=0o700)
         entries = []
@@ -386,6 +388,29 @@ def create_backup(
             shutil.rmtree(scratch, ignore_errors=True)
     manifest["seconds"] = round(time.monotonic() - started, 3)
     return manifest
+
+
+def remove_stale_scratch(data_dir: Path) -> list[Path]:
+    """Remove the clear snapshots a killed backup left in the data directory (``.backup-PID`` of
+    a process that no longer runs): they would otherwise sit there, as large as the databases."""
+    removed = []
+    for scratch in data_dir.glob(f"{SCRATCH_PREFIX}*"):
+        pid = scratch.name[len(SCRATCH_PREFIX) :]
+        if not pid.isdigit() or not scratch.is_dir() or _process_runs(int(pid)):
+            continue
+        shutil.rmtree(scratch, ignore_errors=True)
+        removed.append(scratch)
+    return removed
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it runs
+        return True
+    return True
 
 
 def _sealed(source: Path, staging: Path, relative: str, sealer: Sealer, advance: Progress) -> dict[str, Any]:

@@ -91,6 +91,33 @@ def test_a_backup_restores_into_an_empty_directory_byte_for_byte(populated, seal
     assert (restored / "custody.key").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_backup_of_the_format_before_encryption_still_restores(populated, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=None)
+    manifest_path = tmp_path / "backup" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["encryption"], manifest["outbox"]
+    manifest_path.write_text(json.dumps({**manifest, "format": 1}))
+    result = restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for)
+    assert result["encryption"] is None
+    key = "appliance.key"
+    assert (tmp_path / "restored" / key).read_bytes() == (populated.data_dir / key).read_bytes()
+
+
+def test_clear_snapshots_a_killed_backup_left_in_the_data_directory_are_removed(
+    populated, sealer, tmp_path: Path
+) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs
+    left = populated.data_dir / f".backup-{dead.pid}"
+    left.mkdir()
+    (left / "dispatch.db").write_bytes(b"a clear snapshot")
+    running = populated.data_dir / f".backup-{os.getppid()}"
+    running.mkdir()
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
+    assert not left.exists() and running.is_dir()
+    assert not list(populated.data_dir.glob(f".backup-{os.getpid()}"))
+
+
 def test_it_refuses_to_write_over_an_existing_backup(populated, sealer, tmp_path: Path) -> None:
     (tmp_path / "backup").mkdir()
     (tmp_path / "backup" / "something").write_text("x")
