@@ -20,7 +20,8 @@ ENV_PREFIX = "APPLIANCE_"
 SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
-NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG"})
+# Read by the commands themselves, not settings: the backup passphrase never rests in a settings file.
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE"})
 # Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
 NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
 DEFAULT_LOCAL_RPC_GAS_CAP = 5_000_000
@@ -113,6 +114,7 @@ class Settings:
     # Identity (dispatch)
     access_token_seconds: int = 900
     refresh_token_days: int = 30
+    session_max_days: int = 90
     rate_limits: str = "on"
     rate_limit_public: str = "120 per minute"
     rate_limit_storage: str = "memory://"
@@ -441,6 +443,8 @@ def _check(settings: Settings) -> None:
         settings.s3_bucket and settings.s3_access_key and settings.s3_secret_key
     ):
         raise SettingsError("settings s3_bucket, s3_access_key and s3_secret_key: required with s3_endpoint")
+    if settings.session_max_days < 0:
+        raise SettingsError("setting session_max_days: 0 (no absolute limit) or more days")
     if settings.routing_engine not in {"embedded", "osrm", "valhalla", "none"}:
         raise SettingsError("setting routing_engine: must be embedded, osrm, valhalla or none")
     if settings.routing_engine in {"osrm", "valhalla"} and not settings.routing_url:

@@ -31,7 +31,8 @@ class Entry(NamedTuple):
 
 COMMANDS: dict[str, Entry] = {
     "backup": Entry(
-        "backup", "Copy the data directory (databases, chain, objects, keys) while the appliance serves."
+        "backup",
+        "Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves.",
     ),
     "chain": Entry("custody", "The engine's chains."),
     "company": Entry("company", "Dispatch companies."),

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from appliance.cli._options import command_options, emit, output_path, settings_from
 from appliance.settings import Settings
+
+if TYPE_CHECKING:
+    from appliance.common.backup import Unlock
+    from appliance.common.sealing import Sealer
 
 
 @contextmanager
@@ -48,7 +53,77 @@ def _describe_backup(result: dict[str, Any]) -> str:
     )
     return (
         f"backup written to {result['path']} in {result['seconds']} s: {len(result['files'])} files, "
-        f"{result['bytes']} bytes; databases: {databases}"
+        f"{result['bytes']} bytes, {_encryption_words(result['encryption'])}; databases: {databases}"
+    )
+
+
+PASSPHRASE_ENV = "APPLIANCE_BACKUP_PASSPHRASE"
+NO_PASSPHRASE = (
+    f"the backup is encrypted under a passphrase: give --passphrase-file FILE or {PASSPHRASE_ENV}, "
+    "or run the command on a terminal to be asked"
+)
+NO_ENCRYPTION_CHOSEN = (
+    f"a backup is encrypted: give --recipient age1… (restore with its identity file), "
+    f"--passphrase-file FILE or {PASSPHRASE_ENV}, or run on a terminal to be asked; "
+    "--no-encryption writes it in the clear"
+)
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a person can be asked (a function of this module, so tests can stand in for one)."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def _passphrase_from_file(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise click.BadParameter(f"{path}: {why}", param_hint="'--passphrase-file'") from None
+    passphrase = text.rstrip("\r\n")  # a file's final newline is no part of the passphrase
+    if not passphrase:
+        raise click.BadParameter(f"{path} is empty", param_hint="'--passphrase-file'")
+    return passphrase
+
+
+def _given_passphrase(passphrase_file: Path | None, *, confirm: bool) -> str | None:
+    """The backup passphrase from --passphrase-file, the environment or the terminal, in that
+    order (never from the command line, which every local user reads in ``ps``); None if none."""
+    if passphrase_file is not None:
+        return _passphrase_from_file(passphrase_file)
+    if os.environ.get(PASSPHRASE_ENV):
+        return os.environ[PASSPHRASE_ENV]
+    if stdin_is_terminal():
+        return str(click.prompt("Backup passphrase", hide_input=True, confirmation_prompt=confirm, err=True))
+    return None
+
+
+def backup_sealer(
+    recipients: tuple[str, ...], passphrase_file: Path | None, no_encryption: bool
+) -> Sealer | None:
+    """How `backup` seals: to the recipients, under a passphrase, or (only when asked) not at all."""
+    from appliance.common.sealing import Sealer, SealingError
+
+    if sum((bool(recipients), passphrase_file is not None, no_encryption)) > 1:
+        raise click.UsageError("give one of --recipient, --passphrase-file and --no-encryption")
+    if no_encryption:
+        return None
+    try:
+        if recipients:
+            return Sealer.for_recipients(recipients)
+    except SealingError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--recipient'") from None
+    passphrase = _given_passphrase(passphrase_file, confirm=True)
+    if passphrase is None:
+        raise click.UsageError(NO_ENCRYPTION_CHOSEN)
+    if not passphrase:
+        raise click.UsageError("the backup passphrase is empty")
+    return Sealer.with_passphrase(passphrase)
+
+
+def _encryption_words(scheme: str | None) -> str:
+    return {None: "NOT encrypted", "passphrase": "encrypted under the passphrase"}.get(
+        scheme, "encrypted to the recipient"
     )
 
 
@@ -60,28 +135,62 @@ def _describe_backup(result: dict[str, Any]) -> str:
     type=output_path(),
     help="A new directory to write the backup to.",
 )
+@click.option(
+    "--recipient",
+    "recipients",
+    multiple=True,
+    metavar="AGE1…",
+    help="Encrypt to this age public key (repeatable); restore with its identity file.",
+)
+@click.option(
+    "--passphrase-file",
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+    help=f"Encrypt under the passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
+)
+@click.option(
+    "--no-encryption",
+    is_flag=True,
+    help="Write the backup in the clear (it then opens the live install: keep it as secret as the keys).",
+)
 @command_options
-def backup_command(out: Path, settings: Settings, as_json: bool) -> None:
-    """Copy the data directory (databases, chain, objects, keys) while the appliance serves."""
+def backup_command(
+    out: Path,
+    recipients: tuple[str, ...],
+    passphrase_file: Path | None,
+    no_encryption: bool,
+    settings: Settings,
+    as_json: bool,
+) -> None:
+    """Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves."""
     from appliance.common.backup import BackupError, create_backup
 
+    sealer = backup_sealer(recipients, passphrase_file, no_encryption)
     try:
         with _progress_bar("backup") as progress:
-            manifest = create_backup(settings, out, progress=progress)
+            manifest = create_backup(settings, out, sealer=sealer, progress=progress)
     except BackupError as exc:
         raise click.ClickException(str(exc)) from None
+    encryption = manifest["encryption"]
     result = {
         "path": str(out.resolve()),
         "createdAt": manifest["createdAt"],
         "seconds": manifest["seconds"],
         "bytes": sum(entry["size"] for entry in manifest["files"]),
         "applianceVersion": manifest["applianceVersion"],
+        "encryption": None if encryption is None else encryption["scheme"],
         "databases": manifest["databases"],
         "chainHeights": manifest["chainHeights"],
         "files": manifest["files"],
         "custodyKey": manifest["custodyKey"],
     }
     emit(as_json, result, lambda: _describe_backup(result))
+    if sealer is None:
+        click.echo(
+            "warning: this backup is not encrypted: with appliance.key and the databases in the clear, "
+            "whoever reads it can act as any user and sign as any operator; keep it as secret as "
+            "the data directory",
+            err=True,
+        )
     if manifest["custodyKey"].startswith("left out"):
         click.echo(
             "warning: custody.key is not encrypted, so it is not in this backup: keep its 24 words "
@@ -90,19 +199,60 @@ def backup_command(out: Path, settings: Settings, as_json: bool) -> None:
         )
 
 
+def restore_unlock(passphrase_file: Path | None, identity_files: tuple[Path, ...]) -> Unlock:
+    """What may open the backup: identities from files, and a passphrase found only if needed."""
+    from appliance.common.backup import Unlock
+    from appliance.common.sealing import SealingError, WrongSecret, read_identities
+
+    identities: list[str] = []
+    for path in identity_files:
+        try:
+            identities.extend(read_identities(path))
+        except SealingError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--identity'") from None
+
+    def passphrase() -> str:
+        found = _given_passphrase(passphrase_file, confirm=False)
+        if not found:
+            raise WrongSecret(NO_PASSPHRASE)
+        return found
+
+    return Unlock(passphrase=passphrase, identities=tuple(identities))
+
+
 @click.command("restore")
 @click.argument("source", type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path))
+@click.option(
+    "--passphrase-file",
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+    help=f"The backup's passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
+)
+@click.option(
+    "--identity",
+    "identity_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+    help="An age identity file (AGE-SECRET-KEY-1…) for a backup encrypted to its recipient.",
+)
 @command_options
-def restore_command(source: Path, settings: Settings, as_json: bool) -> None:
+def restore_command(
+    source: Path,
+    passphrase_file: Path | None,
+    identity_files: tuple[Path, ...],
+    settings: Settings,
+    as_json: bool,
+) -> None:
     """Restore a backup into an empty data directory (--data-dir), checking every checksum."""
     from appliance.common.backup import BackupError, restore_backup
 
+    unlock = restore_unlock(passphrase_file, identity_files)
     try:
         with _progress_bar("restore") as progress:
             result = restore_backup(
                 source,
                 settings.data_dir,
                 lambda target: settings_from(data_dir=str(target)),
+                unlock=unlock,
                 progress=progress,
             )
     except BackupError as exc:

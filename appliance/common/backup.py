@@ -12,9 +12,21 @@ is taken before the chain's: every transaction the engine had recorded is then i
 are copied after the databases, so every object a database row names is there. A service on
 PostgreSQL is dumped with ``pg_dump`` (one snapshot of its own) in the same order.
 
-The manifest lists every file with its size and SHA-256, the appliance version and each database's
-schema version; restore checks all of them and refuses a backup whose schema is newer than the
-migrations this binary knows.
+The manifest lists every file with its size and SHA-256 (as stored in the backup), the appliance
+version and each database's schema version; restore checks all of them and refuses a backup whose
+schema is newer than the migrations this binary knows.
+
+Encrypted (issue 41): a backup holds everything that opens the live install (appliance.key signs
+access tokens and unseals operators' HMAC secrets; the databases hold sealed secrets and hashes;
+appliance.toml may hold credentials), so every file of it is sealed (appliance/common/sealing.py)
+under one data key that a backup passphrase or an age recipient unlocks; the manifest keeps the
+key's header (no secret) and a MAC over itself under that key, so an altered manifest (its chain
+heights, its files) is refused too. A database snapshot is written in the clear only inside the
+data directory (as secret as the database itself), sealed from there into the backup, and removed.
+``sealer=None`` (`backup --no-encryption`) writes the files as they are.
+
+Sent mail stays out: the outbox's .eml files are mail already handed over, and hold the sign-in,
+reset and invite links they carried (live until used or expired).
 """
 
 from __future__ import annotations
@@ -34,9 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from appliance import __version__
+from appliance.common.sealing import Sealer, SealingError, open_file, seal_file
 from appliance.settings import Settings
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)  # 1: before encryption (never sealed)
+MAC = "manifestMac"
 MANIFEST = "manifest.json"
 CHAIN_FILE = "chain/eth_local.db"
 MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
@@ -45,7 +60,9 @@ MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
 # leave the host in a backup; the operator keeps them (or encrypts the key) instead.
 PLAIN_FILES = ("appliance.key", "custody.key", "appliance.toml", "tiles.mbtiles")
 CUSTODY_KEY = "custody.key"
-PLAIN_DIRS = ("objects", "outbox")
+SCRATCH_PREFIX = ".backup-"  # clear snapshots of an encrypted backup, in the data directory
+# Not "outbox": its .eml files are sent mail carrying live sign-in, reset and invite links.
+PLAIN_DIRS = ("objects",)
 CHUNK = 1 << 20
 
 Progress = Callable[[int], None]
@@ -53,6 +70,19 @@ Progress = Callable[[int], None]
 
 class BackupError(Exception):
     """A backup that cannot be made or restored; the message is one line."""
+
+
+class BackupLocked(BackupError):
+    """An encrypted backup that the passphrase or identities given do not open (or none given)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Unlock:
+    """What may open an encrypted backup: a passphrase (asked for only when the backup needs
+    one) or age identities (``AGE-SECRET-KEY-1…``)."""
+
+    passphrase: Callable[[], str] | None = None
+    identities: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -267,13 +297,15 @@ def create_backup(
     settings: Settings,
     out: Path,
     *,
+    sealer: Sealer | None,
     progress: Callable[[int], Progress] = lambda _total: lambda _n: None,
 ) -> dict[str, Any]:
     """Copy the data directory of ``settings`` into the new directory ``out``; returns the manifest.
 
-    ``progress(total_bytes)`` is called once and returns the function told every copied amount.
-    The copy is written beside ``out`` and renamed to it when complete, so ``out`` either holds a
-    whole backup or does not exist."""
+    Every file is sealed under ``sealer`` (None: written as it is, which `backup` allows only with
+    --no-encryption). ``progress(total_bytes)`` is called once and returns the function told every
+    copied amount. The copy is written beside ``out`` and renamed to it when complete, so ``out``
+    either holds a whole backup or does not exist."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BackupError(f"{out} already exists and is not empty: give a new path")
@@ -287,35 +319,49 @@ def create_backup(
     staging = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True, mode=0o700)
+    # Clear snapshots of an encrypted backup are made here, in the data directory beside the
+    # databases they copy, never on the backup's disk.
+    scratch = data_dir / f"{SCRATCH_PREFIX}{os.getpid()}" if sealer is not None else staging
     try:
+        if sealer is not None:
+            remove_stale_scratch(data_dir)
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir(mode=0o700)
+        entries = []
         with contextlib.ExitStack() as closing:
             for database in databases:  # every snapshot taken before anything is copied
                 if database.backend == "sqlite":
                     _pin(database, settings.sqlite_busy_timeout_ms)
                     closing.callback(database.snapshot.close)  # type: ignore[union-attr]
                 else:
-                    _pg_dump(database, staging / database.target)
+                    _pg_dump(database, scratch / database.target)
             files = plain_files(data_dir)
             advance = progress(_estimated_bytes(databases, files))
-            entries = []
             for database in databases:
-                target = staging / database.target
+                clear = scratch / database.target
                 if database.backend == "sqlite":
-                    _copy_pinned(database, target)
+                    _copy_pinned(database, clear)
                     database.snapshot.close()  # type: ignore[union-attr]
                     advance(Path(database.location).stat().st_size)
-                entries.append(_entry(database.target, target))
+                if sealer is None:
+                    entries.append(_entry(database.target, clear))
+                else:
+                    entries.append(_sealed(clear, staging, database.target, sealer, lambda _n: None))
+                    clear.unlink()
         for source, relative in files:
             with contextlib.suppress(FileNotFoundError):  # removed meanwhile (an expired object)
-                digest = copy_hashing(source, staging / relative, advance)
-                entries.append(
-                    {"path": relative, "size": (staging / relative).stat().st_size, "sha256": digest}
-                )
+                if sealer is None:
+                    digest = copy_hashing(source, staging / relative, advance)
+                    size = (staging / relative).stat().st_size
+                    entries.append({"path": relative, "size": size, "sha256": digest})
+                else:
+                    entries.append(_sealed(source, staging, relative, sealer, advance))
         manifest = {
             "format": FORMAT,
             "applianceVersion": __version__,
             "createdAt": created_at,
             "sqliteVersion": sqlite3.sqlite_version,
+            "encryption": sealer.header if sealer is not None else None,
             "databases": {
                 d.name: {"backend": d.backend, "path": d.target, "schemaVersion": d.schema_version}
                 for d in databases
@@ -324,8 +370,11 @@ def create_backup(
             "objects": "s3 (not in this backup)" if settings.s3_endpoint else "local",
             "links": routing_link(data_dir),
             "custodyKey": custody_key_in_backup(data_dir),
+            "outbox": "left out (sent mail holds live links)",
             "files": sorted(entries, key=lambda e: e["path"]),
         }
+        if sealer is not None:
+            manifest[MAC] = sealer.mac(manifest)
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         _fsync_tree(staging)
         if out.exists():
@@ -334,8 +383,41 @@ def create_backup(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if sealer is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     manifest["seconds"] = round(time.monotonic() - started, 3)
     return manifest
+
+
+def remove_stale_scratch(data_dir: Path) -> list[Path]:
+    """Remove the clear snapshots a killed backup left in the data directory (``.backup-PID`` of
+    a process that no longer runs): they would otherwise sit there, as large as the databases."""
+    removed = []
+    for scratch in data_dir.glob(f"{SCRATCH_PREFIX}*"):
+        pid = scratch.name[len(SCRATCH_PREFIX) :]
+        if not pid.isdigit() or not scratch.is_dir() or _process_runs(int(pid)):
+            continue
+        shutil.rmtree(scratch, ignore_errors=True)
+        removed.append(scratch)
+    return removed
+
+
+def _process_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it runs
+        return True
+    return True
+
+
+def _sealed(source: Path, staging: Path, relative: str, sealer: Sealer, advance: Progress) -> dict[str, Any]:
+    """Seal ``source`` into the backup at ``relative`` (its label: a file cannot be moved to
+    another path); its manifest entry describes the file as stored."""
+    size, digest = seal_file(source, staging / relative, sealer, relative, advance)
+    return {"path": relative, "size": size, "sha256": digest}
 
 
 def chain_heights(settings: Settings) -> dict[str, int | None]:
@@ -383,8 +465,11 @@ def read_manifest(source: Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as exc:
         raise BackupError(f"{path} is not a readable manifest: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BackupError(f"{path}: backup format {manifest.get('format')!r} is not {FORMAT}")
+    if not isinstance(manifest, dict) or manifest.get("format") not in READABLE_FORMATS:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise BackupError(
+            f"{path}: backup format {found!r} is not one this appliance reads {READABLE_FORMATS}"
+        )
     for entry in manifest.get("files", []):
         relative = Path(str(entry.get("path", "")))
         if relative.is_absolute() or ".." in relative.parts or not relative.parts:
@@ -443,23 +528,47 @@ def _pg_restore(dump: Path, url: str, name: str) -> None:
         raise BackupError(f"pg_restore of {name} failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
+def is_encrypted(manifest: dict[str, Any]) -> bool:
+    return manifest.get("encryption") is not None
+
+
+def unlock_backup(manifest: dict[str, Any], unlock: Unlock) -> Sealer | None:
+    """The sealer of an encrypted backup (its manifest's MAC checked), None for a clear one."""
+    header = manifest.get("encryption")
+    if header is None:
+        return None
+    try:
+        sealer = Sealer.open(header, passphrase=unlock.passphrase, identities=unlock.identities)
+    except SealingError as exc:
+        raise BackupLocked(f"the backup is encrypted and cannot be opened: {exc}") from None
+    try:
+        sealer.check_mac({k: v for k, v in manifest.items() if k != MAC}, manifest.get(MAC))
+    except SealingError as exc:
+        raise BackupError(f"the backup is damaged: {exc}") from None
+    return sealer
+
+
 def restore_backup(
     source: Path,
     target: Path,
     settings_for: Callable[[Path], Settings],
     *,
+    unlock: Unlock = Unlock(),
     progress: Callable[[int], Progress] = lambda _total: lambda _n: None,
 ) -> dict[str, Any]:
     """Restore the backup in ``source`` into the empty directory ``target``.
 
-    Every file is checked against the manifest while it is copied; any difference (or a schema
-    newer than this binary) stops the restore and removes what it wrote. ``settings_for(target)``
-    gives the settings the restored install will run with (after its appliance.toml is back): a
-    service on PostgreSQL there is restored into its (empty) database with pg_restore."""
+    An encrypted backup is opened with ``unlock`` first: a wrong passphrase or identity, or an
+    altered manifest, stops before anything is written. Every file is checked against the
+    manifest while it is copied (and opened); any difference (or a schema newer than this binary)
+    stops the restore and removes what it wrote. ``settings_for(target)`` gives the settings the
+    restored install will run with (after its appliance.toml is back): a service on PostgreSQL
+    there is restored into its (empty) database with pg_restore."""
     source, target = Path(source), Path(target)
     started = time.monotonic()
     manifest = read_manifest(source)
     check_schema(manifest)
+    sealer = unlock_backup(manifest, unlock)
     _ensure_empty(target)
     try:
         advance = progress(sum(int(e["size"]) for e in manifest["files"]))
@@ -467,11 +576,7 @@ def restore_backup(
             origin = source / entry["path"]
             if not origin.is_file():
                 raise BackupError(f"{entry['path']} is missing from the backup")
-            digest = copy_hashing(origin, target / entry["path"], advance)
-            if digest != entry["sha256"] or (target / entry["path"]).stat().st_size != entry["size"]:
-                raise BackupError(
-                    f"{entry['path']} does not match its checksum in the manifest: the backup is damaged"
-                )
+            _restore_file(origin, target, entry, sealer, advance)
         for link, name in manifest.get("links", {}).items():
             os.symlink(name, target / link)
         settings = settings_for(target)
@@ -485,11 +590,28 @@ def restore_backup(
     return {
         "dataDir": str(target.resolve()),
         **restored,
+        "encryption": None if sealer is None else sealer.header["scheme"],
         "files": len(manifest["files"]),
         "bytes": sum(int(e["size"]) for e in manifest["files"]),
         "createdAt": manifest["createdAt"],
         "seconds": round(time.monotonic() - started, 3),
     }
+
+
+def _restore_file(
+    origin: Path, target: Path, entry: dict[str, Any], sealer: Sealer | None, advance: Progress
+) -> None:
+    damaged = f"{entry['path']} does not match its checksum in the manifest: the backup is damaged"
+    if sealer is None:
+        digest = copy_hashing(origin, target / entry["path"], advance)
+        size = (target / entry["path"]).stat().st_size
+    else:
+        try:
+            size, digest = open_file(origin, target / entry["path"], sealer, entry["path"], advance)
+        except SealingError:
+            raise BackupError(f"{damaged} or was altered") from None
+    if digest != entry["sha256"] or size != entry["size"]:
+        raise BackupError(damaged)
 
 
 def _record_chain_heights(manifest: dict[str, Any], target: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -14,8 +15,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from appliance.common.backup import BackupError, create_backup, read_manifest, restore_backup
+from appliance.common.backup import BackupError, Unlock, create_backup, read_manifest, restore_backup
+from appliance.common.sealing import Sealer
 from appliance.settings import load_settings
+
+PASSPHRASE = "backup passphrase of the tests"
+UNLOCK = Unlock(passphrase=lambda: PASSPHRASE)
 
 pytestmark = pytest.mark.skipif(
     __import__("tests.conftest", fromlist=["BACKEND"]).BACKEND != "sqlite",
@@ -32,8 +37,17 @@ def _within(seconds: float, condition) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "appliance", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "appliance", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "APPLIANCE_BACKUP_PASSPHRASE": PASSPHRASE},
     )
+
+
+@pytest.fixture(scope="module")
+def sealer() -> Sealer:
+    return Sealer.with_passphrase(PASSPHRASE)
 
 
 def _settings_for(target: Path):
@@ -57,52 +71,80 @@ def populated(settings, dispatch_app, engine_app):
     return settings
 
 
-def test_a_backup_restores_into_an_empty_directory_byte_for_byte(populated, tmp_path: Path) -> None:
-    manifest = create_backup(populated, tmp_path / "backup")
+def test_a_backup_restores_into_an_empty_directory_byte_for_byte(populated, sealer, tmp_path: Path) -> None:
+    manifest = create_backup(populated, tmp_path / "backup", sealer=sealer)
     paths = {entry["path"] for entry in manifest["files"]}
     assert {"dispatch.db", "engine.db", "appliance.key", "custody.key", "objects/1/logo/a.png"} <= paths
-    assert "outbox/0001.eml" in paths and "chain/eth_local.db" in paths
+    assert "chain/eth_local.db" in paths
+    assert "outbox/0001.eml" not in paths  # sent mail stays out (its links are live)
     assert "objects/1/logo/.upload-abc" not in paths
     assert manifest["databases"]["dispatch"]["schemaVersion"] >= 9
     assert read_manifest(tmp_path / "backup") == {k: v for k, v in manifest.items() if k != "seconds"}
 
-    result = restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for)
+    result = restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for, unlock=UNLOCK)
     restored = tmp_path / "restored"
     assert result["dispatch"]["schemaVersion"] == manifest["databases"]["dispatch"]["schemaVersion"]
-    for name in ("appliance.key", "custody.key", "objects/1/logo/a.png", "outbox/0001.eml"):
+    for name in ("appliance.key", "custody.key", "objects/1/logo/a.png"):
         assert (restored / name).read_bytes() == (populated.data_dir / name).read_bytes()
     with sqlite3.connect(restored / "dispatch.db") as conn:
         assert conn.execute("SELECT name FROM company WHERE name = 'Arev'").fetchall() == [("Arev",)]
     assert (restored / "custody.key").stat().st_mode & 0o777 == 0o600
 
 
-def test_it_refuses_to_write_over_an_existing_backup(populated, tmp_path: Path) -> None:
+def test_a_backup_of_the_format_before_encryption_still_restores(populated, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=None)
+    manifest_path = tmp_path / "backup" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["encryption"], manifest["outbox"]
+    manifest_path.write_text(json.dumps({**manifest, "format": 1}))
+    result = restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for)
+    assert result["encryption"] is None
+    key = "appliance.key"
+    assert (tmp_path / "restored" / key).read_bytes() == (populated.data_dir / key).read_bytes()
+
+
+def test_clear_snapshots_a_killed_backup_left_in_the_data_directory_are_removed(
+    populated, sealer, tmp_path: Path
+) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs
+    left = populated.data_dir / f".backup-{dead.pid}"
+    left.mkdir()
+    (left / "dispatch.db").write_bytes(b"a clear snapshot")
+    running = populated.data_dir / f".backup-{os.getppid()}"
+    running.mkdir()
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
+    assert not left.exists() and running.is_dir()
+    assert not list(populated.data_dir.glob(f".backup-{os.getpid()}"))
+
+
+def test_it_refuses_to_write_over_an_existing_backup(populated, sealer, tmp_path: Path) -> None:
     (tmp_path / "backup").mkdir()
     (tmp_path / "backup" / "something").write_text("x")
     with pytest.raises(BackupError, match="not empty"):
-        create_backup(populated, tmp_path / "backup")
+        create_backup(populated, tmp_path / "backup", sealer=sealer)
 
 
-def test_it_refuses_a_non_empty_target(populated, tmp_path: Path) -> None:
-    create_backup(populated, tmp_path / "backup")
+def test_it_refuses_a_non_empty_target(populated, sealer, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
     (tmp_path / "target").mkdir()
     (tmp_path / "target" / "dispatch.db").write_text("someone's data")
     with pytest.raises(BackupError, match="not empty"):
-        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for)
+        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for, unlock=UNLOCK)
     assert (tmp_path / "target" / "dispatch.db").read_text() == "someone's data"
 
 
-def test_it_refuses_a_damaged_backup_and_leaves_the_target_empty(populated, tmp_path: Path) -> None:
-    create_backup(populated, tmp_path / "backup")
+def test_it_refuses_a_damaged_backup_and_leaves_the_target_empty(populated, sealer, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
     with open(tmp_path / "backup" / "objects" / "1" / "logo" / "a.png", "r+b") as handle:
         handle.write(b"X")
     with pytest.raises(BackupError, match=r"objects/1/logo/a\.png does not match its checksum"):
-        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for)
+        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for, unlock=UNLOCK)
     assert list((tmp_path / "target").iterdir()) == []
 
 
-def test_it_refuses_a_schema_newer_than_this_binary_knows(populated, tmp_path: Path) -> None:
-    create_backup(populated, tmp_path / "backup")
+def test_it_refuses_a_schema_newer_than_this_binary_knows(populated, sealer, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
     manifest_path = tmp_path / "backup" / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     manifest["databases"]["engine"]["schemaVersion"] = 9999
@@ -113,14 +155,14 @@ def test_it_refuses_a_schema_newer_than_this_binary_knows(populated, tmp_path: P
     assert not (tmp_path / "target").exists() or list((tmp_path / "target").iterdir()) == []
 
 
-def test_it_refuses_a_manifest_whose_paths_leave_the_backup(populated, tmp_path: Path) -> None:
-    create_backup(populated, tmp_path / "backup")
+def test_it_refuses_a_manifest_whose_paths_leave_the_backup(populated, sealer, tmp_path: Path) -> None:
+    create_backup(populated, tmp_path / "backup", sealer=sealer)
     manifest_path = tmp_path / "backup" / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     manifest["files"].append({"path": "../../etc/cron.d/x", "size": 1, "sha256": "0" * 64})
     manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(BackupError, match="leaves the backup"):
-        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for)
+        restore_backup(tmp_path / "backup", tmp_path / "target", _settings_for, unlock=UNLOCK)
 
 
 def test_the_commands_print_json_and_a_missing_manifest_is_a_clear_error(populated, tmp_path: Path) -> None:

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from appliance.common.backup import BackupError, create_backup, restore_backup
+from appliance.common.backup import BackupError, Unlock, create_backup, restore_backup
+from appliance.common.sealing import Sealer
 from appliance.settings import load_settings
 from tests.conftest import _admin, _database_url, postgres_url
 
 pytestmark = pytest.mark.postgres
 
 _numbers = itertools.count()
+UNLOCK = Unlock(passphrase=lambda: "pg backup")
 
 
 @pytest.fixture
@@ -82,7 +84,7 @@ def test_both_services_on_postgresql_are_dumped_and_restored_into_empty_database
         make_company("Arev on PostgreSQL")
     database.close_all()
 
-    manifest = create_backup(source, tmp_path / "backup")
+    manifest = create_backup(source, tmp_path / "backup", sealer=Sealer.with_passphrase("pg backup"))
     assert manifest["databases"]["dispatch"]["backend"] == "postgresql"
     assert {"dispatch.pgdump", "engine.pgdump"} <= {entry["path"] for entry in manifest["files"]}
     assert manifest["databases"]["dispatch"]["schemaVersion"] >= 9
@@ -92,6 +94,7 @@ def test_both_services_on_postgresql_are_dumped_and_restored_into_empty_database
         tmp_path / "backup",
         tmp_path / "restored",
         lambda target: _settings(target, dispatch_target, engine_target),
+        unlock=UNLOCK,
     )
     assert result["dispatch"] == {
         "schemaVersion": manifest["databases"]["dispatch"]["schemaVersion"],
@@ -107,6 +110,7 @@ def test_both_services_on_postgresql_are_dumped_and_restored_into_empty_database
             tmp_path / "backup",
             tmp_path / "again",
             lambda target: _settings(target, fresh_dispatch, engine_target),
+            unlock=UNLOCK,
         )
     import psycopg2.errors
 
@@ -117,4 +121,5 @@ def test_both_services_on_postgresql_are_dumped_and_restored_into_empty_database
             tmp_path / "backup",
             tmp_path / "sqlite",
             lambda target: load_settings({"data_dir": str(target)}, environ={}),
+            unlock=UNLOCK,
         )

@@ -83,6 +83,7 @@ def test_each_writing_cli_command_succeeds_ten_times_beside_a_serving_process_un
     from tests.engine.helpers import make_operator
 
     monkeypatch.setenv("APPLIANCE_LOCAL_BLOCK_SECONDS", BLOCK_SECONDS)
+    monkeypatch.setenv("APPLIANCE_BACKUP_PASSPHRASE", "the backup passphrase")  # backups are encrypted
     tracker = make_member(create_dispatch(settings), make_company(), "courier")
     operator = make_operator(create_engine(settings))
     data_dir = str(settings.data_dir)

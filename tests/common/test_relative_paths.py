@@ -91,13 +91,22 @@ def test_backup_restore_and_export_download_take_relative_paths(elsewhere: Path)
     ok(appliance("init", "--data-dir", "data", cwd=elsewhere))
     ok(appliance("operator", "create", "op_relative001", "--data-dir", "data", cwd=elsewhere))
 
+    (elsewhere.parent / "passphrase").write_text("the backup passphrase\n")
     backup = ok(
-        appliance("backup", "--out", "../backups/first", "--data-dir", "data", "--json", cwd=elsewhere)
-    )
+        appliance(
+            "backup", "--out", "../backups/first", "--passphrase-file", "../passphrase", "--data-dir", "data",
+            "--json", cwd=elsewhere,
+        )
+    )  # fmt: skip
     assert backup["path"] == str(elsewhere.parent / "backups" / "first")
     assert (elsewhere.parent / "backups" / "first" / "engine.db").is_file()
 
-    restored = ok(appliance("restore", "../backups/first", "--data-dir", "restored", "--json", cwd=elsewhere))
+    restored = ok(
+        appliance(
+            "restore", "../backups/first", "--passphrase-file", "../passphrase", "--data-dir", "restored",
+            "--json", cwd=elsewhere,
+        )
+    )  # fmt: skip
     assert restored["dataDir"] == str(elsewhere / "restored")
     listed = ok(appliance("operator", "list", "--data-dir", "restored", "--json", cwd=elsewhere))
     assert [o["operatorId"] for o in listed["operators"]] == ["op_relative001"]

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from appliance.cli import cli
-from appliance.common.backup import create_backup, restore_backup
+from appliance.common.backup import Unlock, create_backup, restore_backup
+from appliance.common.sealing import Sealer
 from appliance.engine.custody_file import encrypt_in_place, load_for
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND
@@ -29,7 +30,9 @@ def test_a_plain_custody_key_is_left_out_of_the_backup_and_the_command_warns(
 ) -> None:
     (settings.data_dir / "custody.key").write_text(TEST_MNEMONIC + "\n")
     made = CliRunner().invoke(
-        cli, ["backup", "--out", str(tmp_path / "backup"), "--data-dir", str(settings.data_dir), "--json"]
+        cli,
+        ["backup", "--out", str(tmp_path / "backup"), "--data-dir", str(settings.data_dir), "--json"],
+        env={"APPLIANCE_BACKUP_PASSPHRASE": "backup passphrase"},
     )
     assert made.exit_code == 0, made.output
     result = json.loads(made.stdout)
@@ -41,7 +44,8 @@ def test_a_plain_custody_key_is_left_out_of_the_backup_and_the_command_warns(
     )
     assert "warning: custody.key is not encrypted, so it is not in this backup" in made.stderr
 
-    restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for)
+    unlock = Unlock(passphrase=lambda: "backup passphrase")
+    restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for, unlock=unlock)
     assert not (tmp_path / "restored" / "custody.key").exists()  # the operator puts the words back
 
 
@@ -50,11 +54,14 @@ def test_an_encrypted_custody_key_is_backed_up_and_restored_and_opens_with_its_p
 ) -> None:
     (settings.data_dir / "custody.key").write_text(TEST_MNEMONIC + "\n")
     encrypt_in_place(settings.data_dir, lambda: "the passphrase")
-    manifest = create_backup(settings, tmp_path / "backup")
+    manifest = create_backup(
+        settings, tmp_path / "backup", sealer=Sealer.with_passphrase("backup passphrase")
+    )
     assert manifest["custodyKey"] == "encrypted"
     assert "custody.key" in {entry["path"] for entry in manifest["files"]}
 
-    restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for)
+    unlock = Unlock(passphrase=lambda: "backup passphrase")
+    restore_backup(tmp_path / "backup", tmp_path / "restored", _settings_for, unlock=unlock)
     restored = tmp_path / "restored" / "custody.key"
     assert restored.read_bytes() == (settings.data_dir / "custody.key").read_bytes()
     opened = load_for(

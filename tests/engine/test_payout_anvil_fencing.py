@@ -133,7 +133,7 @@ def test_a_backup_restored_and_served_against_the_same_node_pays_nobody_again(
     for payout_id, to in zip(ids, dests, strict=True):
         harness.submit(payout_id, 10**17, destination=to)
     harness.run_pass()  # the payout wallet is empty: all wait
-    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
     node.set_balance(PAYOUT_WALLET, ETHER)
     harness.skip_waits()
     harness.drive(lambda: all(harness.payout(p).status == "COMPLETED" for p in ids))
@@ -169,7 +169,7 @@ def _restore_far_behind(settings: Settings, node: Anvil, tmp_path: Path) -> None
     for payout_id, to in zip(ids, dests, strict=True):
         harness.submit(payout_id, 10**17, destination=to)
     harness.run_pass()  # the payout wallet is empty: all wait
-    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
     for _ in range(10):  # the backup is a thousand blocks behind when the payouts are paid
         node.mine(100)
     node.set_balance(PAYOUT_WALLET, ETHER)

@@ -15,6 +15,7 @@ import dataclasses
 
 from flask import g, request
 
+from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.problems import Forbidden, Unauthorized
 from appliance.dispatch.auth.tokens import decode_access_token
@@ -77,8 +78,9 @@ class IntegrationCaller:
         return self.company.id
 
 
-# One query, its text built once: the membership, its user and company, and the (unrevoked)
-# session of the token. It runs on every authenticated request.
+# One query, its text built once: the membership, its user and company, and the session of the
+# token while it is live on the server (unrevoked and unexpired: a well-signed token of an ended
+# session is refused, whoever signed it). It runs on every authenticated request.
 _CALLER_ROW = CompiledSelect(
     lambda: (
         Membership.select(Membership, User, Company)
@@ -92,6 +94,7 @@ _CALLER_ROW = CompiledSelect(
                 (AuthSession.id == Slot("session_id"))
                 & (AuthSession.user == Membership.user)
                 & AuthSession.revoked_at.is_null()
+                & (AuthSession.expires_at > Slot("now", AuthSession.expires_at))
             ),
         )
         .where(
@@ -141,6 +144,7 @@ def authenticate_any(*, keys: bool) -> Caller | IntegrationCaller:
         membership_id=claims.membership_id,
         user_id=claims.user_id,
         company_id=claims.company_id,
+        now=clock.now(),
     )
     if found is None:
         raise Unauthorized("The session has ended.", headers={"WWW-Authenticate": "Bearer"})

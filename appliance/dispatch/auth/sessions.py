@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import cast
 
 from appliance.common import clock
 from appliance.dispatch.auth.tokens import AccessClaims, issue_access_token
@@ -26,14 +27,30 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def session_expiry(session: AuthSession, settings: Settings) -> datetime:
+    """When a session issued a refresh token now ends: the token's lifetime from now, never past
+    ``session_max_days`` after the sign-in (0: no absolute limit)."""
+    expiry = clock.now() + timedelta(days=settings.refresh_token_days)
+    if settings.session_max_days > 0:
+        signed_in = cast(datetime, session.created_at)
+        absolute = signed_in + timedelta(days=settings.session_max_days)
+        expiry = min(expiry, absolute)
+    return expiry
+
+
 def new_refresh_token(session: AuthSession, settings: Settings) -> str:
+    """A new refresh token of ``session``; the session's server-side expiry moves with it (the
+    guards refuse access tokens of a session past it, however well signed)."""
     token = secrets.token_urlsafe(32)
+    expiry = session_expiry(session, settings)
     RefreshToken.create(
         session=session,
         token_hash=token_hash(token),
         issued_at=clock.now(),
-        expires_at=clock.now() + timedelta(days=settings.refresh_token_days),
+        expires_at=expiry,
     )
+    AuthSession.update(expires_at=expiry).where(AuthSession.id == session.id).execute()
+    session.expires_at = expiry  # type: ignore[assignment]
     return token
 
 

@@ -106,6 +106,8 @@ class AuthSession(BaseModel):
     created_at = UTCDateTimeField(default=now)
     revoked_at = UTCDateTimeField(null=True)
     revoked_reason = peewee.CharField(max_length=40, null=True)
+    # The end of its current refresh token: past it, its access tokens are refused too.
+    expires_at = UTCDateTimeField(null=True)
     # Set when the session was opened with a company-set password: it acts only in that
     # credential's company and ends when the credential is dropped or replaced.
     credential = peewee.ForeignKeyField(CompanyCredential, null=True, on_delete="CASCADE")
