@@ -29,7 +29,7 @@ from appliance.engine.auth.operators import decrypt_secret
 from appliance.engine.client import EngineClient
 from tests.conftest import BACKEND
 from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.mail import mail_text
+from tests.dispatch.mail import mail_text, sent_mail
 from tests.engine.helpers import make_operator
 
 PASSWORD = "owner password 1"
@@ -59,7 +59,7 @@ def live(settings, dispatch_app, engine_app):
     )
     client = dispatch_app.test_client()
     assert client.post("/auth/magic-link", json={"email": "owner@example.am"}).status_code == 202
-    (eml,) = (settings.data_dir / "outbox").glob("*.eml")
+    (eml,) = sent_mail(dispatch_app)  # the mail worker sends it (issue 41 item 7)
     token = re.search(r"/login\?token=([A-Za-z0-9_-]+)", mail_text(eml)).group(1)
     operator = make_operator(engine_app)
     from tests.engine.helpers import Signer, payout_request
