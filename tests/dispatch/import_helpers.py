@@ -125,3 +125,32 @@ def far_apart_xlsx(*, dimension: bool = True) -> bytes:
         '<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>x</t></is></c></row>'
     )
     return handmade_xlsx(cells, dimension="A1:XFD1048576" if dimension else None)
+
+
+def repeated_ods(rows: int, columns: int) -> bytes:
+    """An OpenDocument spreadsheet (calamine reads those too, told by their content) of one cell
+    repeated ``columns`` times in a row repeated ``rows`` times: under a kilobyte."""
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+        '<office:body><office:spreadsheet><table:table table:name="Orders">'
+        f'<table:table-row table:number-rows-repeated="{rows}"><table:table-cell office:value-type="string" '
+        f'table:number-columns-repeated="{columns}"><text:p>x</text:p></table:table-cell></table:table-row>'
+        "</table:table></office:spreadsheet></office:body></office:document-content>"
+    )
+    manifest = (
+        '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+        'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
+        '<manifest:file-entry manifest:full-path="/" '
+        'manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>'
+        '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+        "</manifest:manifest>"
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet", zipfile.ZIP_STORED)
+        archive.writestr("META-INF/manifest.xml", manifest)
+        archive.writestr("content.xml", content)
+    return out.getvalue()
