@@ -84,6 +84,7 @@ def confine(limits: Limits) -> None:
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_CORE, 0),  # a Rust abort leaves no core file of an untrusted workbook
         (resource.RLIMIT_FSIZE, 0),  # it writes no file (a pipe is no file)
+        (resource.RLIMIT_NOFILE, 64),  # its three pipes and what an import opens
     ):
         _soft, hard = resource.getrlimit(kind)
         cap = value if hard == resource.RLIM_INFINITY else min(value, hard)

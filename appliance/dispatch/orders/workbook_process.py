@@ -75,7 +75,7 @@ def command(limits: Limits) -> list[str]:
 
 
 def environment() -> dict[str, str]:
-    env = {"LC_ALL": "C.UTF-8", "PATH": os.defpath}
+    env = {"LC_ALL": "C.UTF-8", "PATH": os.defpath, "PYTHONDONTWRITEBYTECODE": "1"}
     if not getattr(sys, "frozen", False):
         env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])  # the folder holding appliance/
     return env
