@@ -148,6 +148,13 @@ def test_an_ods_whose_repeated_cells_fill_twenty_million_cells_is_413() -> None:
         sheets.read_rows(data)
 
 
+def test_a_reader_past_its_time_is_killed_and_the_upload_is_413(monkeypatch) -> None:
+    """No time at all: the child is killed before it answers, whatever it was doing."""
+    monkeypatch.setattr(workbook_process, "WALL_SECONDS", 0)
+    with pytest.raises(PayloadTooLarge, match="takes too long to read"):
+        sheets.read_rows(xlsx_bytes([HEADER, list(row(1).values())]))
+
+
 def _lying_zip(real_bytes: int) -> bytes:
     """A workbook whose shared strings declare 2,000 bytes and inflate to ``real_bytes``."""
     base = xlsx_bytes([HEADER, list(row(1).values())])
