@@ -53,6 +53,19 @@ PYTHON=${SMOKE_PYTHON:-.venv/bin/python}
 # A route plan from the bundle's own solvers (PyVRP's seed, then OR-Tools).
 "$PYTHON" .ci/smoke_plan.py "$BIN" "$DATA" "http://127.0.0.1:$DP" "$DATA/serve.log" \
   || { cat "$DATA/serve.log"; exit 1; }
+# An .xlsx import through the executable's own reader child (`appliance _read-workbook`, issue 41),
+# and the crafted workbook whose reading aborts that child refused in one line.
+"$PYTHON" -c 'import sys; from tests.dispatch.import_helpers import HEADER, far_apart_xlsx, row, xlsx_bytes
+open(sys.argv[1], "wb").write(xlsx_bytes([HEADER, list(row(1).values())]))
+open(sys.argv[2], "wb").write(far_apart_xlsx(dimension=False))' "$DATA/good.xlsx" "$DATA/crafted.xlsx"
+COMPANY=$("$BIN" company list --data-dir "$DATA" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["companies"][0]["id"])')
+"$BIN" orders import "$DATA/good.xlsx" --company "$COMPANY" --dry-run --data-dir "$DATA" --json \
+  | "$PYTHON" -c 'import json,sys; assert json.load(sys.stdin)["created"] == 1'
+if "$BIN" orders import "$DATA/crafted.xlsx" --company "$COMPANY" --data-dir "$DATA" > "$DATA/crafted.out" 2>&1; then
+  echo "the crafted workbook was read"; exit 1
+fi
+grep -q "more memory to read" "$DATA/crafted.out" || { cat "$DATA/crafted.out"; exit 1; }
+echo "binary: an .xlsx read by the executable's reader child; the crafted workbook refused"
 kill -TERM $PID
 wait $PID
 PID=""

@@ -59,7 +59,9 @@ def create_order(body: schemas.OrderCreate):
     errors=(400, 413, 415),
     error_notes={
         400: "the file cannot be read: not CSV UTF-8 or .xlsx, a formula, unknown or missing columns",
-        413: f"over {sheets.MAX_BYTES // (1024 * 1024)} MB or {sheets.MAX_ROWS:,} rows",
+        413: f"over {sheets.MAX_BYTES // (1024 * 1024)} MB or {sheets.MAX_ROWS:,} rows; a workbook that "
+        "unpacks to over 100 MB, declares a larger sheet than an import reads, or needs more memory or "
+        "time to read than an import may take",
         415: "neither text/csv nor multipart/form-data",
     },
     tags=TAGS,
