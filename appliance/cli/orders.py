@@ -1,4 +1,4 @@
-"""`appliance orders import FILE --company ID [--dry-run] [--json]`: the same import as
+"""`appliance orders import FILE --company ID [--dry-run] [--status ready|draft] [--json]`: the same import as
 POST /orders/import (appliance/dispatch/orders/importing.py), run on the data directory."""
 
 from __future__ import annotations
@@ -21,8 +21,16 @@ def orders_group() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--company", "company_id", required=True, type=click.IntRange(min=1), help="The company's id.")
 @click.option("--dry-run", is_flag=True, help="Check every row and print the counts; create nothing.")
+@click.option(
+    "--status",
+    type=click.Choice(["ready", "draft"]),
+    default=None,
+    help="What the orders arrive as (default: the company's import status, ready unless changed).",
+)
 @command_options
-def import_command(settings: Settings, as_json: bool, file: Path, company_id: int, dry_run: bool) -> None:
+def import_command(
+    settings: Settings, as_json: bool, file: Path, company_id: int, dry_run: bool, status: str | None
+) -> None:
     """Import a day's orders from a CSV (UTF-8) or .xlsx file; exit 1 when any row is refused."""
     from appliance.cli.company import with_dispatch
     from appliance.common.keys import load_or_create_master_key
@@ -35,10 +43,14 @@ def import_command(settings: Settings, as_json: bool, file: Path, company_id: in
     master_key = load_or_create_master_key(settings.data_dir)
 
     def run() -> dict[str, Any]:
-        if Company.get_or_none(Company.id == company_id) is None:
+        company = Company.get_or_none(Company.id == company_id)
+        if company is None:
             raise NotFound(f"No company {company_id}.")
         geocode = company_geocoder(settings.data_dir, company_id)  # rows with an address only
-        return importing.import_file(company_id, None, data, master_key, dry_run=dry_run, geocode=geocode)
+        ready = (status or company.import_status) == "ready"
+        return importing.import_file(
+            company_id, None, data, master_key, dry_run=dry_run, geocode=geocode, ready=ready
+        )
 
     result = with_dispatch(settings, run)
     emit(as_json, result, lambda: _summary(result, dry_run))

@@ -523,3 +523,20 @@ def test_an_import_announces_each_created_order_and_an_endpoint_added_later_gets
     refs = sorted(json.loads(m.payload)["data"]["order"]["externalRef"] for m in WebhookMessage.select())
     assert refs == ["J-0", "J-1", "J-2"]
     assert WebhookDelivery.select().where(WebhookDelivery.status == "queued").count() == 3
+
+
+def test_a_keys_orders_arrive_ready_only_when_the_company_opted_in(dispatch_client, owner) -> None:
+    key = bearer(new_key(dispatch_client, owner)["key"])
+    draft = dispatch_client.post("/orders", json=ORDER, headers=key)
+    assert draft.json["order"]["status"] == "draft"  # the specification's POST /orders
+    by_hand = dispatch_client.post("/orders", json=ORDER, headers=owner.headers)
+    dispatch_client.patch(
+        "/company/order-settings", json={"integrationOrdersReady": True}, headers=owner.headers
+    )
+    ready = dispatch_client.post("/orders", json=ORDER, headers=key)
+    assert ready.status_code == 201 and ready.json["order"]["status"] == "ready"
+    # A dispatcher's POST /orders stays a draft whatever the setting.
+    assert by_hand.json["order"]["status"] == "draft"
+    assert (
+        dispatch_client.post("/orders", json=ORDER, headers=owner.headers).json["order"]["status"] == "draft"
+    )

@@ -18,12 +18,13 @@ def _ok(response) -> dict:
     return response.json
 
 
-def test_a_csv_file_creates_one_draft_per_row_as_post_orders_would(dispatch_client, dispatcher) -> None:
+def test_a_csv_file_creates_one_ready_order_per_row_as_post_orders_would(dispatch_client, dispatcher) -> None:
     answer = _ok(post_csv(dispatch_client, dispatcher, csv_bytes([row(1), row(2), row(3)])))
     assert answer["created"] == 3 and answer["existing"] == 0 and answer["refused"] == []
     assert len(answer["orderIds"]) == 3
     first = dispatch_client.get(f"/orders/{answer['orderIds'][0]}", headers=dispatcher.headers).json["order"]
-    assert first["status"] == "draft" and first["externalRef"] == "SHOP-1"
+    # Each row has its pin and phone: it arrives ready to plan (issue 45), a draft on request.
+    assert first["status"] == "ready" and first["externalRef"] == "SHOP-1"
     assert first["recipientPhone"] == "+37491100001" and first["amountAmd"] == 1001
     assert first["pin"] == {"lat": 40.18001, "lon": 44.51} and first["addressLabelHy"] == "Աբովյան 1"
     assert OrderEvent.select().where(OrderEvent.kind == "created").count() == 3
@@ -265,3 +266,37 @@ def test_a_row_created_meanwhile_by_another_import_counts_as_existing_not_twice(
     assert (answer["created"], answer["existing"], answer["refused"]) == (1, 1, [])
     assert Order.select().where(Order.external_ref == "SHOP-1").count() == 1
     assert len(answer["orderIds"]) == 2
+
+
+def test_an_import_arrives_as_the_company_chose_or_as_the_import_asks(
+    dispatch_app, dispatch_client, company
+) -> None:
+    owner = make_member(dispatch_app, company, "owner")
+    settings = dispatch_client.get("/company/order-settings", headers=owner.headers).json
+    assert settings == {"importStatus": "ready", "integrationOrdersReady": False}
+    changed = dispatch_client.patch(
+        "/company/order-settings", json={"importStatus": "draft"}, headers=owner.headers
+    )
+    assert changed.status_code == 200 and changed.json["importStatus"] == "draft"
+    drafts = _ok(post_csv(dispatch_client, owner, csv_bytes([row(1)])))
+    assert Order.get_by_id(int(drafts["orderIds"][0])).status == "draft"
+    asked = dispatch_client.post(
+        "/orders/import?status=ready",
+        data=csv_bytes([row(2)]),
+        content_type="text/csv",
+        headers=owner.headers,
+    )
+    assert Order.get_by_id(int(asked.json["orderIds"][0])).status == "ready"
+    made_ready = OrderEvent.get(
+        (OrderEvent.order == int(asked.json["orderIds"][0])) & (OrderEvent.to_status == "ready")
+    )
+    assert made_ready.kind == "status_changed"
+    dispatcher = make_member(dispatch_app, company, "dispatcher")
+    refused = dispatch_client.patch(
+        "/company/order-settings", json={"importStatus": "ready"}, headers=dispatcher.headers
+    )
+    assert refused.status_code == 403
+    bad = dispatch_client.patch(
+        "/company/order-settings", json={"importStatus": "maybe"}, headers=owner.headers
+    )
+    assert bad.status_code == 400

@@ -87,7 +87,7 @@ def test_a_dispatcher_previews_an_import_with_every_problem_then_confirms(served
         screenshot(page, "console-import-preview")
 
         page.click("#import-confirm")
-        wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=draft]').length === 3")
+        wait_until(page, "document.querySelectorAll('#orders tbody tr[data-status=ready]').length === 3")
         assert sorted(o.external_ref for o in Order.select()) == ["SHOP-1", "SHOP-2", "SHOP-3"]
         # The streamed reload can show the rows before the confirm's answer writes the summary.
         wait_until(page, "document.querySelector('#import-summary').textContent.includes('Imported: 3')")

@@ -116,3 +116,26 @@ def get_billing():
 def change_plan(body: schemas.PlanChange):
     """Change the plan; no payment is taken."""
     return {"billing": service.change_plan(current_caller().company_id, body.plan)}
+
+
+@endpoint(bp, "GET", "/company/order-settings", guard=D, response=schemas.OrderSettings, tags=TAGS)
+def get_order_settings():
+    """What new orders arrive as: imported ones (ready by default: each has its pin and phone) and
+    those a shop creates with the company's key (drafts, as the specification's POST /orders,
+    unless the company opts in). Beyond the specification (docs/orders.md)."""
+    return service.order_settings(current_caller().company_id)
+
+
+@endpoint(
+    bp,
+    "PATCH",
+    "/company/order-settings",
+    guard=O,
+    body=schemas.OrderSettingsPatch,
+    response=schemas.OrderSettings,
+    tags=TAGS,
+)
+def patch_order_settings(body: schemas.OrderSettingsPatch):
+    """Change what new orders arrive as (owners)."""
+    changes = {name: getattr(body, name) for name in body.model_fields_set if getattr(body, name) is not None}
+    return service.update_order_settings(current_caller().company_id, changes)

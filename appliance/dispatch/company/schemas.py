@@ -135,3 +135,17 @@ class BillingEnvelope(BaseModel):
 
 class PlanChange(Schema):
     plan: Plan
+
+
+class OrderSettings(BaseModel):
+    importStatus: Literal["ready", "draft"] = Field(
+        description="what imported orders arrive as (POST /orders/import without ?status=)"
+    )
+    integrationOrdersReady: bool = Field(
+        description="whether orders the company's integration keys create (POST /orders) arrive ready"
+    )
+
+
+class OrderSettingsPatch(Schema):
+    importStatus: Literal["ready", "draft"] | None = None
+    integrationOrdersReady: bool | None = None

@@ -263,3 +263,21 @@ def change_plan(company_id: int, plan: str) -> dict[str, Any]:
     with write_transaction(database):
         Company.update(plan=plan).where(Company.id == company_id).execute()
     return billing(company_id)
+
+
+def order_settings(company_id: int) -> dict[str, Any]:
+    company = Company.get_by_id(company_id)
+    return {"importStatus": company.import_status, "integrationOrdersReady": company.integration_orders_ready}
+
+
+def update_order_settings(company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    columns = {
+        "importStatus": Company.import_status,
+        "integrationOrdersReady": Company.integration_orders_ready,
+    }
+    if changes:
+        with write_transaction(database):
+            Company.update({columns[name]: value for name, value in changes.items()}).where(
+                Company.id == company_id
+            ).execute()
+    return order_settings(company_id)

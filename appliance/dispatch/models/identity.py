@@ -23,6 +23,10 @@ class Company(BaseModel):
     support_phone = peewee.CharField(max_length=40, null=True)
     show_courier_phone = peewee.BooleanField(default=False)
     created_at = UTCDateTimeField(default=now)
+    # Migration 0023 (issue 45): what imported orders arrive as (ready or draft), and whether the
+    # company's integration keys' orders (POST /orders by a shop) arrive ready.
+    import_status = peewee.CharField(max_length=8, default="ready")
+    integration_orders_ready = peewee.BooleanField(default=False)
 
 
 class User(BaseModel):

@@ -31,6 +31,7 @@ from appliance.dispatch.orders import service
 from appliance.dispatch.orders.cells import CONVERT, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
+from appliance.dispatch.orders.state import transition
 
 # An address to its point (lat, lon), or Unplaced with the reason (geocoding/search.py place).
 Geocoder = Callable[[str], tuple[float, float]]
@@ -138,6 +139,7 @@ def import_file(
     *,
     dry_run: bool = False,
     geocode: Geocoder | None = None,
+    ready: bool = False,
 ) -> dict[str, Any]:
     """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
 
@@ -185,7 +187,7 @@ def import_file(
         outcome.created = len(valid)
     else:
         for chunk in _chunks(valid, CHUNK):
-            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row)
+            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready)
     outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
     return outcome.body()
 
@@ -303,6 +305,7 @@ def _write(
     master_key: bytes,
     outcome: Outcome,
     ids_by_row: dict[int, str],
+    ready: bool,
 ) -> None:
     with write_transaction(database):
         for number, fields in chunk:
@@ -317,6 +320,8 @@ def _write(
                 if fields["externalRef"] in found:
                     ids_by_row[number] = str(found[fields["externalRef"]])
                 continue
+            if ready:  # every row has its pin and phone (POST /orders' own rules): ready to plan
+                transition(order, "ready", actor_id, by="dispatcher", reason="imported ready")
             outcome.created += 1
             ids_by_row[number] = str(order.id)
 

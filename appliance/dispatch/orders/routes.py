@@ -10,7 +10,7 @@ from appliance.common.api import endpoint
 from appliance.common.kept import json_response
 from appliance.common.objects import StorageUnavailable
 from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Unavailable, UnsupportedMediaType
-from appliance.dispatch.auth.guards import DK, D, current_actor, current_caller
+from appliance.dispatch.auth.guards import DK, D, IntegrationCaller, current_actor, current_caller
 from appliance.dispatch.geocoding.search import company_geocoder
 from appliance.dispatch.orders import bulk as bulk_actions
 from appliance.dispatch.orders import handover, importing, listing, on_behalf, schemas, service, sheets
@@ -43,9 +43,13 @@ def list_orders(query: schemas.OrderListQuery):
     tags=TAGS,
 )
 def create_order(body: schemas.OrderCreate):
-    """Create a pin-first draft (a delivery code is generated when otpRequired)."""
+    """Create a pin-first draft (a delivery code is generated when otpRequired). An integration key's
+    order arrives ready instead when its company opted in (PATCH /company/order-settings)."""
     caller = current_actor()
-    order = service.create_order(caller.company_id, caller.actor_id, body.model_dump(), runtime().master_key)
+    ready = isinstance(caller, IntegrationCaller) and caller.company.integration_orders_ready
+    order = service.create_order(
+        caller.company_id, caller.actor_id, body.model_dump(), runtime().master_key, ready=ready
+    )
     return {"order": order}
 
 
@@ -82,6 +86,7 @@ def import_orders(query: schemas.ImportQuery):
         rt.master_key,
         dry_run=query.dryRun,
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
+        ready=(query.status or caller.company.import_status) == "ready",
     )
 
 

@@ -307,6 +307,13 @@ class ImportQuery(QuerySchema):
     dryRun: bool = Field(
         default=False, description="check every row and answer the same counts; create nothing"
     )
+    status: Literal["ready", "draft"] | None = Field(
+        default=None,
+        description=(
+            "what the created orders arrive as; the company's importStatus (ready unless changed in "
+            "PATCH /company/order-settings) when omitted"
+        ),
+    )
 
 
 class ImportRefusal(BaseModel):

@@ -57,12 +57,21 @@ def _set_code(order: Order, master_key: bytes) -> None:
 
 
 def create_order(
-    company_id: int, actor_id: int | None, fields: dict[str, Any], master_key: bytes
+    company_id: int,
+    actor_id: int | None,
+    fields: dict[str, Any],
+    master_key: bytes,
+    *,
+    ready: bool = False,
 ) -> dict[str, Any]:
-    """POST /orders: one draft in its own transaction."""
+    """POST /orders: one draft in its own transaction (``ready``: made ready in the same one, for a
+    shop's key when its company opted in)."""
     check_order(fields)
     with write_transaction(database):
-        return order_body(insert_order(company_id, actor_id, fields, master_key))
+        order = insert_order(company_id, actor_id, fields, master_key)
+        if ready:
+            transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
+        return order_body(order)
 
 
 def check_order(fields: dict[str, Any]) -> None:
