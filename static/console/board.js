@@ -101,25 +101,28 @@ export class Board {
   onEvent(event) {
     const orderId = event.payload && event.payload.orderId;
     if (!orderId || !event.kind.match(/^(order|assignment)\./)) { return; }
-    if (event.kind === "order.created") { this.queueCreated(orderId); return; }
-    this.ctx.api.get("/orders/" + orderId).then(({order}) => {
-      this.upsert(order);
-      if (order.courierId) { this.checkRisk(order.courierId); }
-    }).catch(() => {});
+    this.queueChanged(orderId, event.kind === "order.created");
   }
 
-  // New orders are gathered for half a second: a few are fetched one by one, many (an import of a
-  // day's orders announces thousands) reload the day once instead of a request per order.
-  queueCreated(orderId) {
-    this.created = this.created || new Set();
-    this.created.add(orderId);
-    if (this.createdTimer) { return; }
-    this.createdTimer = setTimeout(() => {
-      const ids = [...this.created];
-      this.created.clear(); this.createdTimer = null;
-      if ($("day-date").value !== yerevanDate()) { return; }
-      if (ids.length > 20) { this.load().catch((error) => this.ctx.fail(error)); return; }
-      ids.forEach((id) => this.ctx.api.get("/orders/" + id).then(({order}) => this.upsert(order)).catch(() => {}));
+  // Changed orders are gathered for half a second: a few are fetched one by one, many (an import of
+  // a day's orders announces thousands, each created and made ready; a bulk action hundreds) reload
+  // the day once instead of a request per order.
+  queueChanged(orderId, created) {
+    this.changed = this.changed || new Map();
+    this.changed.set(orderId, (this.changed.get(orderId) || false) || created);
+    if (this.changedTimer) { return; }
+    this.changedTimer = setTimeout(() => {
+      const changes = [...this.changed];
+      this.changed.clear(); this.changedTimer = null;
+      const today = $("day-date").value === yerevanDate();
+      if (changes.length > 20) { if (today || changes.some(([id]) => this.orders.has(id))) { this.load().catch((error) => this.ctx.fail(error)); } return; }
+      changes.forEach(([id, isNew]) => {
+        if (isNew && !today && !this.orders.has(id)) { return; }  // a new order belongs to today's board
+        this.ctx.api.get("/orders/" + id).then(({order}) => {
+          this.upsert(order);
+          if (order.courierId) { this.checkRisk(order.courierId); }
+        }).catch(() => {});
+      });
     }, 500);
   }
 

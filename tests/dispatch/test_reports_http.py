@@ -10,6 +10,7 @@ import io
 from openpyxl import load_workbook
 from python_calamine import CalamineWorkbook
 
+from appliance.dispatch.models import Order
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import create_order
 from tests.dispatch.test_reports import build_day
@@ -126,8 +127,10 @@ def test_a_formula_typed_as_a_recipient_name_is_text_in_the_xlsx_and_neutralised
 
 def test_a_control_character_in_a_recipient_name_does_not_break_the_xlsx(dispatch_client, dispatcher) -> None:
     """XML cannot hold most C0 control characters: openpyxl refused the whole workbook (a 500 for
-    every report of the range, caused by one order). They are dropped from the cell instead."""
-    create_order(dispatch_client, dispatcher, recipientName="Ani\x01 Petrosyan\x1b")
+    every report of the range, caused by one order). They are dropped from the cell instead. The API
+    refuses such names now (issue 41 item 6): the order stands for one stored by an older version."""
+    order = create_order(dispatch_client, dispatcher, recipientName="Ani Petrosyan")
+    Order.update(recipient_name="Ani\x01 Petrosyan\x1b").where(Order.id == int(order["id"])).execute()
     sheet = dispatch_client.get(f"/reports/orders.xlsx?{_today_range()}", headers=dispatcher.headers)
     assert sheet.status_code == 200, sheet.text
     rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows(values_only=True))

@@ -71,7 +71,7 @@ def test_a_backup_restored_after_its_payouts_were_paid_pays_nobody_again(
     harness.run_pass()
     assert statuses(harness, ids) == ["REQUESTED"] * 5  # the payout wallet is empty: they wait
     height = chain.head().number
-    manifest = create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    manifest = create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
     harness.skip_waits()
     harness.drive(lambda: statuses(harness, ids) == ["COMPLETED"] * 5)
@@ -107,7 +107,7 @@ def test_a_copied_data_directory_stops_signing_for_a_wallet_it_cannot_account_fo
     chain = local_chain(harness)
     harness.submit("pyo_copied0001", ONE_TENTH, destination=dest(1))
     harness.run_pass()
-    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
     harness.skip_waits()
     harness.until_status("pyo_copied0001", "COMPLETED")
@@ -139,7 +139,7 @@ def test_a_backup_records_each_chains_height_in_its_manifest(
 ) -> None:
     harness = make_harness(harness_settings(settings, {}), _mine)
     local_chain(harness).faucet("ETH", FEE_WALLET, 1)
-    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
     assert read_manifest(tmp_path / "backup")["chainHeights"] == {
         "eth_local": local_chain(harness).head().number
     }
@@ -204,7 +204,7 @@ def test_a_backup_restored_onto_postgresql_after_its_payouts_were_paid_pays_nobo
         for n, payout_id in enumerate(ids):
             harness.submit(payout_id, ONE_TENTH, destination=dest(20 + n))
         harness.run_pass()
-        create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup")
+        create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
         chain.faucet("ETH", PAYOUT_WALLET, ETHER)
         harness.skip_waits()
         harness.drive(lambda: statuses(harness, ids) == ["COMPLETED"] * 5)
