@@ -16,12 +16,18 @@ Where the row is kept is a ``LeaseRow``: ``ModelRow`` for a peewee model whose r
 and ``lease_until`` columns (both services' databases, SQLite or PostgreSQL), ``SqliteRow`` for a
 ``(name, holder, until REAL)`` table of a plain sqlite3 file (the embedded chain's miner).
 
-Usage, for a job whose row is ``TreasuryRun('sweep')``::
+Usage: the sweep job (appliance/engine/sweeps/job.py, ``_take_lease``: its row is
+``TreasuryRun('sweep')``, renewed at most once per half lease, ``checked_at`` written when taken)::
 
-    lease = SingletonLease.of(TreasuryRun, "sweep", duration=timedelta(seconds=60))
-    if lease.hold():            # taken, or still ours with over half of it left (no write then)
-        ...                     # the job's work
-    lease.release(next_run_at=...)   # free it at once (optional: an unreleased lease expires)
+    self.sweep_lease = SingletonLease.of(TreasuryRun, RUN, duration=lease)  # in __init__
+
+    def _take_lease(self) -> bool:
+        return self.sweep_lease.hold(
+            create={"checked_at": None, "next_run_at": None, "last_error": None},
+            checked_at=clock.now(),
+        )
+
+and ``self.sweep_lease.release(...)`` frees it at once (an unreleased lease expires).
 
 ``take(due=..., create=..., **fields)`` gates on the row's own fields (a job that runs once per
 interval: ``due=lambda row, moment: row.next_run_at is None or row.next_run_at <= moment``), fills
@@ -242,9 +248,10 @@ class SingletonLease:
             self.row.write({"holder": self.holder, "until": until, **fields})
             return self.row.reread()
 
-    def hold(self, **fields: Any) -> bool:
+    def hold(self, *, create: Fields | Callable[[], Fields] | None = None, **fields: Any) -> bool:
         """Ours already with over half of the lease left: True without a write (a job that passes
-        often renews once per half lease, not at every pass); else ``take(**fields)``."""
+        often renews once per half lease, not at every pass); else ``take(create=create,
+        **fields)``."""
         seen = self.row.peek()
         holder, until = seen if seen is not None else (None, None)
         if (
@@ -253,7 +260,7 @@ class SingletonLease:
             and until > self.row.later(self.row.now(), self.duration / 2)
         ):
             return True
-        return self.take(**fields)
+        return self.take(create=create, **fields)
 
     def renew(self, **fields: Any) -> bool:
         """Extend the lease by its duration from now, while we hold it; False when we do not."""

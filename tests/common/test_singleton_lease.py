@@ -153,12 +153,17 @@ def test_a_job_due_once_per_interval_waits_for_its_time_even_for_its_own_holder(
 @pytest.mark.parametrize("job", BACKENDS, indirect=True)
 def test_a_held_lease_is_renewed_once_per_half_lease_not_at_every_pass(job) -> None:
     lease = _lease(job)
-    assert lease.hold()
-    taken = job.get_by_id("sweep").lease_until
+    started = clock.now()
+    assert lease.hold(create={"next_run_at": started}, next_run_at=None)  # creates the row
+    taken = job.get_by_id("sweep")
+    assert (taken.lease_until, taken.next_run_at) == (started + MINUTE, started)
     clock.advance(timedelta(seconds=20))
-    assert lease.hold() and job.get_by_id("sweep").lease_until == taken  # no write
+    assert lease.hold(next_run_at=clock.now()) and job.get_by_id("sweep").lease_until == taken.lease_until
+    assert job.get_by_id("sweep").next_run_at == started  # no write at all
     clock.advance(timedelta(seconds=20))  # less than half of it left now
-    assert lease.hold() and job.get_by_id("sweep").lease_until == clock.now() + MINUTE
+    assert lease.hold(next_run_at=clock.now())
+    renewed = job.get_by_id("sweep")
+    assert (renewed.lease_until, renewed.next_run_at) == (clock.now() + MINUTE, clock.now())
     assert not _lease(job).hold()
 
 
