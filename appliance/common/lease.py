@@ -69,7 +69,7 @@ def held_by_another(holder: str | None, lease_until: Any, moment: Any, mine: str
 class LeaseRow(Protocol):
     """Where one lease is kept, and the clock its ``until`` is written in."""
 
-    def transaction(self) -> Any:
+    def write_transaction(self) -> Any:
         """A write transaction (a context manager) that ``read`` locks the row for."""
 
     def now(self) -> Any: ...
@@ -77,7 +77,7 @@ class LeaseRow(Protocol):
     def later(self, moment: Any, duration: timedelta) -> Any: ...
 
     def read(self) -> tuple[str | None, Any, Any] | None:
-        """(holder, until, the row) inside ``transaction``, or None when there is no row."""
+        """(holder, until, the row) inside ``write_transaction``, or None when there is no row."""
 
     def peek(self) -> tuple[str | None, Any] | None:
         """(holder, until) read without a transaction, or None."""
@@ -100,7 +100,7 @@ class ModelRow:
         self.key = key
         self.primary = model._meta.primary_key  # type: ignore[attr-defined]
 
-    def transaction(self) -> Any:
+    def write_transaction(self) -> Any:
         return write_transaction(self.model._meta.database)  # type: ignore[attr-defined]
 
     def now(self) -> Any:
@@ -149,7 +149,7 @@ class SqliteRow:
         return getattr(self._local, "conn", None)
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def write_transaction(self) -> Iterator[None]:
         with self.begin() as conn:
             outer, self._local.conn = self._conn, conn
             try:
@@ -170,7 +170,7 @@ class SqliteRow:
         return None if row is None else (row[0], row[1], row)
 
     def peek(self) -> tuple[str | None, Any] | None:
-        with self.transaction():
+        with self.write_transaction():
             found = self.read()
         return None if found is None else found[:2]
 
@@ -182,7 +182,7 @@ class SqliteRow:
 
     def write(self, fields: Fields, *, holder_is: str | None = None) -> int:
         if self._conn is None:
-            with self.transaction():
+            with self.write_transaction():
                 return self.write(fields, holder_is=holder_is)
         values = {name: (0 if name == "until" and value is None else value) for name, value in fields.items()}
         sets = ", ".join(f"{name} = ?" for name in values)
@@ -235,7 +235,7 @@ class SingletonLease:
         """``take``, returning the row (as written) when taken, else None."""
         moment = self.row.now()
         until = self.row.later(moment, duration or self.duration)
-        with self.row.transaction():
+        with self.row.write_transaction():
             found = self.row.read()
             if found is None:
                 columns = create() if callable(create) else create
