@@ -108,7 +108,7 @@ def serve_settings(settings: Settings, only: str | None) -> None:
 
 
 def _serve(settings: Settings, only: str | None, signer: Path | None) -> None:
-    from appliance.server import serve, serve_processes, stop_signals_held
+    from appliance.serving import serve, serve_processes, stop_signals_held
 
     announce = lambda line: click.echo(line, nl=True)  # noqa: E731
     processes = settings.serving_process_count

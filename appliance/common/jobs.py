@@ -26,6 +26,7 @@ import peewee
 from appliance.common import clock, faults
 from appliance.common.db import is_sqlite, write_transaction
 from appliance.common.holders import holder_gone, host_prefix, process_holder
+from appliance.common.lease import held_by_another as held_by_another  # its home before lease.py
 
 log = logging.getLogger("appliance.jobs")
 
@@ -34,18 +35,6 @@ def backoff(attempts: int, *, base: float = 2.0, cap: float = 1800.0) -> timedel
     """base·2^attempts seconds, capped, with ±25 % jitter so that retries of many rows spread out."""
     seconds = min(cap, base * 2 ** min(attempts, 30))
     return timedelta(seconds=seconds * random.uniform(0.75, 1.25))
-
-
-def held_by_another(holder: str | None, lease_until: Any, moment: Any, mine: str) -> bool:
-    """A single-holder lease (one row per job: holder, lease_until) that ``mine`` may not take:
-    another holder's unexpired lease, unless that holder is a process of this host that no
-    longer runs (then it is free at once)."""
-    return (
-        holder not in (None, mine)
-        and lease_until is not None
-        and lease_until > moment
-        and not holder_gone(holder)
-    )
 
 
 class LeasedQueue:

@@ -186,7 +186,7 @@ def _is_loopback(address: str | None) -> bool:
 
 
 # Headers a reverse proxy adds. Without ``trusted_proxy`` the serving layer passes them through
-# unbelieved (appliance/server.py), so a request relayed by a proxy on this same host, whose peer
+# unbelieved (appliance/serving/listener.py), so a request relayed by a proxy on this same host, whose peer
 # is loopback, is still recognised as coming from elsewhere.
 FORWARDING_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP")
 

@@ -158,7 +158,7 @@ class _App(Flask):
 
 
 # The largest request body either service reads (docs/errors.md: over it, 413). The server refuses a
-# larger one itself, chunked or not, before any route is matched (appliance/server.py).
+# larger one itself, chunked or not, before any route is matched (appliance/serving/listener.py).
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
 

@@ -16,10 +16,13 @@ whole (webhook_transport.TIMEOUT_SECONDS) and a batch starts no attempt after ``
 leaves the rows leased, and they are claimed again when the lease ends (the same ``webhook-id``, so
 a receiver deduplicates what it already had).
 
-A subclass gives ``deliver_batch(row_ids)``: load the rows, ``send`` them, and record each attempt
-(delivered, retried later, given up) and hand back the untried ones in one transaction. The
-delivery model has ``status`` ("queued" while there is work), ``endpoint`` (a foreign key), and
-the columns LeasedQueue needs.
+A subclass gives ``deliver_batch(row_ids)``: load the rows, ``send`` them, and ``_record`` the
+outcome: each attempt (delivered, retried later, given up after ``retry_for`` from the delivery's
+creation) and the endpoint's health (``failing_since``, ``last_error``) as the attempts left it,
+with the untried rows handed back, in one transaction. With ``disable_after``, an endpoint failing
+that long without a success is disabled (the subclass's ``disable_endpoint``). The delivery model
+has ``status`` ("queued" while there is work), ``endpoint`` (a foreign key), ``created_at``,
+``delivered_at``, ``attempts``, ``last_error`` and the columns LeasedQueue needs.
 """
 
 from __future__ import annotations
@@ -32,12 +35,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import peewee
 
+from appliance.common import clock
 from appliance.common import webhook_transport as transport
+from appliance.common.db import write_transaction
 from appliance.common.jobs import LeasedQueue
 
 log = logging.getLogger("appliance.webhooks")
@@ -75,6 +80,9 @@ class DeliveryPool:
         database: peewee.DatabaseProxy,
         *,
         name: str,
+        retry_for: timedelta,
+        disable_after: timedelta | None = None,
+        log_as: tuple[logging.Logger, str] = (log, "webhook delivery"),
         backoff_base: float = 5.0,
         backoff_cap: float = 6 * 3600.0,
         ca_file: str,
@@ -83,6 +91,9 @@ class DeliveryPool:
         per_endpoint: int = PER_ENDPOINT,
     ) -> None:
         self.model: Any = model
+        self.retry_for = retry_for
+        self.disable_after = disable_after
+        self.log, self.kind = log_as  # the service's logger, and what its deliveries are called
         self.ca_file = ca_file
         self.allow_private = allow_private
         self.connections = transport.KeptConnections(ca_file=ca_file, allow_private=allow_private)
@@ -109,6 +120,72 @@ class DeliveryPool:
         """Send these leased deliveries (all to one endpoint) and record them; returns how many
         were delivered."""
         raise NotImplementedError
+
+    def disable_endpoint(self, endpoint: Any, moment: datetime) -> None:
+        """Take ``endpoint`` out of service and fail its queued deliveries (in ``_record``'s
+        transaction); needed with ``disable_after``."""
+        raise NotImplementedError
+
+    def _record(self, endpoint: Any, deliveries: dict[int, Any], sent: Sent) -> int:
+        """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
+        (in the order they were made), and the untried rows handed back: one transaction. Returns
+        how many were delivered."""
+        m = self.model
+        moment = clock.now()
+        since: datetime | None = endpoint.failing_since
+        last_error: str | None = endpoint.last_error
+        delivered = [row_id for row_id, error in sent.attempts if error is None]
+        disabled = False
+        with write_transaction(self.database):
+            if delivered:
+                m.update(
+                    status="delivered",
+                    delivered_at=moment,
+                    lease_until=None,
+                    lease_holder=None,
+                    attempts=m.attempts + 1,
+                    last_error=None,
+                ).where(m.id.in_(delivered)).execute()
+            for row_id, error in sent.attempts:
+                if error is None:
+                    since, last_error = None, None
+                    continue
+                since, last_error = since or moment, error[:500]
+                delivery = deliveries[row_id]
+                if disabled:
+                    self._give_up(delivery, "the endpoint is disabled")
+                elif self.disable_after is not None and moment - since >= self.disable_after:
+                    self._give_up(delivery, error)
+                    disabled = True
+                elif moment - delivery.created_at >= self.retry_for:
+                    self._give_up(delivery, error)
+                else:
+                    self.queue.retry_later(row_id, error)
+            if sent.untried:
+                m.update(lease_until=None, lease_holder=None).where(m.id.in_(sent.untried)).execute()
+            endpoints = type(endpoint)
+            if sent.attempts:
+                endpoints.update(failing_since=since, last_error=last_error).where(
+                    endpoints.id == endpoint.id
+                ).execute()
+            if disabled:
+                self.disable_endpoint(endpoint, moment)
+        if disabled:
+            self.log.warning(
+                "webhook endpoint %s disabled after failing since %s: %s", endpoint.url, since, last_error
+            )
+        return len(delivered)
+
+    def _give_up(self, delivery: Any, error: str) -> None:
+        m = self.model
+        m.update(
+            status="failed",
+            lease_until=None,
+            lease_holder=None,
+            attempts=m.attempts + 1,
+            last_error=error[:500],
+        ).where(m.id == delivery.id).execute()
+        self.log.warning("%s %s given up: %s", self.kind, delivery.id, error)
 
     def send(self, endpoint_id: int, url: str, outgoing: Sequence[Outgoing]) -> Sent:
         """Each delivery once, in order, over the endpoint's kept connections, until the batch's

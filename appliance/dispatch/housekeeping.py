@@ -20,9 +20,8 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.compiled import insert_if_new
-from appliance.common.db import locked, write_transaction
-from appliance.common.holders import instance_holder
+from appliance.common.db import write_transaction
+from appliance.common.lease import SingletonLease
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import (
@@ -58,23 +57,12 @@ class Housekeeping:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.interval = timedelta(minutes=settings.housekeeping_minutes)
-        self.holder = instance_holder()
+        self.turn = SingletonLease.of(JobLease, NAME, duration=self.interval)
 
     def _due(self) -> bool:
-        moment = clock.now()
-        with write_transaction(database):
-            lease = locked(JobLease.select().where(JobLease.name == NAME)).first()
-            if lease is None:
-                # Another process starting at the same moment may create it first: then it is theirs.
-                return insert_if_new(
-                    JobLease(name=NAME, holder=self.holder, lease_until=moment + self.interval)
-                )
-            if lease.lease_until and lease.lease_until > moment:
-                return False
-            JobLease.update(holder=self.holder, lease_until=moment + self.interval).where(
-                JobLease.name == NAME
-            ).execute()
-        return True
+        """Whether this process runs housekeeping now: the lease lasts the whole interval and is
+        not taken again before it ends, even by its holder (one run per interval)."""
+        return self.turn.take(due=lambda row, moment: not (row.lease_until and row.lease_until > moment))
 
     def run_pass(self) -> int:
         """Run once per interval across all processes; returns the number of rows changed."""

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from appliance.server import _private_data_dir
+from appliance.serving.process import _private_data_dir
 
 
 def _modes(root: Path) -> dict[str, int]:

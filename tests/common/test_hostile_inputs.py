@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from appliance.server import Listener
+from appliance.serving.listener import Listener
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER, create_order
 from tests.engine.helpers import Signer, make_operator, payout_request

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from appliance.dispatch.app import create_app
-from appliance.server import Listener
+from appliance.serving.listener import Listener
 
 FORWARDED = [
     {"X-Forwarded-For": "203.0.113.9"},

@@ -109,7 +109,7 @@ def test_only_serves_one_service(tmp_path: Path) -> None:
 def test_behind_a_trusted_proxy_the_client_address_is_the_forwarded_one() -> None:
     import requests
 
-    from appliance.server import Listener
+    from appliance.serving.listener import Listener
 
     def echo(environ, start_response):
         start_response("200 OK", [("Content-Type", "text/plain")])
@@ -129,7 +129,7 @@ def test_behind_a_trusted_proxy_the_client_address_is_the_forwarded_one() -> Non
 
 
 def test_serve_warns_when_links_would_point_nowhere_useful(tmp_path) -> None:
-    from appliance.server import link_warnings
+    from appliance.serving.startup_warnings import link_warnings
     from appliance.settings import load_settings
 
     local = load_settings({"data_dir": str(tmp_path)}, environ={})
@@ -258,7 +258,7 @@ def test_serve_says_listening_once_every_serving_process_serves(tmp_path: Path) 
 
 
 def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewest() -> None:
-    from appliance.server import ConnectionBalance
+    from appliance.serving.balance import ConnectionBalance
 
     balance = ConnectionBalance(3, ["dispatch", "engine"])
     assert balance.may_accept(0, "dispatch", 0)  # the others are not serving yet
@@ -276,7 +276,8 @@ def test_the_connection_balance_lets_accept_only_the_processes_holding_the_fewes
 def test_a_serving_process_that_never_serves_after_its_start_is_killed_to_be_replaced() -> None:
     """A process stuck in its start (stopped there, a lock never granted) never beats: before, the
     parent's watch skipped it for ever. One that beat keeps its place however long ago it started."""
-    from appliance.server import ConnectionBalance, watch_heartbeats
+    from appliance.serving.balance import ConnectionBalance
+    from appliance.serving.supervisor import watch_heartbeats
 
     balance = ConnectionBalance(2, ["engine"])
     stuck = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -304,7 +305,7 @@ def test_a_serving_process_that_never_serves_after_its_start_is_killed_to_be_rep
 
 
 def test_a_serving_process_that_keeps_failing_at_start_is_restarted_less_and_less_often() -> None:
-    from appliance.server import restart_delay
+    from appliance.serving.supervisor import restart_delay
 
     assert [restart_delay(n) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
 
@@ -319,7 +320,7 @@ def _woken(balance, process: int, name: str) -> bool:
 def test_a_process_that_stops_accepting_wakes_the_processes_below_it() -> None:
     """A process leaves the listener out of its poll only when its own loop turns: one that did so
     while it was above another must be woken when the other passes it, or both leave it out."""
-    from appliance.server import ConnectionBalance
+    from appliance.serving.balance import ConnectionBalance
 
     balance = ConnectionBalance(3, ["dispatch", "engine"])
     seats = [balance.seat(process, "dispatch") for process in range(3)]
@@ -376,7 +377,7 @@ def test_fresh_requests_are_answered_on_both_ports_while_500_slow_clients_hold_e
 
 def test_an_idle_serving_thread_that_went_idle_last_takes_the_next_request() -> None:
     """The thread idle longest would be the coldest (its stack, its database connection)."""
-    from appliance.server import _MostRecentlyIdleFirst
+    from appliance.serving.task_queue import _MostRecentlyIdleFirst
 
     lock = threading.Lock()
     condition = _MostRecentlyIdleFirst(lock)
@@ -530,7 +531,7 @@ def test_writes_from_several_serving_processes_to_one_database_are_all_kept_once
 
 
 def test_an_embedded_chain_beside_a_shared_engine_database_is_warned_about(tmp_path) -> None:
-    from appliance.server import deployment_warnings
+    from appliance.serving.startup_warnings import deployment_warnings
     from appliance.settings import load_settings
 
     alone = load_settings({"data_dir": str(tmp_path)}, environ={})
@@ -553,7 +554,7 @@ def test_an_embedded_chain_beside_a_shared_engine_database_is_warned_about(tmp_p
 HELD_LOCK_SCRIPT = """
 import os, signal, sys, threading, time, urllib.request
 from appliance.common import lifecycle
-from appliance.server import serve
+from appliance.serving.process import serve
 from appliance.settings import load_settings
 
 port = int(sys.argv[2])

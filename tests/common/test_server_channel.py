@@ -13,7 +13,7 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 
 from appliance.common.server_channel import WHOLE_ANSWER_BYTES
-from appliance.server import Listener
+from appliance.serving.listener import Listener
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from appliance.server import Listener
+from appliance.serving.listener import Listener
 
 pytestmark = pytest.mark.server
 

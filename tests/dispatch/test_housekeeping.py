@@ -105,6 +105,7 @@ def test_an_eta_does_not_start_from_a_stale_fix_and_says_so(dispatch_app) -> Non
 def test_a_lease_another_process_created_at_the_same_moment_is_theirs_without_an_error(
     dispatch_app, settings, monkeypatch
 ) -> None:
+    from appliance.common import lease
     from appliance.common.db import connection
     from appliance.dispatch import housekeeping
     from appliance.dispatch.db import database
@@ -113,7 +114,5 @@ def test_a_lease_another_process_created_at_the_same_moment_is_theirs_without_an
     with dispatch_app.app_context(), connection(database):
         assert first._due()  # creates the lease row
         # The second looked before the first's row was there (two nodes starting together).
-        monkeypatch.setattr(
-            housekeeping, "locked", lambda query: query.where(housekeeping.JobLease.name == "")
-        )
+        monkeypatch.setattr(lease, "locked", lambda query: query.where(housekeeping.JobLease.name == ""))
         assert second._due() is False  # before: an IntegrityError, logged as a failed pass

@@ -17,7 +17,7 @@ import pytest
 from appliance.common.logs import JsonFormatter, SafeFormatter
 from appliance.dispatch.app import create_app
 from appliance.dispatch.models import OutgoingMail
-from appliance.server import _private_data_dir
+from appliance.serving.process import _private_data_dir
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.mail import mail_text, send_queued, sent_mail
 from tests.dispatch.orders_helpers import create_order

@@ -386,13 +386,14 @@ def test_a_cli_download_failing_mid_way_exits_non_zero_and_leaves_no_file(
 def test_a_projection_lease_created_by_another_process_at_the_same_moment_is_theirs(
     engine_app, monkeypatch
 ) -> None:
+    from appliance.common import lease
     from appliance.engine.reports import projector as projector_module
 
     first, second = ReportProjector(), ReportProjector()
     with engine_app.app_context(), database.connection_context():
         assert first._take_lease() is not None
         monkeypatch.setattr(
-            projector_module, "locked", lambda query: query.where(projector_module.Projection.name == "")
+            lease, "locked", lambda query: query.where(projector_module.Projection.name == "")
         )
         assert second._take_lease() is None  # before: an IntegrityError, logged as a failed pass
 

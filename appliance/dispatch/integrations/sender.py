@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.common.webhook_pool import DeliveryPool, Outgoing, Sent
+from appliance.common.webhook_pool import DeliveryPool, Outgoing
 from appliance.dispatch.db import database
 from appliance.dispatch.integrations import signing
 from appliance.dispatch.integrations.service import endpoint_secret
@@ -34,7 +34,13 @@ RETRY_FOR = timedelta(days=3)
 class OrderWebhookSender(DeliveryPool):
     def __init__(self, master_key: bytes, *, ca_file: str, allow_private: bool) -> None:
         super().__init__(
-            WebhookDelivery, database, name="order-webhook", ca_file=ca_file, allow_private=allow_private
+            WebhookDelivery,
+            database,
+            name="order-webhook",
+            retry_for=RETRY_FOR,
+            log_as=(log, "order webhook delivery"),
+            ca_file=ca_file,
+            allow_private=allow_private,
         )
         self.master_key = master_key
 
@@ -77,49 +83,3 @@ class OrderWebhookSender(DeliveryPool):
             }
 
         return signed
-
-    def _record(self, endpoint: CompanyWebhook, deliveries: dict[int, WebhookDelivery], sent: Sent) -> int:
-        """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
-        (in the order they were made), and the untried rows handed back: one transaction."""
-        moment = clock.now()
-        since: datetime | None = endpoint.failing_since
-        last_error: str | None = endpoint.last_error
-        delivered = [row_id for row_id, error in sent.attempts if error is None]
-        with write_transaction(database):
-            if delivered:
-                WebhookDelivery.update(
-                    status="delivered",
-                    delivered_at=moment,
-                    lease_until=None,
-                    lease_holder=None,
-                    attempts=WebhookDelivery.attempts + 1,
-                    last_error=None,
-                ).where(WebhookDelivery.id.in_(delivered)).execute()
-            for row_id, error in sent.attempts:
-                if error is None:
-                    since, last_error = None, None
-                    continue
-                since, last_error = since or moment, error[:500]
-                if moment - deliveries[row_id].created_at >= RETRY_FOR:
-                    self._give_up(deliveries[row_id], error)
-                else:
-                    self.queue.retry_later(row_id, error)
-            if sent.untried:
-                WebhookDelivery.update(lease_until=None, lease_holder=None).where(
-                    WebhookDelivery.id.in_(sent.untried)
-                ).execute()
-            if sent.attempts:
-                CompanyWebhook.update(failing_since=since, last_error=last_error).where(
-                    CompanyWebhook.id == endpoint.id
-                ).execute()
-        return len(delivered)
-
-    def _give_up(self, delivery: WebhookDelivery, error: str) -> None:
-        WebhookDelivery.update(
-            status="failed",
-            lease_until=None,
-            lease_holder=None,
-            attempts=WebhookDelivery.attempts + 1,
-            last_error=error[:500],
-        ).where(WebhookDelivery.id == delivery.id).execute()
-        log.warning("order webhook delivery %s given up: %s", delivery.id, error)

@@ -25,7 +25,8 @@ import smpplib.exceptions
 from appliance.common import clock, faults
 from appliance.common.db import write_transaction
 from appliance.common.holders import process_holder
-from appliance.common.jobs import LeasedQueue, held_by_another, run_worker
+from appliance.common.jobs import LeasedQueue, run_worker
+from appliance.common.lease import SingletonLease
 from appliance.common.mail import Mailer, redact_links
 from appliance.dispatch.db import database
 from appliance.dispatch.eta.service import courier_eta
@@ -171,33 +172,22 @@ class RecipientSender:
 
     # -- SMS --------------------------------------------------------------------------------------
 
+    @staticmethod
+    def _provider_lease(company_id: int) -> SingletonLease:
+        """One process at a time binds to a company's SMS provider (held by the process: its
+        sessions follow one another)."""
+        return SingletonLease.of(JobLease, f"smpp:{company_id}", duration=LEASE, holder=process_holder())
+
     def _take_provider(self, company_id: int) -> bool:
-        name = f"smpp:{company_id}"
-        moment = clock.now()
-        mine = process_holder()
-        with write_transaction(database):
-            lease = JobLease.get_or_none(JobLease.name == name)
-            if lease is not None and held_by_another(lease.holder, lease.lease_until, moment, mine):
-                return False
-            if lease is None:
-                JobLease.create(name=name, holder=mine, lease_until=moment + LEASE)
-            else:
-                JobLease.update(holder=mine, lease_until=moment + LEASE).where(
-                    JobLease.name == name
-                ).execute()
-        return True
+        return self._provider_lease(company_id).take()
 
     def _renew(self, company_id: int, row_ids: list[int]) -> None:
         until = clock.now() + LEASE
-        JobLease.update(lease_until=until).where(
-            (JobLease.name == f"smpp:{company_id}") & (JobLease.holder == process_holder())
-        ).execute()
+        self._provider_lease(company_id).renew()
         RecipientMessage.update(lease_until=until).where(RecipientMessage.id.in_(row_ids)).execute()
 
     def _free_provider(self, company_id: int) -> None:
-        JobLease.update(holder=None, lease_until=None).where(
-            (JobLease.name == f"smpp:{company_id}") & (JobLease.holder == process_holder())
-        ).execute()
+        self._provider_lease(company_id).release()
 
     def _send_sms(self, company_id: int, row_ids: list[int]) -> int:
         settings = RecipientSettings.get_or_none(RecipientSettings.company == company_id)

@@ -31,6 +31,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,9 @@ from eth_typing import BlockNumber
 from eth_utils import keccak, to_canonical_address, to_checksum_address
 
 from appliance.common import faults
-from appliance.common.holders import holder_gone, instance_holder
+from appliance.common.holders import instance_holder
 from appliance.common.jobs import failure_pause
+from appliance.common.lease import SingletonLease, SqliteRow
 from appliance.engine.chain.base import (
     BlockRef,
     ChainError,
@@ -204,6 +206,9 @@ class LocalChain:
         self._wake = threading.Event()
         self._last_included = 0  # transactions in the last block this process mined
         self.holder = instance_holder()
+        self._lease = SingletonLease(
+            SqliteRow(self._write, "miner"), timedelta(seconds=LEASE_SECONDS), holder=self.holder
+        )
         self._ensure_genesis()
         self.usdc_contract = usdc_contract()
 
@@ -543,25 +548,10 @@ class LocalChain:
     # -- mining ------------------------------------------------------------------------------
 
     def _take_lease(self, seconds: float) -> bool:
-        now = time.time()
-        with self._write() as conn:
-            conn.execute("INSERT OR IGNORE INTO lease (name, holder, until) VALUES ('miner', NULL, 0)")
-            (current,) = conn.execute("SELECT holder FROM lease WHERE name = 'miner'").fetchone()
-            gone = current if holder_gone(current) else None  # a dead process of this host: free now
-            changed = conn.execute(
-                "UPDATE lease SET holder = ?, until = ? WHERE name = 'miner' "
-                "AND (holder = ? OR holder IS NULL "
-                "OR until < ? OR holder = ?)",
-                (self.holder, now + seconds, self.holder, now, gone),
-            ).rowcount
-        return changed == 1
+        return self._lease.take(duration=timedelta(seconds=seconds))
 
     def _release_lease(self) -> None:
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE lease SET holder = NULL, until = 0 WHERE name = 'miner' AND holder = ?",
-                (self.holder,),
-            )
+        self._lease.release()
 
     def mine(self) -> BlockRef:
         """Mine one block with what the pool holds that can run now (the caller holds the lease)."""

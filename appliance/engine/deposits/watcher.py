@@ -31,10 +31,9 @@ from typing import Any
 import peewee
 
 from appliance.common import clock, faults
-from appliance.common.compiled import insert_if_new
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import write_transaction
 from appliance.common.holders import instance_holder
-from appliance.common.jobs import held_by_another
+from appliance.common.lease import SingletonLease
 from appliance.engine.chain.base import BlockRef, Chain, ChainError
 from appliance.engine.chain.guard import NetworkMismatch
 from appliance.engine.chain.registry import Chains
@@ -120,7 +119,7 @@ class DepositWatcher:
         self.chains = chains
         self.batch = batch
         self.lease = lease
-        self.holder = instance_holder()
+        self.holder = instance_holder()  # one holder for every chain's cursor
 
     def run_pass(self) -> int:
         """One step on every chain that has addresses; returns blocks scanned plus transfers moved."""
@@ -150,29 +149,16 @@ class DepositWatcher:
         return self._advance(chain_id, chain)
 
     def _take_lease(self, chain_id: str) -> bool:
-        moment = clock.now()
-        with write_transaction(database):
-            cursor = locked(ChainCursor.select().where(ChainCursor.chain_id == chain_id)).first()
-            if cursor is None:
-                start = DepositAddress.select(DepositAddress.watch_from).where(
-                    DepositAddress.chain_id == chain_id
-                )
-                first = min(int(r.watch_from) for r in start)
-                # Another process starting at the same moment may create it first: then it is theirs.
-                return insert_if_new(
-                    ChainCursor(
-                        chain_id=chain_id,
-                        next_block=first,
-                        holder=self.holder,
-                        lease_until=moment + self.lease,
-                    )
-                )
-            if held_by_another(cursor.holder, cursor.lease_until, moment, self.holder):
-                return False
-            ChainCursor.update(holder=self.holder, lease_until=moment + self.lease, updated_at=moment).where(
-                ChainCursor.chain_id == chain_id
-            ).execute()
-        return True
+        """The chain's cursor lease; the cursor starts at the first watched block when new."""
+
+        def new_cursor() -> dict[str, int]:
+            start = DepositAddress.select(DepositAddress.watch_from).where(
+                DepositAddress.chain_id == chain_id
+            )
+            return {"next_block": min(int(r.watch_from) for r in start)}
+
+        lease = SingletonLease.of(ChainCursor, chain_id, duration=self.lease, holder=self.holder)
+        return lease.take(create=new_cursor, updated_at=clock.now())
 
     def _advance(self, chain_id: str, chain: Chain) -> int:
         head = chain.head().number

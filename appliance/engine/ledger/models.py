@@ -1,5 +1,5 @@
 """Ledger and control tables (created by migrations/engine/0012_operator_ledger.py). Kept beside
-the ledger rather than in engine/models.py so that the area stays self-contained."""
+the ledger rather than in engine/models/ so that the area stays self-contained."""
 
 from __future__ import annotations
 

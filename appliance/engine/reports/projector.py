@@ -32,10 +32,8 @@ from datetime import timedelta
 from typing import Any
 
 from appliance.common import clock
-from appliance.common.compiled import insert_if_new
-from appliance.common.db import locked, write_transaction
-from appliance.common.holders import instance_holder
-from appliance.common.jobs import held_by_another
+from appliance.common.db import write_transaction
+from appliance.common.lease import SingletonLease
 from appliance.engine.db import database
 from appliance.engine.models import Projection, ProjectionGap, ReportRow, WebhookEvent
 from appliance.engine.webhooks.events import (
@@ -86,22 +84,13 @@ class ReportProjector:
     def __init__(self, *, batch: int = 1000, lease: timedelta = timedelta(seconds=30)) -> None:
         self.batch = batch
         self.lease = lease
-        self.holder = instance_holder()
+        self.projection_lease = SingletonLease.of(Projection, NAME, duration=lease)
+        self.holder = self.projection_lease.holder
 
     def _take_lease(self) -> Projection | None:
-        moment = clock.now()
-        with write_transaction(database):
-            state = locked(Projection.select().where(Projection.name == NAME)).first()
-            if state is None:
-                # Another process starting at the same moment may create it first: then it is theirs.
-                state = Projection(name=NAME, holder=self.holder, lease_until=moment + self.lease)
-                return state if insert_if_new(state) else None
-            if held_by_another(state.holder, state.lease_until, moment, self.holder):
-                return None
-            Projection.update(holder=self.holder, lease_until=moment + self.lease).where(
-                Projection.name == NAME
-            ).execute()
-            return Projection.get_by_id(NAME)
+        """The projection's row when its lease is ours (created at the first pass), else None."""
+        row: Projection | None = self.projection_lease.take_row()
+        return row
 
     def run_pass(self) -> int:
         """Apply the next batch of events, and those of earlier gaps that have appeared; returns
@@ -221,7 +210,5 @@ class ReportProjector:
             if not count:
                 break
             applied += count
-        Projection.update(holder=None, lease_until=None).where(
-            (Projection.name == NAME) & (Projection.holder == self.holder)
-        ).execute()
+        self.projection_lease.release()
         return applied

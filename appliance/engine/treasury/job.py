@@ -15,11 +15,9 @@ from datetime import timedelta
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from appliance.common import clock, faults
-from appliance.common.compiled import insert_if_new
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import write_transaction
 from appliance.common.health import Check
-from appliance.common.holders import instance_holder
-from appliance.common.jobs import held_by_another
+from appliance.common.lease import SingletonLease
 from appliance.engine.chain.registry import Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
@@ -42,7 +40,7 @@ class ReconcileJob:
         self.custody = custody
         self.interval = interval
         self.lease = lease
-        self.holder = instance_holder()
+        self.run_lease = SingletonLease.of(TreasuryRun, RUN, duration=lease)
 
     def run_pass(self) -> int:
         """Reconcile if due and the lease is ours; 1 when it ran, else 0."""
@@ -55,37 +53,15 @@ class ReconcileJob:
             faults.log_failure(log, exc, "treasury: reconcile")
             error = f"{type(exc).__name__}: {exc}"[:500]
         with write_transaction(database):
-            TreasuryRun.update(
-                holder=None,
-                lease_until=None,
-                next_run_at=clock.now() + self.interval,
-                last_error=error,
-            ).where((TreasuryRun.name == RUN) & (TreasuryRun.holder == self.holder)).execute()
+            self.run_lease.release(next_run_at=clock.now() + self.interval, last_error=error)
         return 1
 
     def _take_lease(self) -> bool:
-        moment = clock.now()
-        with write_transaction(database):
-            row = locked(TreasuryRun.select().where(TreasuryRun.name == RUN)).first()
-            if row is None:
-                return insert_if_new(
-                    TreasuryRun(
-                        name=RUN,
-                        holder=self.holder,
-                        lease_until=moment + self.lease,
-                        checked_at=None,
-                        next_run_at=None,
-                        last_error=None,
-                    )
-                )
-            if row.next_run_at is not None and row.next_run_at > moment:
-                return False
-            if held_by_another(row.holder, row.lease_until, moment, self.holder):
-                return False
-            TreasuryRun.update(holder=self.holder, lease_until=moment + self.lease).where(
-                TreasuryRun.name == RUN
-            ).execute()
-        return True
+        """The run's lease, when the run is due (``next_run_at`` has come)."""
+        return self.run_lease.take(
+            due=lambda row, moment: row.next_run_at is None or row.next_run_at <= moment,
+            create={"checked_at": None, "next_run_at": None, "last_error": None},
+        )
 
 
 def treasury_probe() -> Check:

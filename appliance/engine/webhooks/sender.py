@@ -48,6 +48,9 @@ class WebhookSender(DeliveryPool):
             WebhookDelivery,
             database,
             name="webhook",
+            retry_for=RETRY_FOR,
+            disable_after=DISABLE_AFTER,
+            log_as=(log, "webhook delivery"),
             ca_file=ca_file,
             allow_private=allow_private,
             backoff_base=5.0,
@@ -107,71 +110,15 @@ class WebhookSender(DeliveryPool):
 
         return signed
 
-    def _record(self, endpoint: WebhookEndpoint, deliveries: dict[int, WebhookDelivery], sent: Sent) -> int:
-        """Every attempt of the batch on its own row, the endpoint's health as the attempts left it
-        (in the order they were made), and the untried rows handed back: one transaction."""
-        moment = clock.now()
-        since: datetime | None = endpoint.failing_since
-        last_error: str | None = endpoint.last_error
-        delivered = [row_id for row_id, error in sent.attempts if error is None]
-        disabled = False
-        with write_transaction(database):
-            if delivered:
-                WebhookDelivery.update(
-                    status="delivered",
-                    delivered_at=moment,
-                    lease_until=None,
-                    lease_holder=None,
-                    attempts=WebhookDelivery.attempts + 1,
-                    last_error=None,
-                ).where(WebhookDelivery.id.in_(delivered)).execute()
-            for row_id, error in sent.attempts:
-                if error is None:
-                    since, last_error = None, None
-                    continue
-                since, last_error = since or moment, error[:500]
-                delivery = deliveries[row_id]
-                if disabled:
-                    self._give_up(delivery, "the endpoint is disabled")
-                elif moment - since >= DISABLE_AFTER:
-                    self._give_up(delivery, error)
-                    disabled = True
-                elif moment - delivery.created_at >= RETRY_FOR:
-                    self._give_up(delivery, error)
-                else:
-                    self.queue.retry_later(row_id, error)
-            if sent.untried:
-                WebhookDelivery.update(lease_until=None, lease_holder=None).where(
-                    WebhookDelivery.id.in_(sent.untried)
-                ).execute()
-            if sent.attempts:
-                WebhookEndpoint.update(failing_since=since, last_error=last_error).where(
-                    WebhookEndpoint.id == endpoint.id
-                ).execute()
-            if disabled:
-                WebhookEndpoint.update(active=False, disabled_at=moment).where(
-                    WebhookEndpoint.id == endpoint.id
-                ).execute()
-                WebhookDelivery.update(
-                    status="failed",
-                    lease_until=None,
-                    lease_holder=None,
-                    last_error="the endpoint is disabled",
-                ).where(
-                    (WebhookDelivery.endpoint == endpoint.id) & (WebhookDelivery.status == "queued")
-                ).execute()
-        if disabled:
-            log.warning(
-                "webhook endpoint %s disabled after failing since %s: %s", endpoint.url, since, last_error
-            )
-        return len(delivered)
-
-    def _give_up(self, delivery: WebhookDelivery, error: str) -> None:
+    def disable_endpoint(self, endpoint: WebhookEndpoint, moment: datetime) -> None:
+        """Out of the active list; its queued deliveries fail (subscribing the URL again
+        re-activates it)."""
+        WebhookEndpoint.update(active=False, disabled_at=moment).where(
+            WebhookEndpoint.id == endpoint.id
+        ).execute()
         WebhookDelivery.update(
             status="failed",
             lease_until=None,
             lease_holder=None,
-            attempts=WebhookDelivery.attempts + 1,
-            last_error=error[:500],
-        ).where(WebhookDelivery.id == delivery.id).execute()
-        log.warning("webhook delivery %s given up: %s", delivery.id, error)
+            last_error="the endpoint is disabled",
+        ).where((WebhookDelivery.endpoint == endpoint.id) & (WebhookDelivery.status == "queued")).execute()

@@ -1,0 +1,55 @@
+"""Engine models (engine.db), one module per area; this package re-exports them all, so that
+``from appliance.engine.models import X`` works for every model. Tables are created by the numbered
+migrations in migrations/engine (models there are frozen copies). The ledger's tables live beside
+the ledger (appliance/engine/ledger/models.py)."""
+
+from appliance.engine.models.base import BaseModel
+from appliance.engine.models.deposits import (
+    ChainCursor,
+    CustodyAccount,
+    Deposit,
+    DepositAddress,
+    ScannedBlock,
+)
+from appliance.engine.models.operators import Operator, OperatorSecret
+from appliance.engine.models.payouts import Payout, PayoutAttempt, PayoutTransition, SeenSignature
+from appliance.engine.models.reports import ExportJob, ExportRow, Projection, ProjectionGap, ReportRow
+from appliance.engine.models.transactions import Broadcast, SignedPayload, Wallet
+from appliance.engine.models.treasury import Sweep, TreasuryBalance, TreasuryFinding, TreasuryRun
+from appliance.engine.models.webhooks import (
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookSubscription,
+)
+
+__all__ = [
+    "BaseModel",
+    "Broadcast",
+    "ChainCursor",
+    "CustodyAccount",
+    "Deposit",
+    "DepositAddress",
+    "ExportJob",
+    "ExportRow",
+    "Operator",
+    "OperatorSecret",
+    "Payout",
+    "PayoutAttempt",
+    "PayoutTransition",
+    "Projection",
+    "ProjectionGap",
+    "ReportRow",
+    "ScannedBlock",
+    "SeenSignature",
+    "SignedPayload",
+    "Sweep",
+    "TreasuryBalance",
+    "TreasuryFinding",
+    "TreasuryRun",
+    "Wallet",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookSubscription",
+]
