@@ -37,22 +37,17 @@ from appliance.engine.chain.base import (
     EstimateReverted,
     FeeQuote,
     Receipt,
+    Rejection,
     TransactionRejected,
 )
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, PAYOUT_WALLET, CustodyError, CustodyKeys
+from appliance.engine.custody import PAYOUT_WALLET, CustodyError, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.ledger import book, controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
-from appliance.engine.payouts import transactions
-from appliance.engine.payouts.fencing import (
-    VERIFIED_MARGIN,
-    Fenced,
-    Fencing,
-    Scanning,
-    fence,
-    restored_heights,
-)
+from appliance.engine.outgoing import fees as fee_rules
+from appliance.engine.outgoing import follow, state, topups, transactions
+from appliance.engine.outgoing.fencing import Fenced, Fencing, Scanning, fence, restored_heights
 from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import StaleMove, transition
 from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
@@ -60,11 +55,6 @@ from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, em
 log = logging.getLogger("appliance.engine.payouts")
 
 OPEN = ("REQUESTED", "SIGNED", "BROADCAST")
-NATIVE_GAS = 21_000
-GAS_MARGIN_NUMERATOR, GAS_MARGIN_DENOMINATOR = 13, 10  # estimates get +30 %
-TOPUP_PAYOUTS = 50  # a gas top-up covers this many payouts like the one that asked for it
-RESEND_AFTER = timedelta(seconds=15)  # a pending transaction is handed to the node again this often
-UNFINISHED_BROADCASTS = ("signed", "sent", "mined")
 NO_CUSTODY = "waiting for the custody key: run `appliance custody init` and restart"
 REASON_LENGTH = 500  # payout.reason's column
 # A payout waiting for the fencing's scan of its wallet's history comes back on the next passes:
@@ -100,6 +90,7 @@ class Pipeline:
         self.ceilings = dict(fee_ceilings or {})
         # Chain heights a restored backup recorded: where the fencing scans from (see fencing).
         self.fencing = Fencing(chains, restored_heights(data_dir))
+        self.topups = topups.PayoutTopUps(chains, custody, self.fencing, self.ceilings)
         self._noted_once = False
         self.poll = poll
         self.queue = LeasedQueue(
@@ -145,7 +136,7 @@ class Pipeline:
     def run_pass(self, limit: int = 50) -> int:
         """Advance gas top-ups and every due payout one step; returns how many payouts moved."""
         self.fencing.new_pass()
-        self.advance_topups()
+        self.topups.advance()
         if (missing := self._custody_missing()) is not None:
             self._note_missing_custody(missing[:REASON_LENGTH])
         moved = 0
@@ -160,7 +151,7 @@ class Pipeline:
                 self.queue.retry_later(payout_id, f"chain: {exc}")
                 self._note_node_down(payout)
                 continue
-            except StaleMove:
+            except (StaleMove, state.StaleBroadcast):
                 outcome = Outcome()
             except Exception as exc:
                 faults.log_failure(log, exc, f"payout {payout.payout_id} step")
@@ -216,7 +207,7 @@ class Pipeline:
         rows = Broadcast.select().where(
             (Broadcast.chain_id == chain_id)
             & (Broadcast.wallet == wallet)
-            & (Broadcast.status.in_(("signed", "sent")))
+            & (Broadcast.status.in_(state.IN_FLIGHT))
         )
         for row in rows:
             to, value, data = transactions.decode_call(row)
@@ -278,23 +269,29 @@ class Pipeline:
             return self._wait(
                 payout,
                 _unfunded(
-                    "payout wallet", wallet, native, value + NATIVE_GAS * fees.max_fee_per_gas, native_held
+                    "payout wallet",
+                    wallet,
+                    native,
+                    value + fee_rules.NATIVE_GAS * fees.max_fee_per_gas,
+                    native_held,
                 ),
             )
         try:
-            gas = _with_margin(chain.estimate_gas(wallet, to, value, data))
+            gas = fee_rules.with_margin(chain.estimate_gas(wallet, to, value, data))
         except EstimateReverted as exc:
             return self._cannot_succeed(payout, exc.reason)
         gas_cost = gas * fees.max_fee_per_gas
         if native_held < value + gas_cost:
             return self._top_up(
-                payout, chain, native, _topup_amount(gas, fees, value + gas_cost - native_held), fees
+                payout,
+                chain,
+                native,
+                topups.payout_topup_amount(gas, fees, value + gas_cost - native_held),
+                fees,
             )
         try:
             with write_transaction(database):
-                nonce = transactions.reserve_nonce(
-                    asset.chain_id, wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-                )
+                nonce = transactions.reserve(asset.chain_id, wallet, chain_nonce, head)
                 # The operator's controls and ledger, after the wallet's lock (the order every
                 # reservation takes) and under the operator's balance row's lock (item 31.4).
                 hold = controls.hold_reason(
@@ -364,7 +361,7 @@ class Pipeline:
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
         """The market's fees under the chain's ceiling: None when even the base fee and the tip
         are above it (nothing offered under it could be included now)."""
-        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
+        return fee_rules.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _above_ceiling(self, chain_id: str, chain: Chain) -> str:
         return (
@@ -388,15 +385,10 @@ class Pipeline:
     def _top_up(self, payout: Payout, chain: Chain, native: Asset, amount: int, fees: FeeQuote) -> Outcome:
         custody = self.custody
         assert custody is not None
-        pending = Broadcast.select().where(
-            (Broadcast.purpose == "gas_topup")
-            & (Broadcast.chain_id == native.chain_id)
-            & (Broadcast.status.in_(UNFINISHED_BROADCASTS))
-        )
-        if pending.exists():
+        if topups.payout_topup_pending(native.chain_id):
             return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
         fee_wallet = custody.fee_address
-        needed = amount + NATIVE_GAS * fees.max_fee_per_gas
+        needed = topups.needed(amount, fees)
         held = chain.balance(fee_wallet)
         if held < needed:
             return self._wait(payout, _unfunded("fee wallet", fee_wallet, native, needed, held))
@@ -408,41 +400,21 @@ class Pipeline:
         except Fenced as exc:
             return self._wait(payout, _stopped("fee", native.chain_id, exc.reason), timedelta(seconds=30))
         try:
-            self._sign_top_up(custody, native, fee_wallet, chain_nonce, head, amount, fees)
+            with write_transaction(database):
+                topups.sign(
+                    custody,
+                    native,
+                    to=custody.payout_address,
+                    amount=amount,
+                    fees=fees,
+                    chain_nonce=chain_nonce,
+                    head=head,
+                    purpose=topups.PAYOUT_TOPUP,
+                )
         except CustodyError as exc:  # refused (above signer_gas_cap_wei) or no signer: rolled back
             return self._wait(payout, f"gas top-up not signed: {exc}"[:REASON_LENGTH], timedelta(seconds=30))
         log.info("fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, amount)
         return self._wait(payout, "waiting for the fee wallet's gas top-up of the payout wallet")
-
-    def _sign_top_up(
-        self,
-        custody: CustodyKeys,
-        native: Asset,
-        fee_wallet: str,
-        chain_nonce: int,
-        head: int,
-        amount: int,
-        fees: FeeQuote,
-    ) -> None:
-        with write_transaction(database):
-            nonce = transactions.reserve_nonce(
-                native.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-            )
-            transactions.sign_and_store(
-                custody,
-                FEE_WALLET,
-                chain_id=native.chain_id,
-                network_id=native.network_id,
-                nonce=nonce,
-                to=custody.payout_address,
-                value=amount,
-                data=b"",
-                gas=NATIVE_GAS,
-                fees=fees,
-                purpose="gas_topup",
-                payout_id=None,
-                signed_block=head,
-            )
 
     # -- SIGNED: send the stored bytes -------------------------------------------------------------
 
@@ -452,26 +424,25 @@ class Pipeline:
     def send(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         chain = self._chain(broadcast)
         try:
-            tx_hash = chain.send_raw_transaction(bytes.fromhex(broadcast.raw))
+            tx_hash = follow.send(chain, broadcast)
         except TransactionRejected as exc:
-            return self._rejected(payout, broadcast, chain, exc.reason)
+            return self._rejected(payout, broadcast, chain, exc)
         except ChainError as exc:
             with write_transaction(database):
                 self._record_attempt(payout, "UNREACHABLE", broadcast.tx_hash)
             raise exc
         with write_transaction(database):
             self._record_attempt(payout, "SENT", tx_hash)
-            Broadcast.update(status="sent", updated_at=clock.now()).where(
-                Broadcast.id == broadcast.id
-            ).execute()
+            state.transition(broadcast, "sent")
             transition(payout, "BROADCAST", tx_hash=tx_hash)
         return Outcome(self.poll)
 
-    def _rejected(self, payout: Payout, broadcast: Broadcast, chain: Chain, reason: str) -> Outcome:
-        lowered = reason.lower()
-        if "nonce too low" in lowered or "nonce has already been used" in lowered:
+    def _rejected(
+        self, payout: Payout, broadcast: Broadcast, chain: Chain, exc: TransactionRejected
+    ) -> Outcome:
+        if exc.kind is Rejection.NONCE_USED:
             # Something is mined at this nonce: ours (then the receipt is found) or a foreign one.
-            if self._mined_payload(chain, broadcast) is not None:
+            if transactions.mined_payload(chain, broadcast) is not None:
                 with write_transaction(database):
                     self._record_attempt(payout, "SENT", broadcast.tx_hash)
                     transition(payout, "BROADCAST", tx_hash=broadcast.tx_hash)
@@ -479,18 +450,18 @@ class Pipeline:
             with write_transaction(database):
                 self._record_attempt(payout, "REJECTED_NONCE_USED", broadcast.tx_hash)
             return self._nonce_used(payout, broadcast, chain)
-        if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
+        if exc.kind is Rejection.UNDERPRICED:
             with write_transaction(database):
                 self._record_attempt(payout, "REJECTED_UNDERPRICED", broadcast.tx_hash)
             if self._bump(payout, broadcast, chain) is None:
                 return Outcome(timedelta(seconds=15))
             return Outcome()
-        outcome = "REJECTED_FUNDS" if "insufficient funds" in lowered else "REJECTED"
+        outcome = "REJECTED_FUNDS" if exc.kind is Rejection.INSUFFICIENT_FUNDS else "REJECTED"
         with write_transaction(database):
             self._record_attempt(payout, outcome, broadcast.tx_hash)
         return self._wait(
             payout,
-            f"the chain refused the signed transaction ({reason[:200]}); sending it again later",
+            f"the chain refused the signed transaction ({exc.reason[:200]}); sending it again later",
             timedelta(seconds=10),
         )
 
@@ -498,7 +469,7 @@ class Pipeline:
         """Replace the payload in force at the same nonce with higher fees, stored before sending."""
         assert self.custody is not None
         asset = self.chains.native(broadcast.chain_id)
-        fees = transactions.bumped_fees(broadcast, chain.fee_quote(), self.ceilings.get(broadcast.chain_id))
+        fees = fee_rules.bumped_fees(broadcast, chain.fee_quote(), self.ceilings.get(broadcast.chain_id))
         if fees is None:  # the replacement would have to offer more than the ceiling
             self._wait(
                 payout,
@@ -539,32 +510,21 @@ class Pipeline:
             raise ChainError(f"chain {broadcast.chain_id} is not configured on this deployment")
         return chain
 
-    def _mined_payload(self, chain: Chain, broadcast: Broadcast) -> Receipt | None:
-        return transactions.mined_payload(chain, broadcast)
-
     def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         chain = self._chain(broadcast)
         asset = self.chains.find(payout.chain_id, payout.asset)
         confirmations = asset.confirmations if asset else 1
-        receipt = self._mined_payload(chain, broadcast)
+        receipt = transactions.mined_payload(chain, broadcast)
         if receipt is None:
             if broadcast.mined_block is not None:
-                if self._block_still_there(chain, broadcast):
+                if follow.block_still_there(chain, broadcast):
                     # A provider one block behind (or load-balanced over nodes) answers no receipt
                     # for a moment: not a reorg while the block that held it is still canonical.
                     return Outcome(self.poll or timedelta(seconds=1))
                 return self._reorged(payout, broadcast)
             return self._pending(payout, broadcast, chain)
-        if broadcast.mined_block_hash != receipt.block_hash or broadcast.mined_tx_hash != receipt.tx_hash:
-            Broadcast.update(
-                status="mined",
-                mined_tx_hash=receipt.tx_hash,
-                mined_block=receipt.block_number,
-                mined_block_hash=receipt.block_hash,
-                updated_at=clock.now(),
-            ).where(Broadcast.id == broadcast.id).execute()
-        depth = chain.head().number - receipt.block_number + 1
-        if depth < confirmations:
+        follow.record_mined(broadcast, receipt)
+        if follow.depth(chain.head().number, receipt) < confirmations:
             return Outcome(self.poll)
         fee = str(receipt.gas_used * receipt.effective_gas_price)
         shortfall = _shortfall(payout, asset, broadcast.wallet, receipt) if receipt.success else None
@@ -577,9 +537,7 @@ class Pipeline:
                 f"self-transfer {receipt.tx_hash}; nothing was paid (its network fee was)"
             )
         with write_transaction(database):
-            Broadcast.update(status="final", fee_minor=fee, updated_at=clock.now()).where(
-                Broadcast.id == broadcast.id
-            ).execute()
+            follow.finalise(broadcast, receipt)
             if receipt.success and shortfall is None:
                 transition(payout, "COMPLETED", tx_hash=receipt.tx_hash, fee_minor=fee)
             else:
@@ -596,13 +554,6 @@ class Pipeline:
             announce(payout, self.chains.native(payout.chain_id).code)
         return Outcome()
 
-    @staticmethod
-    def _block_still_there(chain: Chain, broadcast: Broadcast) -> bool:
-        """Whether the block that held the broadcast may still be canonical: the same hash at its
-        height, or no block at that height yet (a node behind the one that gave the receipt)."""
-        ref = chain.block(int(broadcast.mined_block))
-        return ref is None or ref.hash == broadcast.mined_block_hash
-
     def _nonce_used(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
         """The chain says the broadcast's nonce is used and no stored payload's receipt is found.
         Never FAILED while it may have been paid: the transaction at that nonce is looked up on
@@ -611,18 +562,15 @@ class Pipeline:
         the asset's confirmations, fails the payout (nothing of it can land); not visible yet (a
         provider behind): look again later."""
         nonce, wallet = int(broadcast.nonce), broadcast.wallet
-        start = broadcast.signed_block
-        if start is None:
-            start = self.fencing.start_of(broadcast.chain_id, wallet)
-        if start is None:
+        found = follow.at_nonce(chain, self.fencing, broadcast)
+        if found.found is follow.Found.NO_START:
             return self._wait(
                 payout,
                 f"nonce {nonce} of {wallet} is used on chain and no receipt of this payout's payloads is "
                 "found; no block is known to look the transaction up from: an operator must check",
                 timedelta(seconds=30),
             )
-        head = chain.head().number
-        tx = transactions.transaction_at_nonce(chain, wallet, nonce, int(start) - VERIFIED_MARGIN, head)
+        tx, head = found.tx, found.head
         if tx is None:
             return self._wait(
                 payout,
@@ -630,13 +578,12 @@ class Pipeline:
                 "(a node behind?); looking again, nothing signed meanwhile",
                 timedelta(seconds=5),
             )
-        ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == broadcast.id)}
-        if tx.tx_hash in ours:
+        if found.found is follow.Found.OURS:
             if payout.status == "SIGNED":  # it was sent (the answer lost) and is mined
                 with write_transaction(database):
                     transition(payout, "BROADCAST", tx_hash=tx.tx_hash)
             return self._wait(payout, f"mined as {tx.tx_hash}; waiting for its receipt", timedelta(seconds=2))
-        if (tx.to, tx.value, tx.data) == transactions.decode_call(broadcast):
+        if found.found is follow.Found.SAME_CALL:
             with write_transaction(database):
                 transactions.adopt(broadcast, tx.raw, tx.tx_hash)
                 Payout.update(
@@ -648,19 +595,13 @@ class Pipeline:
                 "payout %s: found paid on chain by %s (signed elsewhere)", payout.payout_id, tx.tx_hash
             )
             return Outcome()
-        reason = (
-            f"nonce {nonce} of {wallet} was used on chain by {tx.tx_hash} (block {tx.block_number}), "
-            "a transaction this engine did not sign; nothing more is signed for this wallet until an "
-            "operator checks"
-        )
+        reason = follow.foreign_use(broadcast, tx, block=True)
         fence(broadcast.chain_id, wallet, reason)
         asset = self.chains.find(payout.chain_id, payout.asset)
         if head - tx.block_number + 1 < (asset.confirmations if asset else 1):
             return self._wait(payout, reason, timedelta(seconds=2))
         with write_transaction(database):
-            Broadcast.update(status="final", updated_at=clock.now()).where(
-                Broadcast.id == broadcast.id
-            ).execute()
+            follow.finalise(broadcast, None)
             transition(
                 payout,
                 "FAILED",
@@ -672,13 +613,7 @@ class Pipeline:
 
     def _reorged(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         with write_transaction(database):
-            Broadcast.update(
-                status="signed",
-                mined_tx_hash=None,
-                mined_block=None,
-                mined_block_hash=None,
-                updated_at=clock.now(),
-            ).where(Broadcast.id == broadcast.id).execute()
+            follow.reorged(broadcast)
             transition(
                 payout,
                 "SIGNED",
@@ -693,125 +628,21 @@ class Pipeline:
         return Outcome()
 
     def _pending(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
-        market = chain.fee_quote()
-        base_fee = market.max_fee_per_gas - market.max_priority_fee_per_gas
-        if base_fee // 2 > int(broadcast.max_fee_per_gas) - int(broadcast.max_priority_fee_per_gas):
+        if fee_rules.outgrown(broadcast, chain.fee_quote()):
             # The base fee has outgrown what the payload may pay: it cannot be included at all.
             if self._bump(payout, broadcast, chain) is None:
                 return Outcome(timedelta(seconds=15))  # above the ceiling: look again later
             return Outcome()
-        if clock.now() - broadcast.updated_at >= RESEND_AFTER:
-            # Nodes drop transactions (restarts, pool limits): hand over the same bytes again.
-            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == broadcast.id).execute()
+        if follow.resend_due(broadcast):
+            state.touch(broadcast)
             try:
-                chain.send_raw_transaction(bytes.fromhex(broadcast.raw))
+                follow.send(chain, broadcast)
             except TransactionRejected as exc:
-                if "nonce too low" in exc.reason.lower() or "already been used" in exc.reason.lower():
+                if exc.kind is Rejection.NONCE_USED:
                     # Used at its nonce and no receipt of ours: never left BROADCAST for ever.
                     return self._nonce_used(payout, broadcast, chain)
                 log.info("payout %s re-send refused: %s", payout.payout_id, exc.reason)
         return Outcome(self.poll)
-
-    # -- gas top-ups of the payout wallet --------------------------------------------------------------
-
-    def advance_topups(self) -> None:
-        rows = list(
-            Broadcast.select().where(
-                (Broadcast.purpose == "gas_topup") & (Broadcast.status.in_(UNFINISHED_BROADCASTS))
-            )
-        )
-        for row in rows:
-            chain = self.chains.get(row.chain_id)
-            if chain is None:
-                continue
-            try:
-                self._advance_topup(chain, row)
-            except ChainError as exc:
-                log.warning("gas top-up %s: %s", row.tx_hash, exc)
-
-    def _advance_topup(self, chain: Chain, row: Broadcast) -> None:
-        receipt = self._mined_payload(chain, row)
-        if receipt is not None:
-            depth = chain.head().number - receipt.block_number + 1
-            if depth >= self.chains.native(row.chain_id).confirmations:
-                Broadcast.update(
-                    status="final",
-                    mined_tx_hash=receipt.tx_hash,
-                    mined_block=receipt.block_number,
-                    mined_block_hash=receipt.block_hash,
-                    updated_at=clock.now(),
-                    fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
-                ).where((Broadcast.id == row.id) & (Broadcast.status == row.status)).execute()
-            return
-        market = chain.fee_quote()
-        base_fee = (market.max_fee_per_gas - market.max_priority_fee_per_gas) // 2
-        if base_fee > int(row.max_fee_per_gas) - int(row.max_priority_fee_per_gas):
-            # The base fee outgrew what the top-up may pay: replace it at its nonce (under the
-            # ceiling), or every payout needing gas waits behind it for ever.
-            self._bump_topup(chain, row, market)
-            return
-        if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
-            try:
-                chain.send_raw_transaction(bytes.fromhex(row.raw))
-            except TransactionRejected as exc:
-                lowered = exc.reason.lower()
-                if "nonce too low" in lowered or "already been used" in lowered:
-                    self._topup_nonce_used(chain, row)
-                elif "underpriced" in lowered or "fee too low" in lowered or "base fee" in lowered:
-                    self._bump_topup(chain, row, market)
-                else:
-                    log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
-                return
-            Broadcast.update(status="sent", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
-
-    def _bump_topup(self, chain: Chain, row: Broadcast, market: FeeQuote) -> None:
-        assert self.custody is not None
-        fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
-        if fees is None:
-            log.warning(
-                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
-                row.tx_hash,
-            )
-            return
-        to, value, data = transactions.decode_call(row)
-        with write_transaction(database):
-            transactions.replace(
-                self.custody,
-                FEE_WALLET,
-                row,
-                self.chains.native(row.chain_id).network_id,
-                to,
-                value,
-                data,
-                fees,
-            )
-        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
-
-    def _topup_nonce_used(self, chain: Chain, row: Broadcast) -> None:
-        """The fee wallet's nonce of the top-up is used and no payload of it is mined: look the
-        transaction up; a foreign one fences the fee wallet and ends the top-up (nothing of it can
-        land), so that payouts stop waiting for it."""
-        start = (
-            row.signed_block
-            if row.signed_block is not None
-            else self.fencing.start_of(row.chain_id, row.wallet)
-        )
-        if start is None:
-            return
-        head = chain.head().number
-        tx = transactions.transaction_at_nonce(
-            chain, row.wallet, int(row.nonce), int(start) - VERIFIED_MARGIN, head
-        )
-        ours = {p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)}
-        if tx is None or tx.tx_hash in ours:
-            return  # not visible yet, or ours and its receipt comes next
-        fence(
-            row.chain_id,
-            row.wallet,
-            f"nonce {row.nonce} of {row.wallet} was used on chain by {tx.tx_hash}, a transaction "
-            "this engine did not sign; nothing more is signed for this wallet until an operator checks",
-        )
-        Broadcast.update(status="final", updated_at=clock.now()).where(Broadcast.id == row.id).execute()
 
 
 def announce(payout: Payout, fee_asset: str) -> None:
@@ -845,25 +676,9 @@ def _shortfall(payout: Payout, asset: Asset | None, wallet: str, receipt: Receip
     )
 
 
-def _topup_amount(gas: int, fees: FeeQuote, shortfall: int) -> int:
-    """A gas top-up: what this payout lacks, and at most TOPUP_PAYOUTS such payouts at the CURRENT
-    base fee and tip, not at the doubled (and possibly spiked) maximum a payload may offer."""
-    base = (fees.max_fee_per_gas - fees.max_priority_fee_per_gas) // 2
-    return max(shortfall, gas * (base + fees.max_priority_fee_per_gas) * TOPUP_PAYOUTS)
-
-
 def fee_ceilings(settings: Any) -> dict[str, int]:
     """Each configured chain's max_fee_per_gas (wei), for Pipeline(fee_ceilings=...)."""
     return {c.id: int(c.max_fee_per_gas) for c in settings.chains if c.max_fee_per_gas}
-
-
-def _with_margin(estimate: int) -> int:
-    """A plain transfer to an account without code costs exactly 21,000 gas; anything else (a
-    token, a smart-contract wallet such as a Safe or an ERC-4337 account receiving ETH) gets +30 %
-    over the node's estimate, unused gas being refunded."""
-    if estimate == NATIVE_GAS:
-        return NATIVE_GAS
-    return estimate * GAS_MARGIN_NUMERATOR // GAS_MARGIN_DENOMINATOR
 
 
 def _stopped(role: str, chain_id: str, reason: str) -> str:
@@ -875,23 +690,3 @@ def _unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> 
         f"{role} {address} is unfunded: needs {needed} minor units of {asset.code} on {asset.chain_id}, "
         f"holds {max(held, 0)} available; the payout waits and proceeds once it is funded"
     )
-
-
-def wallet_view(chains: Chains, custody: CustodyKeys) -> dict[str, Any]:
-    """GET /v1/payout-wallet: both wallets on every chain, balances as decimal strings of minor
-    units (null when the chain cannot be reached right now)."""
-
-    def entries(address: str) -> list[dict[str, Any]]:
-        out = []
-        for chain_id, chain in chains.chains.items():
-            balances = []
-            for asset in chains.assets_of(chain_id):
-                try:
-                    amount: str | None = str(chain.balance(address, asset.contract))
-                except ChainError:
-                    amount = None
-                balances.append({"assetCode": asset.code, "assetId": asset.asset_id, "amountMinor": amount})
-            out.append({"address": address, "chainId": chain_id, "balances": balances})
-        return out
-
-    return {"payoutWallet": entries(custody.payout_address), "feeWallet": entries(custody.fee_address)}

@@ -22,6 +22,7 @@ wallets. Every signature goes through sweeps.signing.sign_sweep_transaction.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,12 +40,12 @@ from appliance.engine.chain.base import (
     TransactionRejected,
 )
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, CustodyKeys
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, DepositAddress, SignedPayload, Sweep, TreasuryRun
-from appliance.engine.payouts import transactions
-from appliance.engine.payouts.fencing import VERIFIED_MARGIN, Fenced, Fencing, restored_heights
-from appliance.engine.payouts.pipeline import RESEND_AFTER, _with_margin
+from appliance.engine.outgoing import fees as fee_rules
+from appliance.engine.outgoing import follow, state, topups, transactions
+from appliance.engine.outgoing.fencing import Fenced, Fencing, restored_heights
 from appliance.engine.sweeps import planning
 from appliance.engine.sweeps.signing import SWEEP, TOPUP, sign_sweep_transaction
 
@@ -148,7 +149,7 @@ class Sweeper:
         return lambda tx: sign_sweep_transaction(custody, chains, kind, deposit, tx)
 
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
-        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
+        return fee_rules.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _wallet_nonce(self, chain: Chain, chain_id: str, address: str, role: str, what: str) -> int | None:
         try:
@@ -183,9 +184,7 @@ class Sweeper:
         moment = clock.now()
         try:
             with write_transaction(database):
-                nonce = transactions.reserve_nonce(
-                    asset.chain_id, address, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-                )
+                nonce = transactions.reserve(asset.chain_id, address, chain_nonce, head)
                 broadcast = transactions.sign_and_store(
                     self.custody,
                     (int(deposit.custody_account), int(deposit.derivation_index)),
@@ -319,7 +318,7 @@ class Sweeper:
         held = chain.balance(deposit.address, asset.contract)
         data = transactions.erc20_transfer_data(self.custody.payout_address, held)
         try:
-            gas = _with_margin(chain.estimate_gas(deposit.address, asset.contract or "", 0, data))
+            gas = fee_rules.with_margin(chain.estimate_gas(deposit.address, asset.contract or "", 0, data))
         except EstimateReverted as exc:
             return f"the transfer would revert on chain ({exc.reason[:300]}); nothing was signed"
         return held, data, gas
@@ -368,7 +367,7 @@ class Sweeper:
         assert self.custody is not None
         native = self.chains.native(asset.chain_id)
         fee_wallet = self.custody.fee_address
-        needed = amount + planning.NATIVE_GAS * fees.max_fee_per_gas
+        needed = topups.needed(amount, fees)
         if chain.balance(fee_wallet) < needed:
             self._once(
                 f"unfunded:{asset.chain_id}",
@@ -386,24 +385,16 @@ class Sweeper:
         moment = clock.now()
         try:
             with write_transaction(database):
-                nonce = transactions.reserve_nonce(
-                    asset.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-                )
-                broadcast = transactions.sign_and_store(
+                broadcast = topups.sign(
                     self.custody,
-                    FEE_WALLET,
-                    chain_id=asset.chain_id,
-                    network_id=native.network_id,
-                    nonce=nonce,
+                    native,
                     to=deposit.address,
-                    value=amount,
-                    data=b"",
-                    gas=planning.NATIVE_GAS,
+                    amount=amount,
                     fees=fees,
+                    chain_nonce=chain_nonce,
+                    head=head,
                     purpose=TOPUP,
-                    payout_id=None,
-                    signed_block=head,
-                    sign=self._signer(TOPUP, deposit),
+                    signer=self._signer(TOPUP, deposit),
                 )
                 sweep = Sweep.create(
                     chain_id=asset.chain_id,
@@ -454,7 +445,7 @@ class Sweeper:
             Broadcast.select().where(
                 (Broadcast.chain_id == chain_id)
                 & (Broadcast.purpose == TOPUP)
-                & Broadcast.status.in_(("signed", "sent", "mined"))
+                & Broadcast.status.in_(state.UNFINISHED)
                 & Broadcast.id.not_in(followed)
             )
         )
@@ -462,10 +453,10 @@ class Sweeper:
         moved = 0
         for row in rows:
             receipt = transactions.mined_payload(chain, row)
-            depth = self._head(chain) - receipt.block_number + 1 if receipt is not None else 0
+            depth = follow.depth(self._head(chain), receipt) if receipt is not None else 0
             if receipt is not None and depth >= (native.confirmations if native else 1):
                 with write_transaction(database):
-                    self._finalise(row, receipt)
+                    follow.finalise(row, receipt)
                 moved += 1
         return moved
 
@@ -478,7 +469,7 @@ class Sweeper:
             if receipt is None:
                 return 0
             with write_transaction(database):
-                self._finalise(topup, receipt)
+                follow.finalise(topup, receipt)
             if not receipt.success:  # a plain transfer does not revert; counted all the same
                 with write_transaction(database):
                     self._close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")
@@ -497,12 +488,9 @@ class Sweeper:
             return 1
         has = chain.balance(deposit.address)
         fees = self._capped(asset.chain_id, chain.fee_quote())
-        if fees is not None and gas * fees.max_fee_per_gas > has:
-            # The fee rose since the top-up: offer what the address holds, if the block takes it.
-            cap = has // gas
-            base = (fees.max_fee_per_gas - fees.max_priority_fee_per_gas) // 2
-            tip = min(fees.max_priority_fee_per_gas, cap)
-            fees = FeeQuote(max_fee_per_gas=cap, max_priority_fee_per_gas=tip) if cap >= base + tip else None
+        if fees is not None:
+            # The fee may have risen since the top-up: offer what the address holds, if the block takes it.
+            fees = fee_rules.within(fees, gas, has)
         if fees is None:
             self._once(f"gas:{sweep.id}", "sweep of %s waits for the fee to fall", deposit.address)
             return 0
@@ -532,7 +520,7 @@ class Sweeper:
         amount = int.from_bytes(data[36:68], "big") if data else value
         fee = receipt.gas_used * receipt.effective_gas_price
         with write_transaction(database):
-            self._finalise(broadcast, receipt)
+            follow.finalise(broadcast, receipt)
             self._close(
                 sweep,
                 "completed" if receipt.success else "failed",
@@ -564,17 +552,6 @@ class Sweeper:
             fields["tx_hash"] = tx_hash
         Sweep.update(**fields).where((Sweep.id == sweep.id) & (Sweep.status == sweep.status)).execute()
 
-    @staticmethod
-    def _finalise(broadcast: Broadcast, receipt: Receipt) -> None:
-        Broadcast.update(
-            status="final",
-            mined_tx_hash=receipt.tx_hash,
-            mined_block=receipt.block_number,
-            mined_block_hash=receipt.block_hash,
-            fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
-            updated_at=clock.now(),
-        ).where(Broadcast.id == broadcast.id).execute()
-
     def _follow(
         self,
         chain: Chain,
@@ -584,35 +561,17 @@ class Sweeper:
         confirmations: int,
         sweep: Sweep | None = None,
     ) -> Receipt | None:
-        """One look at a reservation in flight: its receipt once it has ``confirmations``; else it
-        is recorded as mined, sent again after a reorg or a dropped send, or replaced when the
-        market outgrew it. None while it is not final."""
-        receipt = transactions.mined_payload(chain, row)
-        if receipt is not None:
-            if row.mined_block_hash != receipt.block_hash or row.mined_tx_hash != receipt.tx_hash:
-                Broadcast.update(
-                    status="mined",
-                    mined_tx_hash=receipt.tx_hash,
-                    mined_block=receipt.block_number,
-                    mined_block_hash=receipt.block_hash,
-                    updated_at=clock.now(),
-                ).where(Broadcast.id == row.id).execute()
-            depth = self._head(chain) - receipt.block_number + 1
-            return receipt if depth >= confirmations else None
-        if row.mined_block is not None:  # mined once, not in the canonical chain now: send again
-            Broadcast.update(
-                status="signed", mined_tx_hash=None, mined_block=None, mined_block_hash=None
-            ).where(Broadcast.id == row.id).execute()
-            row = Broadcast.get_by_id(row.id)
-        market = chain.fee_quote()
-        base = (market.max_fee_per_gas - market.max_priority_fee_per_gas) // 2
-        if base > int(row.max_fee_per_gas) - int(row.max_priority_fee_per_gas):
-            row = self._bump(chain, row, kind, deposit, market, sweep) or row
-            if row.status != "signed":
-                return None
-        if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
-            self._send(chain, row, sweep.id if sweep is not None else None)
-        return None
+        """One look at a reservation in flight (follow.follow): its receipt once it has
+        ``confirmations``, else None."""
+        return follow.follow(
+            chain,
+            row,
+            confirmations,
+            lambda: self._head(chain),
+            lambda row, market: self._bump(chain, row, kind, deposit, market, sweep),
+            self._refused,
+            self._sweep_sent(sweep.id if sweep is not None else None),
+        )
 
     def _bump(
         self,
@@ -625,7 +584,7 @@ class Sweeper:
     ) -> Broadcast | None:
         """Replace the payload at the same nonce under the fee ceiling, stored before it is sent."""
         assert self.custody is not None
-        fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
+        fees = fee_rules.bumped_fees(row, market, self.ceilings.get(row.chain_id))
         if fees is None:
             self._once(
                 f"bump:{row.id}",
@@ -633,7 +592,7 @@ class Sweeper:
                 row.tx_hash,
             )
             return None
-        to, value, data = transactions.decode_call(row)
+        _, value, data = transactions.decode_call(row)
         extra = int(row.gas_limit) * (fees.max_fee_per_gas - int(row.max_fee_per_gas))
         if kind == SWEEP and not data:
             value -= extra  # value and fee must still fit the balance
@@ -647,17 +606,7 @@ class Sweeper:
             )
             return None
         with write_transaction(database):
-            transactions.replace(
-                self.custody,
-                FEE_WALLET,  # not used: the sweep's signer derives the key of its own rule
-                row,
-                self.chains.native(row.chain_id).network_id,
-                to,
-                value,
-                data,
-                fees,
-                sign=self._signer(kind, deposit),
-            )
+            topups.replace(self.custody, self.chains, row, fees, value, self._signer(kind, deposit))
             if sweep is not None:
                 fields: dict[str, object] = {
                     "status": "signed",
@@ -670,23 +619,28 @@ class Sweeper:
         log.info("sweeps: %s at nonce %s replaced with %s wei/gas", kind, row.nonce, fees.max_fee_per_gas)
         return row
 
+    @staticmethod
+    def _refused(row: Broadcast, exc: TransactionRejected) -> None:
+        # A used nonce: mined already (its receipt comes next pass) or taken (the reconcile's
+        # unknown_outflow says so); underpriced: replaced next pass. Sent again later.
+        log.info("sweeps: %s at nonce %s refused: %s", row.purpose, row.nonce, exc.reason)
+        state.touch(row)
+
+    @staticmethod
+    def _sweep_sent(sweep_id: int | None) -> Callable[[], None] | None:
+        if sweep_id is None:
+            return None
+        return lambda: (
+            Sweep.update(status="sent", updated_at=clock.now())
+            .where((Sweep.id == sweep_id) & (Sweep.status == "signed"))
+            .execute()
+        )
+
     def _send(self, chain: Chain, row: Broadcast, sweep_id: int | None) -> None:
         try:
-            chain.send_raw_transaction(bytes.fromhex(row.raw))
+            follow.send_and_mark(chain, row, self._sweep_sent(sweep_id))
         except TransactionRejected as exc:
-            # "nonce too low": mined already (its receipt comes next pass) or taken (the
-            # reconcile's unknown_outflow says so); underpriced: replaced next pass. Sent again later.
-            log.info("sweeps: %s at nonce %s refused: %s", row.purpose, row.nonce, exc.reason)
-            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == row.id).execute()
-            return
-        with write_transaction(database):
-            Broadcast.update(status="sent", updated_at=clock.now()).where(
-                (Broadcast.id == row.id) & (Broadcast.status == "signed")
-            ).execute()
-            if sweep_id is not None:
-                Sweep.update(status="sent", updated_at=clock.now()).where(
-                    (Sweep.id == sweep_id) & (Sweep.status == "signed")
-                ).execute()
+            self._refused(row, exc)
 
 
 class _Stale(Exception):

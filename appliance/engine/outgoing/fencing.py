@@ -1,0 +1,325 @@
+"""Nonce fencing: the engine signs for a wallet only while the chain's use of the wallet's nonces
+is accounted for by the engine's own records.
+
+Why: a restored backup, a copied data directory or a key used elsewhere meets a chain whose nonce
+for the wallet is ahead of the engine's counter. Skipping ahead would sign again what another copy
+already paid (issue 29: a restored backup paid every in-flight payout twice). So before a
+reservation the chain's confirmed nonce is compared with the wallet's next nonce:
+
+- equal or behind (our own transactions pending): sign as before;
+- ahead: every nonce of the gap must be matched against the chain, by scanning the wallet's
+  transactions since a block where the engine knew the wallet (its last verified head, or the
+  chain height a restored backup recorded). A transaction paying exactly what an unfinished payout
+  asks (same destination, asset and amount) is adopted as that payout's payload (it then confirms
+  like any other); a transfer from the fee wallet to the payout wallet is adopted as a gas top-up.
+  Anything else, or a gap with no known block to scan from, FENCES the wallet: signing stops with
+  the reason on the wallet, on every waiting payout, in /health/ready and in /metrics, until the
+  operator has looked (``appliance payout unfence``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from appliance.common.db import write_transaction
+from appliance.common.health import Check
+from appliance.engine.chain.base import Chain, ChainTransaction, FeeQuote
+from appliance.engine.chain.registry import Chains
+from appliance.engine.db import database
+from appliance.engine.models import Broadcast, DepositAddress, Payout, Wallet
+from appliance.engine.outgoing import transactions
+from appliance.engine.payouts.state import transition
+
+log = logging.getLogger("appliance.engine.payouts.fencing")
+
+CHECKPOINTS = "chain-checkpoints.json"  # written by `appliance restore` into the new data directory
+VERIFIED_MARGIN = transactions.VERIFIED_MARGIN  # for the callers that scan from a reservation
+# Blocks of a wallet's history read per pipeline pass while a nonce gap is matched: each block is
+# one eth_getBlockByNumber (and one call per transaction of the wallet); at ~50 ms a call on a
+# remote provider, 128 blocks fit one 10 s lease. The block reached is kept (wallet.scan_block).
+SCAN_BLOCKS = 128
+
+
+class Fenced(Exception):
+    """Signing for the wallet is stopped; ``reason`` says why (stored on the wallet)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Scanning(Fenced):
+    """Signing for the wallet waits while its history on chain is read (not fenced: the next pass
+    goes on from the block reached)."""
+
+
+def _progress(reached: int, head: int, gap: str) -> str:
+    return (
+        f"checking the wallet's history on chain: block {reached} of {head} ({gap} used on chain, "
+        "being matched to this engine's records); nothing is signed for this wallet until it is done"
+    )
+
+
+def restored_heights(data_dir: Path | None) -> dict[str, int]:
+    """Chain heights (by chain id) a restored backup recorded when it was made; {} otherwise."""
+    if data_dir is None:
+        return {}
+    path = Path(data_dir) / CHECKPOINTS
+    if not path.is_file():
+        return {}
+    heights = json.loads(path.read_text()).get("chainHeights", {})
+    # The same margin as a verified head: a provider behind by a few blocks answered the height.
+    return {str(k): max(0, int(v) - VERIFIED_MARGIN) for k, v in heights.items() if v is not None}
+
+
+def wallet_row(chain_id: str, address: str) -> Wallet | None:
+    return Wallet.get_or_none((Wallet.chain_id == chain_id) & (Wallet.address == address))
+
+
+def fence(chain_id: str, address: str, reason: str) -> None:
+    """Stop signing for the wallet (a write transaction of its own)."""
+    with write_transaction(database):
+        row = transactions.locked_wallet(chain_id, address)
+        if row.fence_reason is None:
+            Wallet.update(fence_reason=reason).where(Wallet.id == row.id).execute()
+    log.error("signing stopped for %s on %s: %s", address, chain_id, reason)
+
+
+def fenced_wallets() -> list[Wallet]:
+    return list(Wallet.select().where(Wallet.fence_reason.is_null(False)))
+
+
+def fencing_probe() -> Check:
+    """Readiness: fails while any wallet is fenced (an operator must look: the engine signs
+    nothing for it), naming each wallet and why."""
+    with database.connection_context():
+        fenced = fenced_wallets()
+    if not fenced:
+        return Check("pass")
+    return Check(
+        "fail",
+        detail="; ".join(f"{w.address} on {w.chain_id}: {w.fence_reason}" for w in fenced),
+        data={"fenced": [{"chainId": w.chain_id, "wallet": w.address} for w in fenced]},
+    )
+
+
+def fenced_gauge() -> Iterator[Metric]:
+    gauge = GaugeMetricFamily(
+        "appliance_payout_wallet_fenced",
+        "1 for each wallet whose signing is stopped by the nonce fencing (an operator must look).",
+        labels=["chain", "wallet"],
+    )
+    with database.connection_context():
+        for wallet in fenced_wallets():
+            gauge.add_metric([wallet.chain_id, wallet.address], 1)
+    yield gauge
+
+
+@dataclasses.dataclass
+class Fencing:
+    chains: Chains
+    restored: dict[str, int]
+    # Wallets whose history this pass has read already: at most SCAN_BLOCKS blocks per pass each,
+    # however many of their payouts the pass steps.
+    _scanned: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+
+    def new_pass(self) -> None:
+        self._scanned.clear()
+
+    def check(self, chain: Chain, chain_id: str, address: str, role: str) -> int:
+        """Before a reservation for ``address``: returns the chain's confirmed nonce when signing
+        may go on (after adopting what the chain shows of the engine's own kind); raises Fenced."""
+        row = wallet_row(chain_id, address)
+        if row is not None and row.fence_reason:
+            raise Fenced(row.fence_reason)
+        chain_nonce = chain.nonce(address)
+        known = int(row.next_nonce) if row is not None else 0
+        if chain_nonce <= known:
+            return chain_nonce
+        self._reconcile(chain, chain_id, address, role, row, known, chain_nonce)
+        return chain_nonce
+
+    def start_of(self, chain_id: str, address: str) -> int | None:
+        return self._start(chain_id, wallet_row(chain_id, address))
+
+    def _start(self, chain_id: str, row: Wallet | None) -> int | None:
+        """A block below every transaction of the gap: any such bound will do, the latest is the
+        shortest scan. A verified head: the gap's nonces were unused there. A restored backup's
+        height: the gap's transactions were signed after the backup's snapshot."""
+        starts = [self.restored.get(chain_id)]
+        if row is not None:
+            starts.append(row.verified_block)
+        known = [int(s) for s in starts if s is not None]
+        return max(known) if known else None
+
+    def _reconcile(
+        self, chain: Chain, chain_id: str, address: str, role: str, row: Wallet | None, known: int, upto: int
+    ) -> None:
+        """Match the gap ``known..upto-1`` against the wallet's history on chain, at most
+        SCAN_BLOCKS blocks per pass: a restore from an old backup is thousands of blocks, each an
+        RPC call or more, which one step (inside one lease) cannot read. The block reached is kept
+        on the wallet (``scan_block``) and what was found so far adopted, so the next pass resumes
+        there; signing waits (Scanning) until the gap is matched."""
+        gap = f"nonces {known}..{upto - 1}" if upto - known > 1 else f"nonce {known}"
+        start = self._start(chain_id, row)
+        if start is None:
+            reason = (
+                f"the chain shows {gap} of {address} used, and this engine has no record of signing "
+                "them nor a block since which to look them up (a copied data directory, or the key "
+                "used elsewhere); nothing more is signed for this wallet until an operator checks"
+            )
+            fence(chain_id, address, reason)
+            raise Fenced(reason)
+        cursor = int(row.scan_block) if row is not None and row.scan_block is not None else None
+        head = chain.head().number
+        if (chain_id, address) in self._scanned:  # this pass read its blocks already
+            raise Scanning(_progress(cursor if cursor is not None else start, head, gap))
+        self._scanned.add((chain_id, address))
+        # Resuming, a margin is read again: a reorg since the last pass may have moved a
+        # transaction of the gap into a block at or just below the one reached.
+        begin = start if cursor is None else max(start, cursor - VERIFIED_MARGIN)
+        end = min(head, begin + SCAN_BLOCKS - 1)
+        found: dict[int, ChainTransaction] = {}
+        for tx in chain.account_transactions(address, begin, end):
+            if tx.nonce >= known:
+                found.setdefault(tx.nonce, tx)
+        # The gap's transactions in nonce order, as far as they are contiguous.
+        run: list[ChainTransaction] = []
+        while known + len(run) < upto and known + len(run) in found:
+            run.append(found[known + len(run)])
+        if any(known + len(run) < n < upto for n in found):
+            # A later nonce without the one before it: a provider mixing nodes. Read again.
+            raise Scanning(
+                f"the chain shows {gap} of {address} used but its transactions since block {begin} "
+                f"do not include nonce {known + len(run)} yet; looking again before signing anything"
+            )
+        complete = known + len(run) == upto
+        unknown: ChainTransaction | None = None
+        with write_transaction(database):
+            current = transactions.locked_wallet(chain_id, address)
+            now_known = int(current.next_nonce)
+            now_cursor = current.scan_block
+            if now_known != known or now_cursor != cursor or current.fence_reason:
+                # Compare-and-set: another worker (or node) moved the scan on meanwhile.
+                raise Scanning(_progress(now_cursor if now_cursor is not None else start, head, gap))
+            reached = known
+            for tx in run:
+                if not self._adopt(chain_id, address, role, tx, end):
+                    unknown = tx
+                    break
+                reached = tx.nonce + 1
+            changes: dict[str, object] = {"next_nonce": reached}
+            if complete and unknown is None:
+                changes.update(scan_block=None, verified_block=max(0, end - VERIFIED_MARGIN))
+            else:
+                changes["scan_block"] = end + 1
+            Wallet.update(**changes).where(Wallet.id == current.id).execute()
+        if unknown is not None:
+            reason = (
+                f"nonce {unknown.nonce} of {address} was used on chain by {unknown.tx_hash} (block "
+                f"{unknown.block_number}), which matches nothing this engine signed or was asked to "
+                "pay; nothing more is signed for this wallet until an operator checks"
+            )
+            fence(chain_id, address, reason)
+            raise Fenced(reason)
+        if not complete:
+            if end >= head:
+                # Read up to the head and still short: a provider behind, or a reorg in between.
+                raise Scanning(
+                    f"the chain shows {gap} of {address} used but its transactions since block {start} "
+                    f"do not include nonce {known + len(run)} yet; looking again before signing anything"
+                )
+            raise Scanning(_progress(end + 1, head, gap))
+        log.warning("%s on %s: %s found on chain and matched to the engine's records", address, chain_id, gap)
+
+    def _adopt(self, chain_id: str, address: str, role: str, tx: ChainTransaction, head: int) -> bool:
+        """Record ``tx`` as the engine's own (inside the caller's write transaction) when it pays an
+        unfinished payout exactly, or is a gas top-up; False when it matches nothing. A deposit
+        address's own transactions are only ever the engine's sweeps, stored before they are sent:
+        one it has no record of is never adopted (its wallet is fenced)."""
+        if role == "deposit":
+            return False
+        if role == "fee":
+            if tx.data or tx.to is None or tx.value <= 0:
+                return False
+            # A top-up of a deposit address's gas (for its token's sweep) or of the payout wallet's.
+            to_deposit = (
+                DepositAddress.select()
+                .where((DepositAddress.chain_id == chain_id) & (DepositAddress.address == tx.to))
+                .exists()
+            )
+            _store(chain_id, address, tx, None, "sweep_topup" if to_deposit else "gas_topup", head)
+            return True
+        payout = self.matching_payout(chain_id, tx)
+        if payout is None:
+            return False
+        broadcast = _store(chain_id, address, tx, payout.id, "payout", head)
+        transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
+        transition(
+            payout,
+            "BROADCAST",
+            tx_hash=broadcast.tx_hash,
+            reason=f"found on chain at nonce {tx.nonce} ({tx.tx_hash}): signed by another copy of "
+            "this data directory; confirmed like any other, never signed again",
+        )
+        return True
+
+    def matching_payout(self, chain_id: str, tx: ChainTransaction) -> Payout | None:
+        """The oldest REQUESTED payout that ``tx`` pays exactly (destination, asset, amount)."""
+        if tx.to is None:
+            return None
+        if not tx.data and tx.value > 0:
+            asset = self.chains.native(chain_id)
+            destination, amount = tx.to, tx.value
+        elif tx.value == 0 and len(tx.data) == 68 and tx.data[:4] == transactions.TRANSFER_SELECTOR:
+            found = [
+                a
+                for a in self.chains.assets_of(chain_id)
+                if a.contract and a.contract.lower() == tx.to.lower()
+            ]
+            if not found:
+                return None
+            asset = found[0]
+            destination = "0x" + tx.data[16:36].hex()
+            amount = int.from_bytes(tx.data[36:68], "big")
+        else:
+            return None
+        candidates = (
+            Payout.select()
+            .where(
+                (Payout.chain_id == chain_id)
+                & (Payout.status == "REQUESTED")
+                & (Payout.asset == asset.code)
+                & (Payout.amount_minor == str(amount))
+            )
+            .order_by(Payout.id)
+        )
+        for payout in candidates:
+            if str(payout.destination).lower() == destination.lower():
+                return payout
+        return None
+
+
+def _store(
+    chain_id: str, address: str, tx: ChainTransaction, payout_id: int | None, purpose: str, head: int
+) -> Broadcast:
+    decoded = transactions.fees_of(tx.raw)
+    return transactions.store(
+        payout_id=payout_id,
+        purpose=purpose,
+        chain_id=chain_id,
+        wallet=address,
+        nonce=tx.nonce,
+        raw=tx.raw,
+        tx_hash=tx.tx_hash,
+        fees=FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas),
+        gas=decoded.gas,
+        status="mined",  # mined already: not in flight (the balance shows it); confirm() records where
+        signed_block=tx.block_number,
+    )
