@@ -310,16 +310,7 @@ def _store(
     chain_id: str, address: str, tx: ChainTransaction, payout_id: int | None, purpose: str, head: int
 ) -> Broadcast:
     decoded = transactions.fees_of(tx.raw)
-    return transactions.store(
-        payout_id=payout_id,
-        purpose=purpose,
-        chain_id=chain_id,
-        wallet=address,
-        nonce=tx.nonce,
-        raw=tx.raw,
-        tx_hash=tx.tx_hash,
-        fees=FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas),
-        gas=decoded.gas,
-        status="mined",  # mined already: not in flight (the balance shows it); confirm() records where
-        signed_block=tx.block_number,
-    )
+    origin = transactions.Origin(payout_id, purpose, chain_id, address, tx.nonce)
+    # mined already: not in flight (the balance shows it); confirm() records where
+    fees = FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas)
+    return transactions.store(origin, tx.raw, tx.tx_hash, fees, decoded.gas, "mined", tx.block_number)

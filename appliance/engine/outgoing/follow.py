@@ -56,13 +56,15 @@ def record_mined(broadcast: Broadcast, receipt: Receipt) -> None:
     if broadcast.mined_block_hash == receipt.block_hash and broadcast.mined_tx_hash == receipt.tx_hash:
         return
     with write_transaction(database):
-        state.transition(
-            broadcast,
-            "mined",
-            mined_tx_hash=receipt.tx_hash,
-            mined_block=receipt.block_number,
-            mined_block_hash=receipt.block_hash,
-        )
+        state.transition(broadcast, "mined", **_where_mined(receipt))
+
+
+def _where_mined(receipt: Receipt) -> dict[str, object]:
+    return {
+        "mined_tx_hash": receipt.tx_hash,
+        "mined_block": receipt.block_number,
+        "mined_block_hash": receipt.block_hash,
+    }
 
 
 def finalise(broadcast: Broadcast, receipt: Receipt | None) -> None:
@@ -71,14 +73,8 @@ def finalise(broadcast: Broadcast, receipt: Receipt | None) -> None:
     if receipt is None:
         state.transition(broadcast, "final")
         return
-    state.transition(
-        broadcast,
-        "final",
-        mined_tx_hash=receipt.tx_hash,
-        mined_block=receipt.block_number,
-        mined_block_hash=receipt.block_hash,
-        fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
-    )
+    fee = str(receipt.gas_used * receipt.effective_gas_price)
+    state.transition(broadcast, "final", fee_minor=fee, **_where_mined(receipt))
 
 
 def reorged(broadcast: Broadcast) -> None:

@@ -23,7 +23,7 @@ STATUSES = ("signed", "sent", "mined", "final")
 UNFINISHED = ("signed", "sent", "mined")  # a reservation that may still need the chain
 IN_FLIGHT = ("signed", "sent")  # signed and not in a block: the wallet's balance does not show it
 
-# A broadcast is created signed (sign_and_store) or, found on chain by the fencing, mined. A move
+# A broadcast is created signed (reserve_and_sign) or, found on chain by the fencing, mined. A move
 # to the same status rewrites its fields: a replacement payload (signed), a send again (sent), the
 # block that now holds it (mined).
 LEGAL_MOVES: dict[str, set[str]] = {

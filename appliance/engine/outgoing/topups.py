@@ -55,34 +55,18 @@ def payout_topup_pending(chain_id: str) -> bool:
 def sign(
     custody: CustodyKeys,
     native: Asset,
-    *,
-    to: str,
-    amount: int,
-    fees: FeeQuote,
-    chain_nonce: int,
-    head: int,
+    top_up: tuple[str, int, FeeQuote],
+    known: tuple[int, int],
     purpose: str,
     signer: transactions.Sign | None = None,
 ) -> Broadcast:
-    """Reserve the fee wallet's next nonce and sign and store the top-up (inside the caller's
-    write transaction, with the row of what asked for it)."""
-    nonce = transactions.reserve(native.chain_id, custody.fee_address, chain_nonce, head)
-    return transactions.sign_and_store(
-        custody,
-        FEE_WALLET,
-        chain_id=native.chain_id,
-        network_id=native.network_id,
-        nonce=nonce,
-        to=to,
-        value=amount,
-        data=b"",
-        gas=fee_rules.NATIVE_GAS,
-        fees=fees,
-        purpose=purpose,
-        payout_id=None,
-        signed_block=head,
-        sign=signer,
-    )
+    """Reserve the fee wallet's next nonce and sign and store the top-up ``(to, amount, fees)``
+    (inside the caller's write transaction, with the row of what asked for it). ``known``: the
+    fee wallet's nonce as the fencing checked it, and the head read before."""
+    to, amount, fees = top_up
+    call = transactions.Call(to, amount, b"", fee_rules.NATIVE_GAS, fees)
+    chain = (native.chain_id, native.network_id)
+    return transactions.reserve_and_sign(custody, FEE_WALLET, call, chain, known, purpose, sign=signer)
 
 
 def replace(

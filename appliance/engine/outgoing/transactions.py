@@ -109,6 +109,55 @@ def reserve(chain_id: str, address: str, chain_nonce: int, head: int) -> int:
     return reserve_nonce(chain_id, address, chain_nonce, head=max(0, head - VERIFIED_MARGIN))
 
 
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """What a reservation signs: the call and what it may pay for gas."""
+
+    to: str
+    value: int
+    data: bytes
+    gas: int
+    fees: FeeQuote
+
+
+def reserve_and_sign(
+    custody: CustodyKeys,
+    key_path: tuple[int, int],
+    call: Call,
+    chain: tuple[str, int],
+    known: tuple[int, int],
+    purpose: str,
+    payout_id: int | None = None,
+    sign: Sign | None = None,
+    check: Callable[[], None] | None = None,
+) -> Broadcast:
+    """The one way a transaction is signed (inside the caller's write transaction): the wallet's
+    next nonce is reserved (``known``: the chain's nonce and head read before, checked by the
+    fencing), ``check`` runs under the wallet's lock (it raises to roll the reservation back),
+    then the call is signed and stored. ``chain`` is (chain id, network id)."""
+    chain_nonce, head = known
+    nonce = reserve(chain[0], custody.address(*key_path), chain_nonce, head)
+    if check is not None:
+        check()
+    # payout_id names the stored payout the signer checks this transaction against (its policy).
+    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
+        _tx(chain[1], nonce, call.to, call.value, call.data, call.gas, call.fees)
+    )
+    origin = Origin(payout_id, purpose, chain[0], custody.address(*key_path), nonce)
+    return store(origin, raw, tx_hash, call.fees, call.gas, "signed", head)
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Whose reservation a broadcast is: what it pays for, and the (chain, wallet, nonce)."""
+
+    payout_id: int | None
+    purpose: str
+    chain_id: str
+    wallet: str
+    nonce: int
+
+
 def _tx(
     network_id: int, nonce: int, to: str, value: int, data: bytes, gas: int, fees: FeeQuote
 ) -> dict[str, Any]:
@@ -125,79 +174,38 @@ def _tx(
     }
 
 
-def sign_and_store(
-    custody: CustodyKeys,
-    key_path: tuple[int, int],
-    *,
-    chain_id: str,
-    network_id: int,
-    nonce: int,
-    to: str,
-    value: int,
-    data: bytes,
-    gas: int,
-    fees: FeeQuote,
-    purpose: str,
-    payout_id: int | None,
-    signed_block: int | None = None,
-    sign: Sign | None = None,
-) -> Broadcast:
-    """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
-    # payout_id names the stored payout the signer checks this transaction against (its policy).
-    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
-        _tx(network_id, nonce, to, value, data, gas, fees)
-    )
-    return store(
-        payout_id=payout_id,
-        purpose=purpose,
-        chain_id=chain_id,
-        wallet=custody.address(*key_path),
-        nonce=nonce,
-        raw=raw,
-        tx_hash=tx_hash,
-        fees=fees,
-        gas=gas,
-        status="signed",
-        signed_block=signed_block,
-    )
-
-
 def store(
-    *,
-    payout_id: int | None,
-    purpose: str,
-    chain_id: str,
-    wallet: str,
-    nonce: int,
-    raw: bytes,
-    tx_hash: str,
-    fees: FeeQuote,
-    gas: int,
-    status: str,
-    signed_block: int | None,
+    origin: Origin, raw: bytes, tx_hash: str, fees: FeeQuote, gas: int, status: str, signed_block: int | None
 ) -> Broadcast:
     """A new reservation with its first payload (inside the caller's write transaction): signed
     here, or found mined on chain by the fencing."""
     moment = clock.now()
     broadcast = Broadcast.create(
-        payout=payout_id,
-        purpose=purpose,
-        chain_id=chain_id,
-        wallet=wallet,
-        nonce=nonce,
-        raw=raw.hex(),
-        digest=digest(raw),
-        tx_hash=tx_hash,
-        max_fee_per_gas=str(fees.max_fee_per_gas),
-        max_priority_fee_per_gas=str(fees.max_priority_fee_per_gas),
+        payout=origin.payout_id,
+        purpose=origin.purpose,
+        chain_id=origin.chain_id,
+        wallet=origin.wallet,
+        nonce=origin.nonce,
         gas_limit=gas,
         status=status,
         signed_block=signed_block,
         created_at=moment,
         updated_at=moment,
+        **_payload(raw, tx_hash, fees),
     )
     state.record(broadcast, None, moment)
     return _keep_payload(broadcast, moment)
+
+
+def _payload(raw: bytes, tx_hash: str, fees: FeeQuote | PayloadFees) -> dict[str, str]:
+    """The fields of a payload in force."""
+    return {
+        "raw": raw.hex(),
+        "digest": digest(raw),
+        "tx_hash": tx_hash,
+        "max_fee_per_gas": str(fees.max_fee_per_gas),
+        "max_priority_fee_per_gas": str(fees.max_priority_fee_per_gas),
+    }
 
 
 def _keep_payload(broadcast: Broadcast, moment: Any) -> Broadcast:
@@ -217,21 +225,15 @@ def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
     """Make bytes found mined at the reservation's nonce (the same call, signed by another copy of
     the data directory) its payload in force (inside the caller's write transaction)."""
     fees = fees_of(raw)
-    _in_force(broadcast, "mined", raw, tx_hash, fees.max_fee_per_gas, fees.max_priority_fee_per_gas)
+    _in_force(broadcast, "mined", raw, tx_hash, fees)
     return _keep_payload(broadcast, broadcast.updated_at)
 
 
-def _in_force(broadcast: Broadcast, status: str, raw: bytes, tx_hash: str, fee: int, tip: int) -> None:
+def _in_force(
+    broadcast: Broadcast, status: str, raw: bytes, tx_hash: str, fees: FeeQuote | PayloadFees
+) -> None:
     """Make ``raw`` the reservation's payload in force, moving it to ``status``."""
-    state.transition(
-        broadcast,
-        status,
-        raw=raw.hex(),
-        digest=digest(raw),
-        tx_hash=tx_hash,
-        max_fee_per_gas=str(fee),
-        max_priority_fee_per_gas=str(tip),
-    )
+    state.transition(broadcast, status, **_payload(raw, tx_hash, fees))
 
 
 def replace(
@@ -250,7 +252,7 @@ def replace(
     raw, tx_hash = _signer(custody, key_path, sign, broadcast.payout_id)(
         _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
     )
-    _in_force(broadcast, "signed", raw, tx_hash, fees.max_fee_per_gas, fees.max_priority_fee_per_gas)
+    _in_force(broadcast, "signed", raw, tx_hash, fees)
     return _keep_payload(broadcast, broadcast.updated_at)
 
 
