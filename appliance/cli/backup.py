@@ -15,7 +15,7 @@ from appliance.cli._options import command_options, emit, output_path, settings_
 from appliance.settings import Settings
 
 if TYPE_CHECKING:
-    from appliance.common.backup import Unlock
+    from appliance.backup import Unlock
     from appliance.common.sealing import Sealer
 
 
@@ -162,7 +162,7 @@ def backup_command(
     as_json: bool,
 ) -> None:
     """Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves."""
-    from appliance.common.backup import BackupError, create_backup
+    from appliance.backup import BackupError, create_backup
 
     sealer = backup_sealer(recipients, passphrase_file, no_encryption)
     try:
@@ -201,7 +201,7 @@ def backup_command(
 
 def restore_unlock(passphrase_file: Path | None, identity_files: tuple[Path, ...]) -> Unlock:
     """What may open the backup: identities from files, and a passphrase found only if needed."""
-    from appliance.common.backup import Unlock
+    from appliance.backup import Unlock
     from appliance.common.sealing import SealingError, WrongSecret, read_identities
 
     identities: list[str] = []
@@ -243,7 +243,7 @@ def restore_command(
     as_json: bool,
 ) -> None:
     """Restore a backup into an empty data directory (--data-dir), checking every checksum."""
-    from appliance.common.backup import BackupError, restore_backup
+    from appliance.backup import BackupError, restore_backup
 
     unlock = restore_unlock(passphrase_file, identity_files)
     try:

@@ -36,8 +36,8 @@ from appliance.engine.exports import routes as exports
 from appliance.engine.exports.service import ExportWorker
 from appliance.engine.health import routes as health
 from appliance.engine.openapi import describe_offer
+from appliance.engine.outgoing.fencing import fencing_probe
 from appliance.engine.payouts import routes as payouts
-from appliance.engine.payouts.fencing import fencing_probe
 from appliance.engine.payouts.pipeline import Pipeline, fee_ceilings
 from appliance.engine.reports.projector import ReportProjector
 from appliance.engine.runtime import EngineRuntime

@@ -191,29 +191,11 @@ def new_mnemonic() -> str:
     return Bip39MnemonicGenerator().FromWordsNumber(Bip39WordsNum.WORDS_NUM_24).ToStr()
 
 
-# -- the key file (appliance/engine/custody_file.py); here for the callers that name these ------
+# -- the key file: appliance/engine/custody_file.py reads and writes it (and depends on this module,
+# never the other way round); its name is here for the callers that only name it ----------------
 
 CUSTODY_FILE = "custody.key"
 
 
 def custody_path(data_dir: Path) -> Path:
     return Path(data_dir) / CUSTODY_FILE
-
-
-def create_custody_key(data_dir: Path, passphrase: str | None = None) -> tuple[bool, str]:
-    """Create custody.key if absent (mode 0600, never overwritten; encrypted under ``passphrase``
-    when one is given); returns (created, fingerprint)."""
-    from appliance.engine import custody_file
-
-    return custody_file.create(Path(data_dir), passphrase)
-
-
-def load_custody(
-    data_dir: Path, from_environment: str, passphrase: Callable[[], str] | None = None
-) -> Custody | None:
-    """The deployment's custody key: APPLIANCE_CUSTODY_KEY, else custody.key (asking
-    ``passphrase()`` only when it is encrypted), else None (the engine still starts; payouts wait
-    and deposit addresses answer 503)."""
-    from appliance.engine import custody_file
-
-    return custody_file.load(Path(data_dir), from_environment, passphrase)

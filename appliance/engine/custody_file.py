@@ -307,3 +307,18 @@ def encrypt_in_place(data_dir: Path, passphrase: Passphrase) -> tuple[bool, str]
         raise CustodyError("the encrypted key does not open to the same key: custody.key left as it was")
     replace_atomically(path, sealed)
     return True, custody.fingerprint
+
+
+def create_custody_key(data_dir: Path, passphrase: str | None = None) -> tuple[bool, str]:
+    """Create custody.key if absent (mode 0600, never overwritten; encrypted under ``passphrase``
+    when one is given); returns (created, fingerprint)."""
+    return create(Path(data_dir), passphrase)
+
+
+def load_custody(
+    data_dir: Path, from_environment: str, passphrase: Callable[[], str] | None = None
+) -> Custody | None:
+    """The deployment's custody key: APPLIANCE_CUSTODY_KEY, else custody.key (asking
+    ``passphrase()`` only when it is encrypted), else None (the engine still starts; payouts wait
+    and deposit addresses answer 503)."""
+    return load(Path(data_dir), from_environment, passphrase)

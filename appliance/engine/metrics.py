@@ -18,7 +18,7 @@ from appliance.engine.chain.base import ChainError
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, Chains, local_chain_path
 from appliance.engine.db import database
 from appliance.engine.models import ChainCursor, ExportJob, Payout, Projection, WebhookDelivery
-from appliance.engine.payouts.fencing import fenced_gauge
+from appliance.engine.outgoing.fencing import fenced_gauge
 from appliance.engine.payouts.pipeline import OPEN
 from appliance.engine.sweeps.view import sweep_gauges
 from appliance.engine.treasury.job import treasury_gauges

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from appliance.backup import Unlock, create_backup, restore_backup  # noqa: E402
 from appliance.cli.admin import migrate_all  # noqa: E402
-from appliance.common.backup import Unlock, create_backup, restore_backup  # noqa: E402
 from appliance.common.sealing import Sealer  # noqa: E402
 
 PASSPHRASE = "bench passphrase"

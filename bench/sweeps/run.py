@@ -30,7 +30,7 @@ from appliance.cli.admin import migrate_all  # noqa: E402
 from appliance.common.db import bind_database, write_transaction  # noqa: E402
 from appliance.engine.chain.contracts import artifact  # noqa: E402
 from appliance.engine.chain.registry import build_chains  # noqa: E402
-from appliance.engine.custody import load_custody  # noqa: E402
+from appliance.engine.custody_file import load_custody  # noqa: E402
 from appliance.engine.db import database  # noqa: E402
 from appliance.engine.models import Broadcast, ChainCursor, Deposit, Sweep  # noqa: E402
 from appliance.engine.sweeps.job import Sweeper  # noqa: E402

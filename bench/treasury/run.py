@@ -32,7 +32,7 @@ from appliance.common import clock  # noqa: E402
 from appliance.common.db import bind_database, write_transaction  # noqa: E402
 from appliance.engine.chain.contracts import artifact  # noqa: E402
 from appliance.engine.chain.registry import build_chains  # noqa: E402
-from appliance.engine.custody import load_custody  # noqa: E402
+from appliance.engine.custody_file import load_custody  # noqa: E402
 from appliance.engine.db import database  # noqa: E402
 from appliance.engine.models import ChainCursor, CustodyAccount, Deposit, DepositAddress, Operator  # noqa: E402
 from appliance.engine.treasury import bulk, positions, reconcile  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from appliance.common.backup import BackupError, Unlock, create_backup, read_manifest, restore_backup
+from appliance.backup import BackupError, Unlock, create_backup, read_manifest, restore_backup
 from appliance.common.sealing import Sealer
 from appliance.settings import load_settings
 
@@ -57,7 +57,7 @@ def _settings_for(target: Path):
 @pytest.fixture
 def populated(settings, dispatch_app, engine_app):
     """A data directory with rows in both databases, an object, an outgoing mail and both keys."""
-    from appliance.engine.custody import create_custody_key
+    from appliance.engine.custody_file import create_custody_key
 
     create_custody_key(settings.data_dir, "backup passphrase")  # encrypted: a plain one is left out
     (settings.data_dir / "objects" / "1" / "logo").mkdir(parents=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.common import backup
+from appliance import backup
 
 URL = "postgresql://dispatch_user:s3cr%40t-pw@db.internal:5433/dispatch?sslmode=require"
 

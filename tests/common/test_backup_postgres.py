@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.common.backup import BackupError, Unlock, create_backup, restore_backup
+from appliance.backup import BackupError, Unlock, create_backup, restore_backup
 from appliance.common.sealing import Sealer
 from appliance.settings import load_settings
 from tests.conftest import _admin, _database_url, postgres_url

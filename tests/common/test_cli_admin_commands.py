@@ -145,7 +145,7 @@ def test_the_demo_seed_is_idempotent(tmp_path: Path) -> None:
     assert [c["members"] for c in listed["companies"]] == [3]
     # The custody key exists and the payout wallet is funded on the embedded chain, once.
     from appliance.engine.chain.registry import open_local_chain
-    from appliance.engine.custody import load_custody
+    from appliance.engine.custody_file import load_custody
 
     custody = load_custody(tmp_path, "")
     assert custody is not None and (tmp_path / "custody.key").exists()

@@ -20,26 +20,10 @@ import appliance
 SOURCE = Path(appliance.__file__).parent
 
 # Import cycles that remain, each as the sorted modules of the cycle -> why it is still there.
-KNOWN_CYCLES: dict[tuple[str, ...], str] = {
-    ("appliance.engine.custody", "appliance.engine.custody_file"): "custody.py reads the key "
-    "file through custody_file.py, which uses custody.py's key types: fixed by the outgoing "
-    "lifecycle step (custody and custody_file split so that one depends on the other)",
-}
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {}
 
 # (importing module, imported module) -> why the layer rule is broken there for now.
-KNOWN_LAYER_BREACHES: dict[tuple[str, str], str] = {
-    ("appliance.engine.chain.waits", "appliance.engine.payouts.pipeline"): "the embedded chain's "
-    "miner asks whether broadcasts wait for blocks with the pipeline's UNFINISHED_BROADCASTS: "
-    "fixed by the outgoing lifecycle step",
-    ("appliance.common.backup", "appliance.engine.custody_file"): "backup.py is being moved to the "
-    "application level (issue 42)",
-    ("appliance.common.backup", "appliance.engine.chain.base"): "backup.py is being moved to the "
-    "application level (issue 42)",
-    ("appliance.common.backup", "appliance.engine.chain.registry"): "backup.py is being moved to "
-    "the application level (issue 42)",
-    ("appliance.common.backup", "appliance.engine.payouts.fencing"): "backup.py is being moved to "
-    "the application level (issue 42)",
-}
+KNOWN_LAYER_BREACHES: dict[tuple[str, str], str] = {}
 
 # (modules of this prefix, may not import modules of these prefixes)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [

@@ -80,7 +80,7 @@ def test_acknowledged_writes_survive_three_kill_9_rounds_and_none_is_doubled(
     from appliance.engine.app import create_app as create_engine
     from appliance.engine.chain.registry import open_local_chain
     from appliance.engine.client import EngineClient
-    from appliance.engine.custody import create_custody_key, load_custody
+    from appliance.engine.custody_file import create_custody_key, load_custody
     from tests.dispatch.factory import make_company, make_member
     from tests.dispatch.orders_helpers import assigned_order
     from tests.engine.helpers import make_operator

@@ -55,7 +55,7 @@ def test_after_kill_9_a_restart_takes_over_the_leases_of_the_killed_process_at_o
     from appliance.engine.app import create_app as create_engine
     from appliance.engine.chain.registry import open_local_chain
     from appliance.engine.client import EngineClient
-    from appliance.engine.custody import create_custody_key
+    from appliance.engine.custody_file import create_custody_key
     from tests.engine.helpers import make_operator
 
     operator = make_operator(create_engine(settings))

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from eth_account import Account
 
 from appliance.cli import cli
-from appliance.engine.custody import Custody, create_custody_key, load_custody
+from appliance.engine.custody import Custody
+from appliance.engine.custody_file import create_custody_key, load_custody
 from tests.engine.pipeline_harness import FEE_WALLET, PAYOUT_WALLET, TEST_MNEMONIC
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from appliance.backup import Unlock, create_backup, restore_backup
 from appliance.cli import cli
-from appliance.common.backup import Unlock, create_backup, restore_backup
 from appliance.common.sealing import Sealer
 from appliance.engine.custody_file import encrypt_in_place, load_for
 from appliance.settings import Settings, load_settings

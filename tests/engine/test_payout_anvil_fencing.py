@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from appliance.common.backup import create_backup, restore_backup
+from appliance.backup import create_backup, restore_backup
 from appliance.engine.chain.rpc import TRANSFER_TOPIC
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Wallet
-from appliance.engine.payouts.fencing import SCAN_BLOCKS
-from appliance.engine.payouts.transactions import decode_call, erc20_transfer_data
+from appliance.engine.outgoing.fencing import SCAN_BLOCKS
+from appliance.engine.outgoing.transactions import decode_call, erc20_transfer_data
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND, free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from eth_utils import to_checksum_address
 
-from appliance.common.backup import create_backup, read_manifest, restore_backup
+from appliance.backup import create_backup, read_manifest, restore_backup
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, Wallet
-from appliance.engine.payouts.fencing import CHECKPOINTS
+from appliance.engine.outgoing.fencing import CHECKPOINTS
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND
 from tests.engine.pipeline_harness import (

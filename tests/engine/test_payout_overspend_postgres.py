@@ -11,8 +11,8 @@ import pytest
 from appliance.common.db import write_transaction
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt
+from appliance.engine.outgoing.transactions import reserve_nonce
 from appliance.engine.payouts.pipeline import Pipeline
-from appliance.engine.payouts.transactions import reserve_nonce
 from appliance.settings import Settings
 from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, harness_settings, make_harness
 

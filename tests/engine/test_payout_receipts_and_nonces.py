@@ -259,7 +259,7 @@ def test_a_payout_replaced_many_times_costs_one_question_per_poll_until_its_nonc
     # A fee spike: a payload per replacement, all kept (any of them may be the one mined). While
     # the wallet's nonce has not passed the reservation's, one question answers for all of them.
     from appliance.engine.chain.base import FeeQuote
-    from appliance.engine.payouts import transactions
+    from appliance.engine.outgoing import transactions
 
     harness, node = lagging_harness(settings)
     harness.submit("pyo_replaced001", 8180, destination=dest(5))

@@ -9,7 +9,7 @@ import pytest
 
 from appliance.engine.custody import Custody
 from appliance.engine.custody_public import address_from_xpub
-from appliance.engine.payouts.transactions import erc20_transfer_data
+from appliance.engine.outgoing.transactions import erc20_transfer_data
 from appliance.engine.signer.policy import FEE_WALLET, PAYOUT_WALLET, Facts, StoredPayout, Tx, judge
 from tests.engine.pipeline_harness import TEST_MNEMONIC
 

@@ -25,7 +25,7 @@ import requests
 from appliance.engine.chain.registry import open_local_chain
 from appliance.engine.custody import Custody, new_mnemonic
 from appliance.engine.custody_file import encrypt_in_place
-from appliance.engine.payouts.transactions import erc20_transfer_data
+from appliance.engine.outgoing.transactions import erc20_transfer_data
 from appliance.engine.signer import wire
 from appliance.engine.signer.client import SignerClient
 from appliance.engine.signer.core import SignerRefused

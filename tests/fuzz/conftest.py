@@ -79,7 +79,7 @@ class EngineWorld:
 @pytest.fixture(scope="module")
 def engine_world(tmp_path_factory: pytest.TempPathFactory, template_dir: Path) -> EngineWorld:
     from appliance.engine.app import create_app
-    from appliance.engine.custody import create_custody_key
+    from appliance.engine.custody_file import create_custody_key
 
     data_dir = _data_dir(tmp_path_factory, template_dir)
     create_custody_key(data_dir)  # so that deposit addresses are derived (503 without a key)

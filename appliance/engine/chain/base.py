@@ -9,6 +9,7 @@ checksummed hex strings; hashes are 0x-prefixed lowercase hex strings; amounts a
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Protocol
 
 
@@ -16,13 +17,37 @@ class ChainError(Exception):
     """The chain could not answer (node down, malformed answer): a transient condition, retried later."""
 
 
-class TransactionRejected(ChainError):
-    """The node refused a raw transaction outright (``reason`` is the node's words, for example
-    'nonce too low', 'already known', 'insufficient funds', 'replacement transaction underpriced')."""
+class Rejection(enum.Enum):
+    """What a node's refusal of a raw transaction means to the engine. The adapters name it (from
+    the node's words, which differ between clients); the engine acts on the kind, never on the words."""
 
-    def __init__(self, reason: str) -> None:
+    NONCE_USED = "nonce_used"  # the nonce is taken: by a payload of ours (mined) or a foreign one
+    UNDERPRICED = "underpriced"  # below the base fee, or not enough above the payload it replaces
+    INSUFFICIENT_FUNDS = "insufficient_funds"  # the sender cannot pay value + gas × maxFeePerGas
+    OTHER = "other"
+
+
+def rejection_of(reason: str) -> Rejection:
+    """The kind of a node's refusal, from its words (geth, Nethermind, Erigon, providers)."""
+    lowered = reason.lower()
+    if "nonce too low" in lowered or "already been used" in lowered:
+        return Rejection.NONCE_USED
+    if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
+        return Rejection.UNDERPRICED
+    if "insufficient funds" in lowered:
+        return Rejection.INSUFFICIENT_FUNDS
+    return Rejection.OTHER
+
+
+class TransactionRejected(ChainError):
+    """The node refused a raw transaction outright: ``kind`` is what it means, ``reason`` the
+    node's words (for example 'nonce too low', 'insufficient funds', 'replacement transaction
+    underpriced'), for logs and operators."""
+
+    def __init__(self, reason: str, kind: Rejection | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind if kind is not None else rejection_of(reason)
 
 
 class EstimateReverted(ChainError):

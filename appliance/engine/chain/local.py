@@ -60,6 +60,7 @@ from appliance.engine.chain.base import (
     FeeQuote,
     NativeTransfer,
     Receipt,
+    Rejection,
     TokenTransfer,
     TransactionRejected,
 )
@@ -521,9 +522,11 @@ class LocalChain:
         sender = tx.sender
         state = vm.state
         if tx.nonce < state.get_nonce(sender):
-            raise TransactionRejected("nonce too low")
+            raise TransactionRejected("nonce too low", Rejection.NONCE_USED)
         if state.get_balance(sender) < tx.gas * tx.max_fee_per_gas + tx.value:
-            raise TransactionRejected("insufficient funds for gas * price + value")
+            raise TransactionRejected(
+                "insufficient funds for gas * price + value", Rejection.INSUFFICIENT_FUNDS
+            )
         row = conn.execute(
             "SELECT hash, max_fee, tip FROM pool WHERE sender = ? AND nonce = ?", (sender, tx.nonce)
         ).fetchone()
@@ -533,7 +536,7 @@ class LocalChain:
             if tx.max_fee_per_gas < int(row[1]) * REPLACEMENT_BUMP or (
                 tx.max_priority_fee_per_gas < int(row[2]) * REPLACEMENT_BUMP
             ):
-                raise TransactionRejected("replacement transaction underpriced")
+                raise TransactionRejected("replacement transaction underpriced", Rejection.UNDERPRICED)
             conn.execute("DELETE FROM pool WHERE hash = ?", (row[0],))
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM pool").fetchone()[0]
         conn.execute(

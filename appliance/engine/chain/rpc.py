@@ -20,6 +20,7 @@ from appliance.engine.chain.base import (
     Receipt,
     TokenTransfer,
     TransactionRejected,
+    rejection_of,
 )
 
 TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
@@ -122,7 +123,7 @@ class RpcChain:
             lowered = message.lower()
             if "already known" in lowered or "already imported" in lowered or "known transaction" in lowered:
                 return tx_hash
-            raise TransactionRejected(message) from exc
+            raise TransactionRejected(message, rejection_of(message)) from exc
         except (requests.RequestException, OSError) as exc:
             raise ChainError(f"{self.chain_id}: {type(exc).__name__}: {exc}") from exc
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Deposit
-from appliance.engine.payouts.pipeline import UNFINISHED_BROADCASTS
+from appliance.engine.outgoing.state import UNFINISHED
 
 
 def engine_waits(chain_id: str) -> Callable[[], bool]:
@@ -23,7 +23,7 @@ def engine_waits(chain_id: str) -> Callable[[], bool]:
         with database.connection_context():
             unfinished = (
                 Broadcast.select(Broadcast.id)
-                .where((Broadcast.status.in_(UNFINISHED_BROADCASTS)) & (Broadcast.chain_id == chain_id))
+                .where((Broadcast.status.in_(UNFINISHED)) & (Broadcast.chain_id == chain_id))
                 .exists()
             )
             return unfinished or (

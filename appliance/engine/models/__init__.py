@@ -14,7 +14,7 @@ from appliance.engine.models.deposits import (
 from appliance.engine.models.operators import Operator, OperatorSecret
 from appliance.engine.models.payouts import Payout, PayoutAttempt, PayoutTransition, SeenSignature
 from appliance.engine.models.reports import ExportJob, ExportRow, Projection, ProjectionGap, ReportRow
-from appliance.engine.models.transactions import Broadcast, SignedPayload, Wallet
+from appliance.engine.models.transactions import Broadcast, BroadcastTransition, SignedPayload, Wallet
 from appliance.engine.models.treasury import Sweep, TreasuryBalance, TreasuryFinding, TreasuryRun
 from appliance.engine.models.webhooks import (
     WebhookDelivery,
@@ -26,6 +26,7 @@ from appliance.engine.models.webhooks import (
 __all__ = [
     "BaseModel",
     "Broadcast",
+    "BroadcastTransition",
     "ChainCursor",
     "CustodyAccount",
     "Deposit",

@@ -37,7 +37,7 @@ class Broadcast(BaseModel):
     payout = peewee.ForeignKeyField(
         Payout, null=True, unique=True, backref="broadcasts", on_delete="RESTRICT"
     )
-    purpose = peewee.CharField(max_length=16)  # payout | gas_topup
+    purpose = peewee.CharField(max_length=16)  # payout | gas_topup | sweep | sweep_topup
     chain_id = peewee.CharField(max_length=32)
     wallet = peewee.CharField(max_length=42)
     nonce = peewee.BigIntegerField()
@@ -47,7 +47,7 @@ class Broadcast(BaseModel):
     max_fee_per_gas = peewee.CharField(max_length=78)
     max_priority_fee_per_gas = peewee.CharField(max_length=78)
     gas_limit = peewee.BigIntegerField()
-    status = peewee.CharField(max_length=16)  # signed | sent | mined | final
+    status = peewee.CharField(max_length=16)  # signed | sent | mined | final: outgoing.state
     mined_tx_hash = peewee.CharField(max_length=66, null=True)
     mined_block = peewee.BigIntegerField(null=True)
     mined_block_hash = peewee.CharField(max_length=66, null=True)
@@ -58,6 +58,18 @@ class Broadcast(BaseModel):
 
     class Meta:
         table_name = "broadcast"
+
+
+class BroadcastTransition(BaseModel):
+    """One move of a broadcast's status (outgoing.state.transition), written with the move."""
+
+    broadcast = peewee.ForeignKeyField(Broadcast, backref="transitions", on_delete="RESTRICT")
+    from_status = peewee.CharField(max_length=16, null=True)
+    to_status = peewee.CharField(max_length=16)
+    occurred_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "broadcast_transition"
 
 
 class SignedPayload(BaseModel):

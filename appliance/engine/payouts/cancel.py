@@ -20,7 +20,8 @@ from appliance.engine.chain.registry import Chains
 from appliance.engine.custody import PAYOUT_WALLET, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast, Payout, SignedPayload, Wallet
-from appliance.engine.payouts import transactions
+from appliance.engine.outgoing import transactions
+from appliance.engine.outgoing.fees import bumped_fees
 from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import transition
 from appliance.engine.webhooks.events import PAYOUT_FAILED, emit
@@ -61,7 +62,7 @@ def cancel(payout: Payout, chains: Chains, custody: CustodyKeys | None) -> dict[
     if transactions.is_cancel(broadcast.raw, broadcast.wallet):
         raise CancelError(f"payout {payout.payout_id} is already being cancelled ({broadcast.tx_hash})")
     # An operator's explicit cancel may outbid the chain's fee ceiling: it frees a stuck nonce.
-    fees = transactions.bumped_fees(broadcast, chain.fee_quote())
+    fees = bumped_fees(broadcast, chain.fee_quote())
     assert fees is not None
     reason = (
         f"cancel requested: a zero-value self-transfer replaces it at nonce {broadcast.nonce}; FAILED "

@@ -19,8 +19,7 @@ ERRORS: dict[str, type[CustodyError]] = {
 
 
 def _facts(settings: Settings) -> dict[str, Any]:
-    from appliance.engine.custody import create_custody_key
-    from appliance.engine.custody_file import file_is_encrypted, load_for
+    from appliance.engine.custody_file import create_custody_key, file_is_encrypted, load_for
 
     created = file_is_encrypted(settings.data_dir) is None and create_custody_key(settings.data_dir)[0]
     custody = load_for(settings)  # an encrypted key opens with the passphrase serve asked for

@@ -30,22 +30,18 @@ from appliance.common.compiled import insert_if_new
 from appliance.common.db import locked, write_transaction
 from appliance.common.holders import instance_holder
 from appliance.common.jobs import held_by_another
-from appliance.engine.chain.base import (
-    Chain,
-    ChainError,
-    EstimateReverted,
-    FeeQuote,
-    Receipt,
-    TransactionRejected,
-)
+from appliance.engine.chain.base import Chain, ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
-from appliance.engine.custody import FEE_WALLET, CustodyKeys
+from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, DepositAddress, SignedPayload, Sweep, TreasuryRun
-from appliance.engine.payouts import transactions
-from appliance.engine.payouts.fencing import VERIFIED_MARGIN, Fenced, Fencing, restored_heights
-from appliance.engine.payouts.pipeline import RESEND_AFTER, _with_margin
-from appliance.engine.sweeps import planning
+from appliance.engine.models import Broadcast, DepositAddress, Sweep, TreasuryRun
+from appliance.engine.outgoing import fees as fee_rules
+from appliance.engine.outgoing import follow, topups, transactions
+from appliance.engine.outgoing.fencing import Fenced, Fencing, restored_heights
+from appliance.engine.sweeps import planning, readiness
+from appliance.engine.sweeps.facts import TokenSweepFacts
+from appliance.engine.sweeps.following import SweepFollowing
+from appliance.engine.sweeps.readiness import Fail, Skip
 from appliance.engine.sweeps.signing import SWEEP, TOPUP, sign_sweep_transaction
 
 log = logging.getLogger("appliance.engine.sweeps")
@@ -74,6 +70,7 @@ class Sweeper:
         self.holder = instance_holder()
         self._told: set[str] = set()  # waits already logged (once each, not every pass)
         self._heads: dict[str, int] = {}  # each chain's head, read once per pass
+        self.following = SweepFollowing(chains, custody, self.ceilings, self._once, self._head, self._signer)
 
     # -- the job -----------------------------------------------------------------------------------
 
@@ -148,7 +145,7 @@ class Sweeper:
         return lambda tx: sign_sweep_transaction(custody, chains, kind, deposit, tx)
 
     def _capped(self, chain_id: str, quote: FeeQuote) -> FeeQuote | None:
-        return transactions.capped_fees(quote, self.ceilings.get(chain_id))
+        return fee_rules.capped_fees(quote, self.ceilings.get(chain_id))
 
     def _wallet_nonce(self, chain: Chain, chain_id: str, address: str, role: str, what: str) -> int | None:
         try:
@@ -162,13 +159,7 @@ class Sweeper:
         chain: Chain,
         asset: Asset,
         deposit: DepositAddress,
-        *,
-        to: str,
-        value: int,
-        data: bytes,
-        gas: int,
-        fees: FeeQuote,
-        amount: int,
+        verdict: readiness.Sign,
         planned_at: object,
         sweep: Sweep | None = None,
     ) -> int:
@@ -181,60 +172,39 @@ class Sweeper:
             return 0
         head = self._head(chain)
         moment = clock.now()
+        key = (int(deposit.custody_account), int(deposit.derivation_index))
         try:
             with write_transaction(database):
-                nonce = transactions.reserve_nonce(
-                    asset.chain_id, address, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-                )
-                broadcast = transactions.sign_and_store(
-                    self.custody,
-                    (int(deposit.custody_account), int(deposit.derivation_index)),
-                    chain_id=asset.chain_id,
-                    network_id=asset.network_id,
-                    nonce=nonce,
-                    to=to,
-                    value=value,
-                    data=data,
-                    gas=gas,
-                    fees=fees,
-                    purpose=SWEEP,
-                    payout_id=None,
-                    signed_block=head,
-                    sign=self._signer(SWEEP, deposit),
-                )
+                broadcast = transactions.reserve_and_sign(
+                    self.custody, key, verdict.call, (asset.chain_id, asset.network_id), (chain_nonce, head),
+                    SWEEP, sign=self._signer(SWEEP, deposit),
+                )  # fmt: skip
                 fields = {
                     "status": "signed",
                     "broadcast": broadcast.id,
-                    "amount_minor": str(amount),
+                    "amount_minor": str(verdict.amount),
                     "tx_hash": broadcast.tx_hash,
                     "planned_at": planned_at,
                     "reason": None,
                     "updated_at": moment,
                 }
                 if sweep is None:
-                    sweep = Sweep.create(
-                        chain_id=asset.chain_id,
-                        asset_code=asset.code,
-                        deposit_address=deposit.id,
-                        address=address,
-                        created_at=moment,
-                        **fields,
-                    )
-                else:
-                    changed = (
-                        Sweep.update(**fields)
-                        .where((Sweep.id == sweep.id) & (Sweep.status == "topping_up"))
-                        .execute()
-                    )
-                    if not changed:
-                        raise _Stale()
+                    sweep = _new_sweep(asset, deposit, moment, **fields)
+                elif (
+                    not Sweep.update(**fields)
+                    .where((Sweep.id == sweep.id) & (Sweep.status == "topping_up"))
+                    .execute()
+                ):
+                    raise _Stale()
         except transactions.NonceAhead as exc:
             self._once(f"ahead:{asset.chain_id}:{address}", "sweeps: %s waits: %s", address, exc)
             return 0
         except _Stale:
             return 0
-        log.info("sweep of %s %s from %s signed at nonce %s", amount, asset.code, address, nonce)
-        self._send(chain, broadcast, sweep.id)
+        log.info(
+            "sweep of %s %s from %s signed at nonce %s", verdict.amount, asset.code, address, broadcast.nonce
+        )
+        self.following.send(chain, broadcast, sweep.id)
         return 1
 
     # -- planning: what is due, and the first transaction of each sweep ----------------------------
@@ -246,7 +216,7 @@ class Sweeper:
             return 0
         fees = self._capped(chain_id, chain.fee_quote())
         if fees is None:
-            self._once(f"ceiling:{chain_id}", "sweeps on %s wait: the fee is above max_fee_per_gas", chain_id)
+            self._once(f"ceiling:{chain_id}", readiness.WaitKind.ABOVE_CEILING.text, chain_id)
             return 0
         self._told.discard(f"ceiling:{chain_id}")
         moved = 0
@@ -262,96 +232,43 @@ class Sweeper:
         return moved
 
     def _record(
-        self, asset: Asset, deposit: DepositAddress, status: str, amount: int, reason: str, at: object
+        self, asset: Asset, deposit: DepositAddress, status: str, verdict: Skip | Fail, at: object
     ) -> int:
         moment = clock.now()
         with write_transaction(database):
-            Sweep.create(
-                chain_id=asset.chain_id,
-                asset_code=asset.code,
-                deposit_address=deposit.id,
-                address=deposit.address,
-                status=status,
-                amount_minor=str(amount),
-                reason=reason[:REASON_LENGTH],
-                planned_at=at,
-                created_at=moment,
-                updated_at=moment,
-            )
+            _new_sweep(
+                asset, deposit, moment, status=status, amount_minor=str(verdict.held),
+                reason=verdict.reason[:REASON_LENGTH], planned_at=at, updated_at=moment,
+            )  # fmt: skip
         return 1
 
     def _start_native(self, chain: Chain, asset: Asset, deposit: DepositAddress, fees: FeeQuote) -> int:
         assert self.custody is not None
         planned_at = clock.now()  # before the balance is read: every deposit confirmed before is in it
         balance = chain.balance(deposit.address)
-        gas = planning.NATIVE_GAS
-        value = balance - gas * fees.max_fee_per_gas
-        least = planning.minimum(asset, fees)
-        if balance <= least or value <= 0:
-            return self._record(
-                asset,
-                deposit,
-                "skipped",
-                balance,
-                f"holds {balance}, not above the minimum of {least} "
-                "(sweep_min_minor, or the sweep's own fee)",
-                planned_at,
-            )
-        return self._sign_sweep(
-            chain,
-            asset,
-            deposit,
-            to=self.custody.payout_address,
-            value=value,
-            data=b"",
-            gas=gas,
-            fees=fees,
-            amount=value,
-            planned_at=planned_at,
+        verdict = readiness.decide_native(
+            balance, planning.minimum(asset, fees), fees, self.custody.payout_address
         )
+        if isinstance(verdict, Skip):
+            return self._record(asset, deposit, "skipped", verdict, planned_at)
+        return self._sign_sweep(chain, asset, deposit, verdict, planned_at)
 
-    def _token_call(
-        self, chain: Chain, asset: Asset, deposit: DepositAddress
-    ) -> tuple[int, bytes, int] | str:
-        """(token balance, transfer data, gas) of sweeping the address's whole token balance, or
-        why it cannot be swept (the transfer would revert)."""
+    def _facts(self, chain: Chain, asset: Asset, deposit: DepositAddress) -> TokenSweepFacts:
         assert self.custody is not None
-        held = chain.balance(deposit.address, asset.contract)
-        data = transactions.erc20_transfer_data(self.custody.payout_address, held)
-        try:
-            gas = _with_margin(chain.estimate_gas(deposit.address, asset.contract or "", 0, data))
-        except EstimateReverted as exc:
-            return f"the transfer would revert on chain ({exc.reason[:300]}); nothing was signed"
-        return held, data, gas
+        ceiling = self.ceilings.get(asset.chain_id)
+        return TokenSweepFacts(chain, asset, deposit, self.custody.payout_address, ceiling)
 
     def _start_token(self, chain: Chain, asset: Asset, deposit: DepositAddress, fees: FeeQuote) -> int:
-        assert self.custody is not None
         planned_at = clock.now()
-        least = planning.minimum(asset, fees)
-        held = chain.balance(deposit.address, asset.contract)
-        if held <= least:
-            reason = f"holds {held}, not above the minimum of {least} (sweep_min_minor)"
-            return self._record(asset, deposit, "skipped", held, reason, planned_at)
-        call = self._token_call(chain, asset, deposit)
-        if isinstance(call, str):
-            return self._record(asset, deposit, "failed", held, call, planned_at)
-        held, data, gas = call
-        needed = gas * fees.max_fee_per_gas
-        has = chain.balance(deposit.address)
-        if has >= needed:  # the address holds the gas already (a native deposit, an earlier top-up)
-            return self._sign_sweep(
-                chain,
-                asset,
-                deposit,
-                to=asset.contract or "",
-                value=0,
-                data=data,
-                gas=gas,
-                fees=fees,
-                amount=held,
-                planned_at=planned_at,
-            )
-        return self._start_topup(chain, asset, deposit, fees, needed - has, held, planned_at)
+        facts = self._facts(chain, asset, deposit)
+        verdict = readiness.decide_token(facts, planning.minimum(asset, fees), fees, asset.contract or "")
+        if isinstance(verdict, Skip):
+            return self._record(asset, deposit, "skipped", verdict, planned_at)
+        if isinstance(verdict, Fail):
+            return self._record(asset, deposit, "failed", verdict, planned_at)
+        if isinstance(verdict, readiness.Sign):
+            return self._sign_sweep(chain, asset, deposit, verdict, planned_at)
+        return self._start_topup(chain, asset, deposit, fees, verdict.amount, verdict.moves, planned_at)
 
     def _start_topup(
         self,
@@ -368,7 +285,7 @@ class Sweeper:
         assert self.custody is not None
         native = self.chains.native(asset.chain_id)
         fee_wallet = self.custody.fee_address
-        needed = amount + planning.NATIVE_GAS * fees.max_fee_per_gas
+        needed = topups.needed(amount, fees)
         if chain.balance(fee_wallet) < needed:
             self._once(
                 f"unfunded:{asset.chain_id}",
@@ -386,49 +303,24 @@ class Sweeper:
         moment = clock.now()
         try:
             with write_transaction(database):
-                nonce = transactions.reserve_nonce(
-                    asset.chain_id, fee_wallet, chain_nonce, head=max(0, head - VERIFIED_MARGIN)
-                )
-                broadcast = transactions.sign_and_store(
-                    self.custody,
-                    FEE_WALLET,
-                    chain_id=asset.chain_id,
-                    network_id=native.network_id,
-                    nonce=nonce,
-                    to=deposit.address,
-                    value=amount,
-                    data=b"",
-                    gas=planning.NATIVE_GAS,
-                    fees=fees,
-                    purpose=TOPUP,
-                    payout_id=None,
-                    signed_block=head,
-                    sign=self._signer(TOPUP, deposit),
-                )
-                sweep = Sweep.create(
-                    chain_id=asset.chain_id,
-                    asset_code=asset.code,
-                    deposit_address=deposit.id,
-                    address=deposit.address,
-                    status="topping_up",
-                    amount_minor=str(held),
-                    topup_minor=str(amount),
-                    topup=broadcast.id,
-                    planned_at=planned_at,
-                    created_at=moment,
-                    updated_at=moment,
-                )
+                signer = self._signer(TOPUP, deposit)
+                top_up = (deposit.address, amount, fees)
+                broadcast = topups.sign(self.custody, native, top_up, (chain_nonce, head), TOPUP, signer)
+                sweep = _new_sweep(
+                    asset, deposit, moment, status="topping_up", amount_minor=str(held),
+                    topup_minor=str(amount), topup=broadcast.id, planned_at=planned_at, updated_at=moment,
+                )  # fmt: skip
         except transactions.NonceAhead as exc:
             self._once(f"ahead:{asset.chain_id}:{fee_wallet}", "sweeps: the fee wallet waits: %s", exc)
             return 0
         log.info("fee wallet tops up %s with %s wei for its %s sweep", deposit.address, amount, asset.code)
-        self._send(chain, broadcast, None)
+        self.following.send(chain, broadcast, None)
         return 1 if sweep else 0
 
     # -- open sweeps -----------------------------------------------------------------------------------
 
     def _advance(self, chain_id: str, chain: Chain) -> int:
-        moved = self._orphans(chain_id, chain)
+        moved = self.following.orphans(chain_id, chain)
         rows = list(
             Sweep.select()
             .where((Sweep.chain_id == chain_id) & Sweep.status.in_(planning.OPEN))
@@ -442,251 +334,46 @@ class Sweeper:
             if sweep.status == "topping_up":
                 moved += self._advance_topup(chain, asset, deposit, sweep)
             else:
-                moved += self._advance_sweep(chain, asset, deposit, sweep)
-        return moved
-
-    def _orphans(self, chain_id: str, chain: Chain) -> int:
-        """Top-ups of deposit addresses that no sweep row follows: signed by another copy of the
-        data directory and adopted by the nonce fencing (found mined). They are followed to their
-        confirmations and made final, so that nothing waits for them for ever."""
-        followed = Sweep.select(Sweep.topup).where(Sweep.topup.is_null(False))
-        rows = list(
-            Broadcast.select().where(
-                (Broadcast.chain_id == chain_id)
-                & (Broadcast.purpose == TOPUP)
-                & Broadcast.status.in_(("signed", "sent", "mined"))
-                & Broadcast.id.not_in(followed)
-            )
-        )
-        native = self.chains.native_or_none(chain_id)
-        moved = 0
-        for row in rows:
-            receipt = transactions.mined_payload(chain, row)
-            depth = self._head(chain) - receipt.block_number + 1 if receipt is not None else 0
-            if receipt is not None and depth >= (native.confirmations if native else 1):
-                with write_transaction(database):
-                    self._finalise(row, receipt)
-                moved += 1
+                moved += self.following.advance_sweep(chain, asset, deposit, sweep)
         return moved
 
     def _advance_topup(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
         topup = Broadcast.get_by_id(sweep.topup_id)
         if topup.status != "final":
-            receipt = self._follow(
+            receipt = self.following.follow(
                 chain, topup, TOPUP, deposit, self.chains.native(asset.chain_id).confirmations
             )
             if receipt is None:
                 return 0
             with write_transaction(database):
-                self._finalise(topup, receipt)
+                follow.finalise(topup, receipt)
             if not receipt.success:  # a plain transfer does not revert; counted all the same
                 with write_transaction(database):
-                    self._close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")
+                    self.following.close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")
                 return 1
         # The top-up is final: sign the token's transfer from what the address now holds.
         planned_at = clock.now()
-        call = self._token_call(chain, asset, deposit)
-        if isinstance(call, str):
+        verdict = readiness.decide_after_topup(self._facts(chain, asset, deposit), asset.contract or "")
+        if isinstance(verdict, Fail):
             with write_transaction(database):
-                self._close(sweep, "failed", reason=call)
+                self.following.close(sweep, "failed", reason=verdict.reason)
             return 1
-        held, data, gas = call
-        if held <= 0:
-            with write_transaction(database):
-                self._close(sweep, "failed", reason="the address holds none of the token any more")
-            return 1
-        has = chain.balance(deposit.address)
-        fees = self._capped(asset.chain_id, chain.fee_quote())
-        if fees is not None and gas * fees.max_fee_per_gas > has:
-            # The fee rose since the top-up: offer what the address holds, if the block takes it.
-            cap = has // gas
-            base = (fees.max_fee_per_gas - fees.max_priority_fee_per_gas) // 2
-            tip = min(fees.max_priority_fee_per_gas, cap)
-            fees = FeeQuote(max_fee_per_gas=cap, max_priority_fee_per_gas=tip) if cap >= base + tip else None
-        if fees is None:
-            self._once(f"gas:{sweep.id}", "sweep of %s waits for the fee to fall", deposit.address)
+        if isinstance(verdict, readiness.Wait):
+            self._once(f"gas:{sweep.id}", verdict.kind.text, deposit.address)
             return 0
-        return self._sign_sweep(
-            chain,
-            asset,
-            deposit,
-            to=asset.contract or "",
-            value=0,
-            data=data,
-            gas=gas,
-            fees=fees,
-            amount=held,
-            planned_at=planned_at,
-            sweep=sweep,
-        )
+        return self._sign_sweep(chain, asset, deposit, verdict, planned_at, sweep)
 
-    def _advance_sweep(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
-        broadcast = Broadcast.get_by_id(sweep.broadcast_id)
-        receipt = self._follow(chain, broadcast, SWEEP, deposit, asset.confirmations, sweep)
-        if receipt is None:
-            return 0
-        landed = SignedPayload.get(
-            (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
-        )
-        _, value, data = transactions.decode_raw(landed.raw)
-        amount = int.from_bytes(data[36:68], "big") if data else value
-        fee = receipt.gas_used * receipt.effective_gas_price
-        with write_transaction(database):
-            self._finalise(broadcast, receipt)
-            self._close(
-                sweep,
-                "completed" if receipt.success else "failed",
-                amount=amount if receipt.success else 0,
-                fee=fee,
-                tx_hash=receipt.tx_hash,
-                reason=None if receipt.success else "the sweep reverted on chain; its network fee was paid",
-            )
-        log.info("sweep of %s %s from %s completed: %s", amount, asset.code, deposit.address, receipt.tx_hash)
-        return 1
 
-    def _close(
-        self,
-        sweep: Sweep,
-        status: str,
-        *,
-        amount: int | None = None,
-        fee: int | None = None,
-        tx_hash: str | None = None,
-        reason: str | None = None,
-    ) -> None:
-        """The sweep's final move (inside the caller's write transaction)."""
-        fields: dict[str, object] = {"status": status, "reason": reason, "updated_at": clock.now()}
-        if amount is not None:
-            fields["amount_minor"] = str(amount)
-        if fee is not None:
-            fields["fee_minor"] = str(fee)
-        if tx_hash is not None:
-            fields["tx_hash"] = tx_hash
-        Sweep.update(**fields).where((Sweep.id == sweep.id) & (Sweep.status == sweep.status)).execute()
-
-    @staticmethod
-    def _finalise(broadcast: Broadcast, receipt: Receipt) -> None:
-        Broadcast.update(
-            status="final",
-            mined_tx_hash=receipt.tx_hash,
-            mined_block=receipt.block_number,
-            mined_block_hash=receipt.block_hash,
-            fee_minor=str(receipt.gas_used * receipt.effective_gas_price),
-            updated_at=clock.now(),
-        ).where(Broadcast.id == broadcast.id).execute()
-
-    def _follow(
-        self,
-        chain: Chain,
-        row: Broadcast,
-        kind: str,
-        deposit: DepositAddress,
-        confirmations: int,
-        sweep: Sweep | None = None,
-    ) -> Receipt | None:
-        """One look at a reservation in flight: its receipt once it has ``confirmations``; else it
-        is recorded as mined, sent again after a reorg or a dropped send, or replaced when the
-        market outgrew it. None while it is not final."""
-        receipt = transactions.mined_payload(chain, row)
-        if receipt is not None:
-            if row.mined_block_hash != receipt.block_hash or row.mined_tx_hash != receipt.tx_hash:
-                Broadcast.update(
-                    status="mined",
-                    mined_tx_hash=receipt.tx_hash,
-                    mined_block=receipt.block_number,
-                    mined_block_hash=receipt.block_hash,
-                    updated_at=clock.now(),
-                ).where(Broadcast.id == row.id).execute()
-            depth = self._head(chain) - receipt.block_number + 1
-            return receipt if depth >= confirmations else None
-        if row.mined_block is not None:  # mined once, not in the canonical chain now: send again
-            Broadcast.update(
-                status="signed", mined_tx_hash=None, mined_block=None, mined_block_hash=None
-            ).where(Broadcast.id == row.id).execute()
-            row = Broadcast.get_by_id(row.id)
-        market = chain.fee_quote()
-        base = (market.max_fee_per_gas - market.max_priority_fee_per_gas) // 2
-        if base > int(row.max_fee_per_gas) - int(row.max_priority_fee_per_gas):
-            row = self._bump(chain, row, kind, deposit, market, sweep) or row
-            if row.status != "signed":
-                return None
-        if row.status == "signed" or clock.now() - row.updated_at >= RESEND_AFTER:
-            self._send(chain, row, sweep.id if sweep is not None else None)
-        return None
-
-    def _bump(
-        self,
-        chain: Chain,
-        row: Broadcast,
-        kind: str,
-        deposit: DepositAddress,
-        market: FeeQuote,
-        sweep: Sweep | None,
-    ) -> Broadcast | None:
-        """Replace the payload at the same nonce under the fee ceiling, stored before it is sent."""
-        assert self.custody is not None
-        fees = transactions.bumped_fees(row, market, self.ceilings.get(row.chain_id))
-        if fees is None:
-            self._once(
-                f"bump:{row.id}",
-                "sweeps: %s is below the market; a replacement would exceed max_fee_per_gas",
-                row.tx_hash,
-            )
-            return None
-        to, value, data = transactions.decode_call(row)
-        extra = int(row.gas_limit) * (fees.max_fee_per_gas - int(row.max_fee_per_gas))
-        if kind == SWEEP and not data:
-            value -= extra  # value and fee must still fit the balance
-            if value <= 0:
-                return None
-        elif kind == SWEEP and chain.balance(deposit.address) < int(row.gas_limit) * fees.max_fee_per_gas:
-            self._once(
-                f"bump:{row.id}",
-                "sweeps: the token sweep %s cannot be replaced: the address lacks the gas of a higher fee",
-                row.tx_hash,
-            )
-            return None
-        with write_transaction(database):
-            transactions.replace(
-                self.custody,
-                FEE_WALLET,  # not used: the sweep's signer derives the key of its own rule
-                row,
-                self.chains.native(row.chain_id).network_id,
-                to,
-                value,
-                data,
-                fees,
-                sign=self._signer(kind, deposit),
-            )
-            if sweep is not None:
-                fields: dict[str, object] = {
-                    "status": "signed",
-                    "tx_hash": row.tx_hash,
-                    "updated_at": clock.now(),
-                }
-                if kind == SWEEP and not data:
-                    fields["amount_minor"] = str(value)
-                Sweep.update(**fields).where(Sweep.id == sweep.id).execute()
-        log.info("sweeps: %s at nonce %s replaced with %s wei/gas", kind, row.nonce, fees.max_fee_per_gas)
-        return row
-
-    def _send(self, chain: Chain, row: Broadcast, sweep_id: int | None) -> None:
-        try:
-            chain.send_raw_transaction(bytes.fromhex(row.raw))
-        except TransactionRejected as exc:
-            # "nonce too low": mined already (its receipt comes next pass) or taken (the
-            # reconcile's unknown_outflow says so); underpriced: replaced next pass. Sent again later.
-            log.info("sweeps: %s at nonce %s refused: %s", row.purpose, row.nonce, exc.reason)
-            Broadcast.update(updated_at=clock.now()).where(Broadcast.id == row.id).execute()
-            return
-        with write_transaction(database):
-            Broadcast.update(status="sent", updated_at=clock.now()).where(
-                (Broadcast.id == row.id) & (Broadcast.status == "signed")
-            ).execute()
-            if sweep_id is not None:
-                Sweep.update(status="sent", updated_at=clock.now()).where(
-                    (Sweep.id == sweep_id) & (Sweep.status == "signed")
-                ).execute()
+def _new_sweep(asset: Asset, deposit: DepositAddress, moment: object, **fields: object) -> Sweep:
+    """A sweep's row (inside the caller's write transaction)."""
+    return Sweep.create(
+        chain_id=asset.chain_id,
+        asset_code=asset.code,
+        deposit_address=deposit.id,
+        address=deposit.address,
+        created_at=moment,
+        **fields,
+    )
 
 
 class _Stale(Exception):

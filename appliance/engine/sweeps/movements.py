@@ -16,7 +16,7 @@ from eth_utils import to_checksum_address
 
 from appliance.engine.chain.registry import Chains
 from appliance.engine.models import Broadcast, SignedPayload, Sweep
-from appliance.engine.payouts import transactions
+from appliance.engine.outgoing import transactions
 from appliance.engine.sweeps.signing import SWEEP, TOPUP
 
 UNMINED = ("signed", "sent")

@@ -18,9 +18,9 @@ import peewee
 from appliance.engine.chain.base import FeeQuote
 from appliance.engine.chain.registry import Asset
 from appliance.engine.models import Deposit, DepositAddress, Sweep
+from appliance.engine.outgoing.fees import NATIVE_GAS
 
 OPEN = ("topping_up", "signed", "sent")
-NATIVE_GAS = 21_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,12 +50,7 @@ def due(chain_id: str, native_code: str | None, limit: int) -> list[Due]:
         .group_by(Sweep.deposit_address, Sweep.asset_code)
         .tuples()
     }
-    busy = {
-        int(a)
-        for (a,) in Sweep.select(Sweep.deposit_address)
-        .where((Sweep.chain_id == chain_id) & Sweep.status.in_(OPEN))
-        .tuples()
-    }
+    busy = _busy(chain_id)
     out: list[Due] = []
     for address_id, address, code, confirmed_at in confirmed:
         if int(address_id) in busy or confirmed_at is None:
@@ -106,12 +101,7 @@ def unswept_deposits(
         .group_by(Sweep.deposit_address, Sweep.asset_code)
         .tuples()
     }
-    busy = {
-        int(a)
-        for (a,) in Sweep.select(Sweep.deposit_address)
-        .where((Sweep.chain_id == chain_id) & Sweep.status.in_(OPEN))
-        .tuples()
-    }
+    busy = _busy(chain_id)
     rows = (
         Deposit.select(
             Deposit.address,
@@ -141,3 +131,13 @@ def unswept_deposits(
         if key not in oldest or confirmed_at < oldest[key]:
             oldest[key] = confirmed_at
     return [(key, oldest[key], totals[key]) for key in sorted(oldest)]
+
+
+def _busy(chain_id: str) -> set[int]:
+    """Deposit addresses with a sweep open on the chain (one asset at a time per address)."""
+    return {
+        int(a)
+        for (a,) in Sweep.select(Sweep.deposit_address)
+        .where((Sweep.chain_id == chain_id) & Sweep.status.in_(OPEN))
+        .tuples()
+    }

@@ -19,7 +19,7 @@ from eth_utils import to_checksum_address
 from appliance.engine.chain.registry import Chains
 from appliance.engine.custody import FEE_WALLET, CustodyKeys
 from appliance.engine.models import DepositAddress
-from appliance.engine.payouts import transactions
+from appliance.engine.outgoing import transactions
 
 SWEEP, TOPUP = "sweep", "sweep_topup"  # Broadcast.purpose of each kind
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 from appliance.common.problems import Unavailable
 from appliance.engine.auth.signature import signed_endpoint
 from appliance.engine.custody import KEY_REFUSED, SIGNER_SILENT, CustodyError
-from appliance.engine.payouts.pipeline import wallet_view
 from appliance.engine.runtime import runtime
+from appliance.engine.wallets.view import wallet_view
 
 bp = Blueprint("wallets", __name__)
 

@@ -27,23 +27,19 @@ from pathlib import Path
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.common.health import Check
-from appliance.engine.chain.base import Chain, ChainTransaction
+from appliance.engine.chain.base import Chain, ChainTransaction, FeeQuote
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, DepositAddress, Payout, SignedPayload, Wallet
-from appliance.engine.payouts import transactions
+from appliance.engine.models import Broadcast, DepositAddress, Payout, Wallet
+from appliance.engine.outgoing import transactions
 from appliance.engine.payouts.state import transition
 
 log = logging.getLogger("appliance.engine.payouts.fencing")
 
 CHECKPOINTS = "chain-checkpoints.json"  # written by `appliance restore` into the new data directory
-# The head recorded as "the wallet's nonces matched here" is taken this many blocks back: a
-# load-balanced provider may answer the nonce from a node a few blocks behind the one that gave
-# the head, and a later scan from there must not start past a transaction of the gap.
-VERIFIED_MARGIN = 12
+VERIFIED_MARGIN = transactions.VERIFIED_MARGIN  # for the callers that scan from a reservation
 # Blocks of a wallet's history read per pipeline pass while a nonce gap is matched: each block is
 # one eth_getBlockByNumber (and one call per transaction of the wallet); at ~50 ms a call on a
 # remote provider, 128 blocks fit one 10 s lease. The block reached is kept (wallet.scan_block).
@@ -314,30 +310,7 @@ def _store(
     chain_id: str, address: str, tx: ChainTransaction, payout_id: int | None, purpose: str, head: int
 ) -> Broadcast:
     decoded = transactions.fees_of(tx.raw)
-    moment = clock.now()
-    broadcast = Broadcast.create(
-        payout=payout_id,
-        purpose=purpose,
-        chain_id=chain_id,
-        wallet=address,
-        nonce=tx.nonce,
-        raw=tx.raw.hex(),
-        digest=transactions.digest(tx.raw),
-        tx_hash=tx.tx_hash,
-        max_fee_per_gas=str(decoded.max_fee_per_gas),
-        max_priority_fee_per_gas=str(decoded.max_priority_fee_per_gas),
-        gas_limit=decoded.gas,
-        status="mined",  # mined already: not in flight (the balance shows it); confirm() records where
-        signed_block=tx.block_number,
-        created_at=moment,
-        updated_at=moment,
-    )
-    SignedPayload.create(
-        broadcast=broadcast,
-        tx_hash=tx.tx_hash,
-        digest=broadcast.digest,
-        raw=broadcast.raw,
-        max_fee_per_gas=broadcast.max_fee_per_gas,
-        created_at=moment,
-    )
-    return broadcast
+    origin = transactions.Origin(payout_id, purpose, chain_id, address, tx.nonce)
+    # mined already: not in flight (the balance shows it); confirm() records where
+    fees = FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas)
+    return transactions.store(origin, tx.raw, tx.tx_hash, fees, decoded.gas, "mined", tx.block_number)

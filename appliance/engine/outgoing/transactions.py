@@ -25,9 +25,13 @@ from appliance.common.db import locked
 from appliance.engine.chain.base import Chain, ChainError, ChainTransaction, FeeQuote, Receipt
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
+from appliance.engine.outgoing import state
 
 TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
-BUMP_NUMERATOR, BUMP_DENOMINATOR = 1125, 1000  # +12.5 %: above the 10 % every node requires
+# The head recorded as "the wallet's nonces matched here" is taken this many blocks back: a
+# load-balanced provider may answer the nonce from a node a few blocks behind the one that gave
+# the head, and a later scan from there must not start past a transaction of the gap.
+VERIFIED_MARGIN = 12
 
 
 def erc20_transfer_data(to: str, amount: int) -> bytes:
@@ -60,7 +64,7 @@ def _signer(
 
 class NonceAhead(Exception):
     """The chain's nonce for the wallet is ahead of the engine's counter: the nonce fencing
-    (payouts.fencing) must account for the gap before anything is signed."""
+    (outgoing.fencing) must account for the gap before anything is signed."""
 
 
 def locked_wallet(chain_id: str, address: str) -> Wallet:
@@ -99,6 +103,61 @@ def reserve_nonce(chain_id: str, address: str, chain_nonce: int, *, head: int | 
     return nonce
 
 
+def reserve(chain_id: str, address: str, chain_nonce: int, head: int) -> int:
+    """reserve_nonce with ``head`` (the chain's head read before the transaction) recorded
+    VERIFIED_MARGIN blocks back as the block where the wallet's nonces matched."""
+    return reserve_nonce(chain_id, address, chain_nonce, head=max(0, head - VERIFIED_MARGIN))
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """What a reservation signs: the call and what it may pay for gas."""
+
+    to: str
+    value: int
+    data: bytes
+    gas: int
+    fees: FeeQuote
+
+
+def reserve_and_sign(
+    custody: CustodyKeys,
+    key_path: tuple[int, int],
+    call: Call,
+    chain: tuple[str, int],
+    known: tuple[int, int],
+    purpose: str,
+    payout_id: int | None = None,
+    sign: Sign | None = None,
+    check: Callable[[], None] | None = None,
+) -> Broadcast:
+    """The one way a transaction is signed (inside the caller's write transaction): the wallet's
+    next nonce is reserved (``known``: the chain's nonce and head read before, checked by the
+    fencing), ``check`` runs under the wallet's lock (it raises to roll the reservation back),
+    then the call is signed and stored. ``chain`` is (chain id, network id)."""
+    chain_nonce, head = known
+    nonce = reserve(chain[0], custody.address(*key_path), chain_nonce, head)
+    if check is not None:
+        check()
+    # payout_id names the stored payout the signer checks this transaction against (its policy).
+    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
+        _tx(chain[1], nonce, call.to, call.value, call.data, call.gas, call.fees)
+    )
+    origin = Origin(payout_id, purpose, chain[0], custody.address(*key_path), nonce)
+    return store(origin, raw, tx_hash, call.fees, call.gas, "signed", head)
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Whose reservation a broadcast is: what it pays for, and the (chain, wallet, nonce)."""
+
+    payout_id: int | None
+    purpose: str
+    chain_id: str
+    wallet: str
+    nonce: int
+
+
 def _tx(
     network_id: int, nonce: int, to: str, value: int, data: bytes, gas: int, fees: FeeQuote
 ) -> dict[str, Any]:
@@ -115,47 +174,38 @@ def _tx(
     }
 
 
-def sign_and_store(
-    custody: CustodyKeys,
-    key_path: tuple[int, int],
-    *,
-    chain_id: str,
-    network_id: int,
-    nonce: int,
-    to: str,
-    value: int,
-    data: bytes,
-    gas: int,
-    fees: FeeQuote,
-    purpose: str,
-    payout_id: int | None,
-    signed_block: int | None = None,
-    sign: Sign | None = None,
+def store(
+    origin: Origin, raw: bytes, tx_hash: str, fees: FeeQuote, gas: int, status: str, signed_block: int | None
 ) -> Broadcast:
-    """Sign and store a new reservation's first payload (inside the caller's write transaction)."""
-    # payout_id names the stored payout the signer checks this transaction against (its policy).
-    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
-        _tx(network_id, nonce, to, value, data, gas, fees)
-    )
+    """A new reservation with its first payload (inside the caller's write transaction): signed
+    here, or found mined on chain by the fencing."""
     moment = clock.now()
     broadcast = Broadcast.create(
-        payout=payout_id,
-        purpose=purpose,
-        chain_id=chain_id,
-        wallet=custody.address(*key_path),
-        nonce=nonce,
-        raw=raw.hex(),
-        digest=digest(raw),
-        tx_hash=tx_hash,
-        max_fee_per_gas=str(fees.max_fee_per_gas),
-        max_priority_fee_per_gas=str(fees.max_priority_fee_per_gas),
+        payout=origin.payout_id,
+        purpose=origin.purpose,
+        chain_id=origin.chain_id,
+        wallet=origin.wallet,
+        nonce=origin.nonce,
         gas_limit=gas,
-        status="signed",
+        status=status,
         signed_block=signed_block,
         created_at=moment,
         updated_at=moment,
+        **_payload(raw, tx_hash, fees),
     )
+    state.record(broadcast, None, moment)
     return _keep_payload(broadcast, moment)
+
+
+def _payload(raw: bytes, tx_hash: str, fees: FeeQuote | PayloadFees) -> dict[str, str]:
+    """The fields of a payload in force."""
+    return {
+        "raw": raw.hex(),
+        "digest": digest(raw),
+        "tx_hash": tx_hash,
+        "max_fee_per_gas": str(fees.max_fee_per_gas),
+        "max_priority_fee_per_gas": str(fees.max_priority_fee_per_gas),
+    }
 
 
 def _keep_payload(broadcast: Broadcast, moment: Any) -> Broadcast:
@@ -175,42 +225,15 @@ def adopt(broadcast: Broadcast, raw: bytes, tx_hash: str) -> Broadcast:
     """Make bytes found mined at the reservation's nonce (the same call, signed by another copy of
     the data directory) its payload in force (inside the caller's write transaction)."""
     fees = fees_of(raw)
-    moment = clock.now()
-    broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
-    broadcast.max_fee_per_gas = str(fees.max_fee_per_gas)
-    broadcast.max_priority_fee_per_gas = str(fees.max_priority_fee_per_gas)
-    broadcast.status = "mined"
-    broadcast.updated_at = moment  # type: ignore[assignment]
-    broadcast.save()
-    return _keep_payload(broadcast, moment)
+    _in_force(broadcast, "mined", raw, tx_hash, fees)
+    return _keep_payload(broadcast, broadcast.updated_at)
 
 
-def capped_fees(quote: FeeQuote, ceiling: int | None) -> FeeQuote | None:
-    """The market's fees under a chain's ceiling (its max_fee_per_gas, None: none): None when even
-    the base fee and the tip are above it (nothing offered under it could be included now)."""
-    if ceiling is None or quote.max_fee_per_gas <= ceiling:
-        return quote
-    base = (quote.max_fee_per_gas - quote.max_priority_fee_per_gas) // 2
-    if base + quote.max_priority_fee_per_gas > ceiling:
-        return None
-    return FeeQuote(max_fee_per_gas=ceiling, max_priority_fee_per_gas=quote.max_priority_fee_per_gas)
-
-
-def bumped_fees(broadcast: Broadcast, market: FeeQuote, ceiling: int | None = None) -> FeeQuote | None:
-    """Fees of a replacement: at least 12.5 % above the payload in force, and at the market, but
-    not above ``ceiling`` (the chain's max_fee_per_gas): None when the least replacement a node
-    accepts would be above it."""
-    old_max, old_tip = int(broadcast.max_fee_per_gas), int(broadcast.max_priority_fee_per_gas)
-    least_tip = old_tip * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1
-    least_fee = max(old_max * BUMP_NUMERATOR // BUMP_DENOMINATOR + 1, least_tip)
-    tip = max(least_tip, market.max_priority_fee_per_gas)
-    fee = max(least_fee, market.max_fee_per_gas, tip)
-    if ceiling is not None:
-        if least_fee > ceiling:
-            return None
-        fee = min(fee, ceiling)
-        tip = min(tip, fee)
-    return FeeQuote(max_fee_per_gas=fee, max_priority_fee_per_gas=tip)
+def _in_force(
+    broadcast: Broadcast, status: str, raw: bytes, tx_hash: str, fees: FeeQuote | PayloadFees
+) -> None:
+    """Make ``raw`` the reservation's payload in force, moving it to ``status``."""
+    state.transition(broadcast, status, **_payload(raw, tx_hash, fees))
 
 
 def replace(
@@ -229,14 +252,8 @@ def replace(
     raw, tx_hash = _signer(custody, key_path, sign, broadcast.payout_id)(
         _tx(network_id, int(broadcast.nonce), to, value, data, int(broadcast.gas_limit), fees)
     )
-    moment = clock.now()
-    broadcast.raw, broadcast.digest, broadcast.tx_hash = raw.hex(), digest(raw), tx_hash
-    broadcast.max_fee_per_gas = str(fees.max_fee_per_gas)
-    broadcast.max_priority_fee_per_gas = str(fees.max_priority_fee_per_gas)
-    broadcast.status = "signed"
-    broadcast.updated_at = moment  # type: ignore[assignment]
-    broadcast.save()
-    return _keep_payload(broadcast, moment)
+    _in_force(broadcast, "signed", raw, tx_hash, fees)
+    return _keep_payload(broadcast, broadcast.updated_at)
 
 
 # From this many payloads at one nonce, the wallet's nonce is asked before their receipts.

@@ -422,7 +422,7 @@ def _sealed(source: Path, staging: Path, relative: str, sealer: Sealer, advance:
 
 def chain_heights(settings: Settings) -> dict[str, int | None]:
     """Each configured chain's head block number (None for a chain that does not answer now).
-    A restored engine scans its wallets' transactions from these heights (payouts.fencing)."""
+    A restored engine scans its wallets' transactions from these heights (outgoing.fencing)."""
     from appliance.engine.chain.base import ChainError
     from appliance.engine.chain.registry import build_chains
 
@@ -618,7 +618,7 @@ def _record_chain_heights(manifest: dict[str, Any], target: Path) -> None:
     """The restore reconciliation hook: the backup's chain heights, for the engine's nonce fencing
     to match its unfinished payouts against the chain before it signs anything (a backup made
     before heights were recorded leaves none: the fencing then stops signing instead)."""
-    from appliance.engine.payouts.fencing import CHECKPOINTS
+    from appliance.engine.outgoing.fencing import CHECKPOINTS
 
     heights = manifest.get("chainHeights")
     if not heights:

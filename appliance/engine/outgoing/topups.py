@@ -1,0 +1,171 @@
+"""Gas top-ups: the fee wallet sends native value to a wallet that must pay gas. One lifecycle for
+both kinds: of the payout wallet for the payouts (purpose gas_topup), of a deposit address for
+the sweeps of its tokens (purpose sweep_topup, signed through sweeps.signing's rules).
+
+A top-up is a nonce reservation of the fee wallet like any other: reserved, signed and stored in
+one write transaction (with the row of what asked for it), then sent and followed (follow.follow)
+to the native asset's confirmations.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from appliance.common.db import write_transaction
+from appliance.engine.chain.base import Chain, ChainError, FeeQuote, Rejection, TransactionRejected
+from appliance.engine.chain.registry import Asset, Chains
+from appliance.engine.custody import FEE_WALLET, CustodyKeys
+from appliance.engine.db import database
+from appliance.engine.models import Broadcast
+from appliance.engine.outgoing import fees as fee_rules
+from appliance.engine.outgoing import follow, state, transactions
+from appliance.engine.outgoing.fencing import Fencing, fence
+
+log = logging.getLogger("appliance.engine.payouts")
+
+PAYOUT_TOPUP = "gas_topup"  # Broadcast.purpose of the payout wallet's top-ups
+TOPUP_PAYOUTS = 50  # a payout wallet's top-up covers this many payouts like the one that asked
+
+
+def payout_topup_amount(gas: int, fees: FeeQuote, shortfall: int) -> int:
+    """A payout wallet's top-up: what this payout lacks, and at most TOPUP_PAYOUTS such payouts at
+    the CURRENT base fee and tip, not at the doubled (and possibly spiked) maximum a payload may
+    offer."""
+    return max(shortfall, gas * (fee_rules.base_fee(fees) + fees.max_priority_fee_per_gas) * TOPUP_PAYOUTS)
+
+
+def needed(amount: int, fees: FeeQuote) -> int:
+    """What the fee wallet must hold to send a top-up of ``amount``: the value and its own gas."""
+    return amount + fee_rules.NATIVE_GAS * fees.max_fee_per_gas
+
+
+def payout_topup_pending(chain_id: str) -> bool:
+    """Whether a top-up of the payout wallet on the chain is unfinished (payouts wait for it)."""
+    return bool(
+        Broadcast.select()
+        .where(
+            (Broadcast.purpose == PAYOUT_TOPUP)
+            & (Broadcast.chain_id == chain_id)
+            & (Broadcast.status.in_(state.UNFINISHED))
+        )
+        .exists()
+    )
+
+
+def sign(
+    custody: CustodyKeys,
+    native: Asset,
+    top_up: tuple[str, int, FeeQuote],
+    known: tuple[int, int],
+    purpose: str,
+    signer: transactions.Sign | None = None,
+) -> Broadcast:
+    """Reserve the fee wallet's next nonce and sign and store the top-up ``(to, amount, fees)``
+    (inside the caller's write transaction, with the row of what asked for it). ``known``: the
+    fee wallet's nonce as the fencing checked it, and the head read before."""
+    to, amount, fees = top_up
+    call = transactions.Call(to, amount, b"", fee_rules.NATIVE_GAS, fees)
+    chain = (native.chain_id, native.network_id)
+    return transactions.reserve_and_sign(custody, FEE_WALLET, call, chain, known, purpose, sign=signer)
+
+
+def replace(
+    custody: CustodyKeys,
+    chains: Chains,
+    row: Broadcast,
+    fees: FeeQuote,
+    value: int | None = None,
+    signer: transactions.Sign | None = None,
+) -> Broadcast:
+    """Re-sign a reservation's call at its nonce with ``fees`` (and ``value``, when a sweep of the
+    native asset moves less to pay them), stored before it is sent (inside the caller's write
+    transaction). The key path is the fee wallet's; a sweep's ``signer`` derives its own."""
+    to, old_value, data = transactions.decode_call(row)
+    network_id = chains.native(row.chain_id).network_id
+    return transactions.replace(
+        custody,
+        FEE_WALLET,
+        row,
+        network_id,
+        to,
+        old_value if value is None else value,
+        data,
+        fees,
+        sign=signer,
+    )
+
+
+class PayoutTopUps:
+    """Following the payout wallet's top-ups, at each pass of the payout pipeline."""
+
+    def __init__(
+        self, chains: Chains, custody: CustodyKeys | None, fencing: Fencing, ceilings: dict[str, int]
+    ):
+        self.chains = chains
+        self.custody = custody
+        self.fencing = fencing
+        self.ceilings = ceilings
+
+    def advance(self) -> None:
+        rows = list(
+            Broadcast.select().where(
+                (Broadcast.purpose == PAYOUT_TOPUP) & (Broadcast.status.in_(state.UNFINISHED))
+            )
+        )
+        for row in rows:
+            chain = self.chains.get(row.chain_id)
+            if chain is None:
+                continue
+            try:
+                self._advance(chain, row)
+            except ChainError as exc:
+                log.warning("gas top-up %s: %s", row.tx_hash, exc)
+            except state.StaleBroadcast:
+                pass  # another node moved it meanwhile: looked at again at the next pass
+
+    def _advance(self, chain: Chain, row: Broadcast) -> None:
+        receipt = follow.follow(
+            chain,
+            row,
+            self.chains.native(row.chain_id).confirmations,
+            lambda: chain.head().number,
+            self._bump,
+            lambda row, exc: self._rejected(chain, row, exc),
+        )
+        if receipt is not None:
+            with write_transaction(database):
+                follow.finalise(row, receipt)
+
+    def _rejected(self, chain: Chain, row: Broadcast, exc: TransactionRejected) -> None:
+        if exc.kind is Rejection.NONCE_USED:
+            self._nonce_used(chain, row)
+        elif exc.kind is Rejection.UNDERPRICED:
+            self._bump(row, chain.fee_quote())
+        else:
+            log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
+
+    def _bump(self, row: Broadcast, market: FeeQuote) -> Broadcast | None:
+        # Replaced at its nonce (under the ceiling), or every payout needing gas waits behind it.
+        assert self.custody is not None
+        fees = fee_rules.bumped_fees(row, market, self.ceilings.get(row.chain_id))
+        if fees is None:
+            log.warning(
+                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
+                row.tx_hash,
+            )
+            return None
+        with write_transaction(database):
+            replace(self.custody, self.chains, row, fees)
+        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
+        return row
+
+    def _nonce_used(self, chain: Chain, row: Broadcast) -> None:
+        """The fee wallet's nonce of the top-up is used and no payload of it is mined: look the
+        transaction up; a foreign one fences the fee wallet and ends the top-up (nothing of it can
+        land), so that payouts stop waiting for it."""
+        found = follow.at_nonce(chain, self.fencing, row)
+        if found.tx is None or found.found is follow.Found.OURS:
+            return  # not visible yet, or ours and its receipt comes next
+        fence(row.chain_id, row.wallet, follow.foreign_use(row, found.tx))
+        with write_transaction(database):
+            follow.finalise(row, None)
