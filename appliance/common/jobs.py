@@ -26,7 +26,6 @@ import peewee
 from appliance.common import clock, faults
 from appliance.common.db import is_sqlite, write_transaction
 from appliance.common.holders import holder_gone, host_prefix, process_holder
-from appliance.common.lease import held_by_another as held_by_another  # its home before lease.py
 
 log = logging.getLogger("appliance.jobs")
 

@@ -26,10 +26,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from appliance.common import clock, faults
-from appliance.common.compiled import insert_if_new
-from appliance.common.db import locked, write_transaction
+from appliance.common.db import write_transaction
 from appliance.common.holders import instance_holder
-from appliance.common.jobs import held_by_another
+from appliance.common.lease import SingletonLease
 from appliance.engine.chain.base import Chain, ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
@@ -68,6 +67,7 @@ class Sweeper:
         self.batch = batch
         self.lease = lease
         self.holder = instance_holder()
+        self.sweep_lease = SingletonLease.of(TreasuryRun, RUN, duration=lease, holder=self.holder)
         self._told: set[str] = set()  # waits already logged (once each, not every pass)
         self._heads: dict[str, int] = {}  # each chain's head, read once per pass
         self.following = SweepFollowing(chains, custody, self.ceilings, self._once, self._head, self._signer)
@@ -83,29 +83,11 @@ class Sweeper:
         return 0
 
     def _take_lease(self) -> bool:
-        moment = clock.now()
-        mine = TreasuryRun.get_or_none((TreasuryRun.name == RUN) & (TreasuryRun.holder == self.holder))
-        if mine is not None and mine.lease_until is not None and mine.lease_until > moment + self.lease / 2:
-            return True  # held, and long enough still: renewed later, not at every pass
-        with write_transaction(database):
-            row = locked(TreasuryRun.select().where(TreasuryRun.name == RUN)).first()
-            if row is None:
-                return insert_if_new(
-                    TreasuryRun(
-                        name=RUN,
-                        holder=self.holder,
-                        lease_until=moment + self.lease,
-                        checked_at=None,
-                        next_run_at=None,
-                        last_error=None,
-                    )
-                )
-            if held_by_another(row.holder, row.lease_until, moment, self.holder):
-                return False
-            TreasuryRun.update(holder=self.holder, lease_until=moment + self.lease, checked_at=moment).where(
-                TreasuryRun.name == RUN
-            ).execute()
-        return True
+        # Renewed at most once per half lease; checked_at says when the holder took or renewed it.
+        return self.sweep_lease.hold(
+            create={"checked_at": None, "next_run_at": None, "last_error": None},
+            checked_at=clock.now(),
+        )
 
     def sweep_pass(self) -> int:
         """Advance open sweeps and start the due ones on every chain; returns how many moved."""
