@@ -425,10 +425,14 @@ def _threads_taking_stop_signals(pid: int) -> list[str]:
     stop_bits = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
     taking = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        status = (task / "status").read_text()
+        try:
+            status = (task / "status").read_text()
+            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
+        except FileNotFoundError:
+            continue  # a thread that ended between the listing and the read takes no signal
         blocked = int(re.search(r"^SigBlk:\s*([0-9a-f]+)", status, re.M).group(1), 16)  # type: ignore[union-attr]
         if blocked & stop_bits != stop_bits:
-            taking.append("main" if task.name == str(pid) else (task / "comm").read_text().strip())
+            taking.append(name)
     return taking
 
 
