@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 import requests
+from click.testing import CliRunner
 
+from appliance.cli import cli
 from appliance.engine.db import database
 from appliance.engine.models import TreasuryFinding
 from appliance.settings import Settings
 from tests.conftest import free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
-from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET
+from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET, TEST_MNEMONIC
 from tests.engine.test_treasury_anvil import OUTSIDER, Setup, make_setup
 
 # What a node behind the head cannot answer yet: anything about a block it has not seen.
@@ -133,7 +135,7 @@ def test_a_payout_mined_with_its_receipt_missing_on_a_node_two_blocks_behind_is_
 
 
 def test_an_unknown_outflow_raised_while_the_node_lagged_clears_itself_recorded_and_ready_passes(
-    lagging: tuple[Setup, LaggingProxy],
+    lagging: tuple[Setup, LaggingProxy], settings: Settings
 ) -> None:
     setup, proxy = lagging
     tx_hash = broadcast_unmined(setup, "pyo_lagging02")
@@ -149,6 +151,15 @@ def test_an_unknown_outflow_raised_while_the_node_lagged_clears_itself_recorded_
     # Kept, not deleted: resolved by the reconciler with the reason, no administrator involved.
     assert row.acknowledged_at is None and row.resolved_at is not None
     assert tx_hash in row.resolution and "the engine's own payout transaction" in row.resolution
+    shown = CliRunner().invoke(
+        cli,
+        ["reconcile", "--data-dir", str(settings.data_dir)],
+        env={"APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC, **setup.environ},
+        catch_exceptions=False,
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "0 finding(s)" in shown.output and "1 finding(s) resolved by reconcile" in shown.output
+    assert f"unknown_outflow eth_anvil {PAYOUT_WALLET}: {row.resolution}" in shown.output
     setup.harness.until_status("pyo_lagging02", "COMPLETED", mine=False)
     setup.node.mine(3)
     assert open_findings(setup) == []

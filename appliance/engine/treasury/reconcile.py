@@ -577,6 +577,21 @@ def resolve(row: TreasuryFinding, why: str, moment: datetime) -> None:
     log.warning("treasury finding %s on %s %s resolved: %s", row.kind, row.chain_id, row.address, why)
 
 
+# How long a finding the reconciler resolved is listed (``appliance reconcile``'s text; the cli says 7 days).
+RESOLVED_SHOWN = timedelta(days=7)
+
+
+def recently_resolved() -> list[TreasuryFinding]:
+    """Findings the reconciler resolved within RESOLVED_SHOWN, newest first: what an
+    administrator did not have to acknowledge, and why."""
+    since = clock.now() - RESOLVED_SHOWN
+    return list(
+        TreasuryFinding.select()
+        .where(TreasuryFinding.resolved_at >= since)
+        .order_by(TreasuryFinding.resolved_at.desc(), TreasuryFinding.id.desc())
+    )
+
+
 def is_open() -> Any:
     """The condition of a finding still open: neither acknowledged nor resolved."""
     return TreasuryFinding.acknowledged_at.is_null() & TreasuryFinding.resolved_at.is_null()
