@@ -8,7 +8,7 @@ import requests
 from eth_typing import HexStr
 from eth_utils import to_checksum_address
 from web3 import HTTPProvider, Web3
-from web3.exceptions import BlockNotFound, ContractLogicError, TransactionNotFound, Web3RPCError
+from web3.exceptions import ContractLogicError, TransactionNotFound, Web3RPCError
 
 from appliance.engine.chain.base import (
     BlockRef,
@@ -51,8 +51,6 @@ class RpcChain:
         try:
             return fn(*args)
         except Web3RPCError as exc:
-            raise ChainError(f"{self.chain_id}: {exc}") from exc
-        except BlockNotFound as exc:  # a block past this node's head (a node behind): "not found"
             raise ChainError(f"{self.chain_id}: {exc}") from exc
         except (requests.RequestException, OSError, ValueError) as exc:
             raise ChainError(f"{self.chain_id}: {type(exc).__name__}: {exc}") from exc
