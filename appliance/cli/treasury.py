@@ -54,6 +54,7 @@ def _positions_text(result: dict[str, Any]) -> str:
 def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool) -> None:
     """Compare the custody wallets with the chains and the engine's records now; print the
     findings (exit 0 whatever they are: read them, or the `treasury` readiness check)."""
+    from appliance.common import clock
     from appliance.engine.chain.registry import eip55
     from appliance.engine.treasury import reconcile as rec
 
@@ -66,7 +67,17 @@ def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool
         if not done:
             raise click.ClickException(f"no open unknown outflow at nonce {nonce} of {address} on {chain_id}")
     result = _with_engine(settings, lambda chains, custody: rec.reconcile(chains, custody), chains=True)
-    emit(as_json, result, lambda: _findings_text(result))
+    if as_json:
+        emit(as_json, result, "")
+        return
+    resolved = _with_engine(
+        settings,
+        lambda: [
+            (clock.iso(r.resolved_at), r.kind, r.chain_id, r.address, r.resolution)
+            for r in rec.recently_resolved()
+        ],
+    )
+    emit(as_json, result, _findings_text(result) + _resolved_text(resolved))
 
 
 def _who() -> str:
@@ -83,6 +94,16 @@ def _findings_text(result: dict[str, Any]) -> str:
         f"actual {f['actualMinor']} ({f['detail']})"
         for f in result["findings"]
     ]
+    return "\n".join(lines)
+
+
+def _resolved_text(resolved: list[tuple[str, str, str, str, str]]) -> str:
+    """Findings the reconciler resolved itself lately (raised while a node lagged): listed, so an
+    alarm that came and went is not silent."""
+    if not resolved:
+        return ""
+    lines = [f"\n{len(resolved)} finding(s) resolved by reconcile in the last 7 days:"]
+    lines += [f"  {at} {kind} {chain} {address}: {why}" for at, kind, chain, address, why in resolved]
     return "\n".join(lines)
 
 

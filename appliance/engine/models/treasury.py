@@ -14,7 +14,9 @@ from appliance.engine.models.transactions import Broadcast
 class TreasuryFinding(BaseModel):
     """A finding of the reconciliation (appliance/engine/treasury/reconcile.py). Findings read from
     the current state are replaced by every run; a ``sticky`` one (an unknown outflow: the chain
-    keeps the nonce, the money is gone) stays until an administrator acknowledges it."""
+    keeps the nonce, the money is gone) stays until an administrator acknowledges it, or until a
+    later run finds the nonce used by the engine's own transaction (a node that lagged): then the
+    reconciler resolves it, with the reason, and the row is kept."""
 
     key = peewee.CharField(max_length=255, unique=True)
     kind = peewee.CharField(max_length=32)
@@ -30,6 +32,8 @@ class TreasuryFinding(BaseModel):
     last_seen_at = UTCDateTimeField(default=now)
     acknowledged_at = UTCDateTimeField(null=True)
     acknowledged_by = peewee.CharField(max_length=200, null=True)
+    resolved_at = UTCDateTimeField(null=True)
+    resolution = peewee.TextField(null=True)
 
     class Meta:
         table_name = "treasury_finding"

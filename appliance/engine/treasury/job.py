@@ -22,7 +22,7 @@ from appliance.engine.chain.registry import Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import TreasuryBalance, TreasuryFinding, TreasuryRun
-from appliance.engine.treasury.reconcile import CRITICAL, KINDS, RUN, reconcile
+from appliance.engine.treasury.reconcile import CRITICAL, KINDS, RUN, is_open, reconcile
 
 log = logging.getLogger("appliance.engine.treasury")
 
@@ -65,14 +65,10 @@ class ReconcileJob:
 
 
 def treasury_probe() -> Check:
-    """Readiness: fails while an unacknowledged critical finding exists (an administrator must
-    look: `appliance reconcile`)."""
+    """Readiness: fails while an open (unacknowledged, unresolved) critical finding exists (an
+    administrator must look: `appliance reconcile`)."""
     with database.connection_context():
-        critical = list(
-            TreasuryFinding.select().where(
-                TreasuryFinding.critical & TreasuryFinding.acknowledged_at.is_null()
-            )
-        )
+        critical = list(TreasuryFinding.select().where(TreasuryFinding.critical & is_open()))
     if not critical:
         return Check("pass")
     kinds = Counter(row.kind for row in critical)
@@ -107,10 +103,7 @@ def treasury_gauges() -> Iterator[Metric]:
         "Unix time of the last reconciliation.",
     )
     with database.connection_context():
-        counts = Counter(
-            (row.kind, row.critical)
-            for row in TreasuryFinding.select().where(TreasuryFinding.acknowledged_at.is_null())
-        )
+        counts = Counter((row.kind, row.critical) for row in TreasuryFinding.select().where(is_open()))
         wallets = list(TreasuryBalance.select())
         run = TreasuryRun.get_or_none(TreasuryRun.name == RUN)
     for kind in KINDS:

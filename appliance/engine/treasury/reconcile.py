@@ -6,8 +6,14 @@ Findings (critical ones fail the ``treasury`` readiness check):
 - ``unknown_outflow`` (critical): a custody address used a nonce for which the engine stored no
   signed payload (Broadcast at that wallet and nonce), or a nonce the engine reserved was used by
   a transaction that is none of the payloads it signed there. The transaction is looked up (its
-  value, or the token amount it transfers) where the node keeps old state. The chain keeps the
-  nonce for ever, so this finding stays until an administrator acknowledges it.
+  value, or the token amount it transfers) where the node keeps old state. A reserved nonce whose
+  payloads' receipts are missing is looked up again by the transaction at the nonce (a node a
+  block or two behind another of the provider's answers no receipt yet): the engine's own payload
+  there is no finding, and neither is a nonce used within the chain's confirmations whose
+  transaction this node does not show yet (looked at again next run). The chain keeps the nonce
+  for ever, so this finding stays until an administrator acknowledges it, or until a later run
+  finds the nonce used by a payload the engine signed there: the reconciler then resolves it,
+  with that reason, and keeps the row (``resolved_at``, ``resolution``).
 - ``balance_mismatch`` (critical): a deposit address holds less than the transfers recorded to
   it, at the last block the deposit watcher scanned.
 - ``deposit_not_recorded`` (critical): a deposit address holds more than the transfers recorded to
@@ -37,7 +43,7 @@ from eth_utils import to_checksum_address
 from appliance.common import clock
 from appliance.common.compiled import insert_if_new
 from appliance.common.db import write_transaction
-from appliance.engine.chain.base import ChainError, FeeQuote
+from appliance.engine.chain.base import ChainError, ChainTransaction, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
@@ -51,6 +57,7 @@ from appliance.engine.models import (
     TreasuryFinding,
     TreasuryRun,
 )
+from appliance.engine.outgoing.transactions import VERIFIED_MARGIN, transaction_at_nonce
 from appliance.engine.sweeps.planning import minimum as sweep_minimum
 from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
@@ -123,6 +130,8 @@ class ChainRun:
     wallets: list[tuple[Position, bool]] = dataclasses.field(default_factory=list)
     # Unknown outflows found before: their transaction is not looked up again.
     known: dict[str, TreasuryFinding] = dataclasses.field(default_factory=dict)
+    # Unknown outflows found before that this run found explained: finding key → why.
+    explained: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def run(self) -> None:
         chain = self.chains.chains[self.chain_id]
@@ -276,6 +285,7 @@ class ChainRun:
                 if nonce not in mine:
                     self._unknown(address, nonce, head, "no transaction the engine signed holds this nonce")
         self._taken(reserved, used, head)
+        self._explain(reserved, head)
 
     def _taken(self, reserved: dict[str, dict[int, Broadcast]], used: dict[str, int], head: int) -> None:
         """Reserved nonces the chain has used: mined by one of the engine's payloads, or taken."""
@@ -295,6 +305,8 @@ class ChainRun:
             if landed:
                 continue
             if int(row.nonce) < used.get(row.wallet, 0):
+                if self._ours_or_too_recent(row, payloads.get(row.id, []), head):
+                    continue
                 self._unknown(
                     row.wallet,
                     int(row.nonce),
@@ -316,8 +328,56 @@ class ChainRun:
                     )
                 )
 
+    def _ours_or_too_recent(self, row: Broadcast, hashes: list[str], head: int) -> bool:
+        """Whether a reserved nonce the chain has used, with none of its payloads' receipts
+        found, is not an unknown outflow (yet): the transaction at the nonce is one of the
+        payloads (its receipt was missing on a node behind the one that answered the nonce), or
+        this node does not show it yet and the nonce was used within the chain's confirmations
+        (looked at again by a later run)."""
+        tx = self._transaction_at(row, head)
+        if tx is not None:
+            return _same_hash(tx.tx_hash, hashes)
+        margin = max((a.confirmations for a in self.chains.assets_of(self.chain_id)), default=1)
+        if head - margin < 0:
+            return True
+        return self.chains.chains[self.chain_id].nonce_at(row.wallet, head - margin) <= int(row.nonce)
+
+    def _transaction_at(self, row: Broadcast, head: int) -> ChainTransaction | None:
+        """The canonical transaction at the reservation's nonce (outgoing's look-up, from the
+        block it was signed at), or None when this node does not show it (a block it has not
+        seen, state it pruned)."""
+        start = int(row.signed_block) - VERIFIED_MARGIN if row.signed_block is not None else 0
+        try:
+            return transaction_at_nonce(
+                self.chains.chains[self.chain_id], row.wallet, int(row.nonce), start, head
+            )
+        except ChainError:
+            return None
+
+    def _explain(self, reserved: dict[str, dict[int, Broadcast]], head: int) -> None:
+        """Unknown outflows found before (not acknowledged or resolved) whose nonce the chain now
+        shows used by a payload the engine signed there: a node that lagged raised them."""
+        for key, finding in self.known.items():
+            if finding.acknowledged_at is not None or finding.resolved_at is not None:
+                continue
+            if any(f.key == key for f in self.findings):
+                continue  # still unexplained this run
+            nonce = key.rsplit(":", 1)[-1]
+            row = reserved.get(finding.address, {}).get(int(nonce)) if nonce.isdigit() else None
+            if row is None:
+                continue
+            hashes = [p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)]
+            tx = self._transaction_at(row, head)
+            if tx is not None and _same_hash(tx.tx_hash, hashes):
+                self.explained[key] = (
+                    f"the chain shows nonce {nonce} used by {tx.tx_hash} in block {tx.block_number}, "
+                    f"the engine's own {row.purpose} transaction (the node had not shown it yet)"
+                )
+
     def _unknown(self, address: str, nonce: int, head: int, why: str) -> None:
         before = self.known.get(finding_key("unknown_outflow", self.chain_id, "", address, str(nonce)))
+        if before is not None and before.resolved_at is not None:
+            before = None  # explained once, unexplained again (a reorg): looked up afresh
         if before is not None and "could not be looked up" not in before.detail:
             self.findings.append(
                 Finding(
@@ -407,6 +467,10 @@ class ChainRun:
             )
 
 
+def _same_hash(tx_hash: str, hashes: Iterable[str]) -> bool:
+    return tx_hash.lower() in {h.lower() for h in hashes}
+
+
 def _token(assets: Iterable[Asset], contract: str) -> Asset | None:
     return next((a for a in assets if a.kind == "ERC20" and a.contract == contract), None)
 
@@ -430,7 +494,8 @@ def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
 
 def store(runs: list[ChainRun], moment: datetime) -> None:
     """One transaction: each reconciled chain's findings replace its previous ones (an unknown
-    outflow stays until acknowledged), and its wallets' balances replace theirs."""
+    outflow stays until acknowledged, or resolved when the run found it explained), and its
+    wallets' balances replace theirs."""
     with write_transaction(database):
         for run in runs:
             seen = {f.key: f for f in run.findings}
@@ -438,6 +503,8 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
             for key, row in old.items():
                 if key not in seen and not row.sticky:
                     TreasuryFinding.delete().where(TreasuryFinding.id == row.id).execute()
+                elif key not in seen and key in run.explained:
+                    resolve(row, run.explained[key], moment)
             for key, f in seen.items():
                 row = old.get(key)
                 if row is None:
@@ -477,6 +544,8 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                         actual_minor=str(f.actual),
                         detail=f.detail,
                         last_seen_at=moment,
+                        resolved_at=None,  # found again: open again
+                        resolution=None,
                     ).where(TreasuryFinding.id == row.id).execute()
             TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
             for position, low in run.wallets:
@@ -500,9 +569,37 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
         TreasuryRun.update(checked_at=moment).where(TreasuryRun.name == RUN).execute()
 
 
+def resolve(row: TreasuryFinding, why: str, moment: datetime) -> None:
+    """The reconciler's own clearing of a finding the chain explained: kept, with when and why."""
+    TreasuryFinding.update(resolved_at=moment, resolution=why).where(
+        (TreasuryFinding.id == row.id) & TreasuryFinding.resolved_at.is_null()
+    ).execute()
+    log.warning("treasury finding %s on %s %s resolved: %s", row.kind, row.chain_id, row.address, why)
+
+
+# How long a finding the reconciler resolved is listed (``appliance reconcile``'s text; the cli says 7 days).
+RESOLVED_SHOWN = timedelta(days=7)
+
+
+def recently_resolved() -> list[TreasuryFinding]:
+    """Findings the reconciler resolved within RESOLVED_SHOWN, newest first: what an
+    administrator did not have to acknowledge, and why."""
+    since = clock.now() - RESOLVED_SHOWN
+    return list(
+        TreasuryFinding.select()
+        .where(TreasuryFinding.resolved_at >= since)
+        .order_by(TreasuryFinding.resolved_at.desc(), TreasuryFinding.id.desc())
+    )
+
+
+def is_open() -> Any:
+    """The condition of a finding still open: neither acknowledged nor resolved."""
+    return TreasuryFinding.acknowledged_at.is_null() & TreasuryFinding.resolved_at.is_null()
+
+
 def current_findings() -> list[TreasuryFinding]:
-    """Unacknowledged findings, critical first, then by kind, chain and address."""
-    rows = TreasuryFinding.select().where(TreasuryFinding.acknowledged_at.is_null())
+    """Open findings, critical first, then by kind, chain and address."""
+    rows = TreasuryFinding.select().where(is_open())
     return sorted(
         rows,
         key=lambda r: (
@@ -526,7 +623,7 @@ def acknowledge(chain_id: str, address: str, nonce: int, by: str) -> int:
                 & (TreasuryFinding.chain_id == chain_id)
                 & (TreasuryFinding.address == address)
                 & (TreasuryFinding.key == finding_key("unknown_outflow", chain_id, "", address, str(nonce)))
-                & TreasuryFinding.acknowledged_at.is_null()
+                & is_open()
             )
             .execute()
         )
