@@ -142,7 +142,7 @@ def solve(
         if stop.early <= latest
         and (problem.allow_late or (stop.early <= stop.late and stop.late >= earliest))
     ]
-    if len(placeable) < len(problem.stops):
+    if len(placeable) < len(problem.stops) or _has_idle_nodes(problem):
         inner = _restricted(problem, placeable)
         solution = solve(
             inner,
@@ -242,6 +242,12 @@ def _with_arrays(problem: Problem) -> Problem:
         durations=np.asarray(problem.durations, dtype=np.int64),
         costs=None if problem.costs is None else np.asarray(problem.costs, dtype=np.int64),
     )
+
+
+def _has_idle_nodes(problem: Problem) -> bool:
+    """Some node is neither a start, an end nor a stop (OR-Tools would have to visit it)."""
+    used = {v.start for v in problem.vehicles} | {v.end for v in problem.vehicles if v.end is not None}
+    return len(used | {stop.node for stop in problem.stops}) < len(problem.durations)
 
 
 def _restricted(problem: Problem, keep: list[int]) -> Problem:
