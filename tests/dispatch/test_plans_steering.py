@@ -4,6 +4,7 @@ Real roads (Monaco's network moved onto Yerevan), the real solvers, real HTTP re
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -223,3 +224,38 @@ def test_steering_that_cannot_be_followed_is_refused_with_422(client, dispatcher
         entry["courierId"] = entry["courierId"] or int(couriers[0].courier.id)
     response = client.post("/plans/suggest", json=body, headers=dispatcher.headers)
     assert response.status_code == 422, response.json
+
+
+def test_a_courier_s_own_service_time_and_start_point_shape_its_lane(client, dispatcher, couriers) -> None:
+    [_order(client, dispatcher, n) for n in range(3)]
+    narek = couriers[0]
+    start = {"lat": PINS[5][0], "lon": PINS[5][1]}
+    own = {"courierId": int(narek.courier.id), "serviceMinutes": 30, "start": start, "returnToDepot": True}
+    lane = _lane(_suggest(client, dispatcher, couriers=[own]), narek)
+    assert lane["start"] == start | {"source": "point"}
+    etas = [s["etaSeconds"] for s in lane["stops"]]
+    assert len(etas) == 3 and all(b - a >= 30 * 60 for a, b in itertools.pairwise(etas))
+
+
+def test_another_company_s_orders_and_couriers_steer_nothing_and_answer_as_missing_ones(
+    app, client, dispatcher, couriers
+) -> None:
+    _order(client, dispatcher, 0)
+    other = make_company("Other", depot=ROAD_A)
+    stranger = make_member(app, other, "courier")
+    their_order = _order(client, make_member(app, other, "dispatcher"), 1)
+    ours = int(couriers[0].courier.id)
+
+    def refusal(**body):
+        response = client.post("/plans/suggest", json=body, headers=dispatcher.headers)
+        return response.status_code, response.json.get("title")
+
+    assert refusal(couriers=[{"courierId": int(stranger.courier.id)}]) == refusal(
+        couriers=[{"courierId": 999999}]
+    )
+    assert refusal(couriers=[{"courierId": 999999}])[0] == 404
+    theirs = refusal(locked=[{"orderId": int(their_order["id"]), "courierId": ours, "index": 0}])
+    missing = refusal(locked=[{"orderId": 999999, "courierId": ours, "index": 0}])
+    assert theirs == missing and theirs[0] == 422
+    foreign_courier = refusal(locked=[{"orderId": 1, "courierId": int(stranger.courier.id), "index": 0}])
+    assert foreign_courier[0] == 422
