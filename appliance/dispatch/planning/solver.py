@@ -26,6 +26,7 @@ log = logging.getLogger("appliance.planning")
 
 UNSERVED_PENALTY = 10_000_000
 HORIZON_MAX = 10 * 24 * 3600
+UNLIMITED_GRAMS = 10**12  # a courier without a weight limit
 # Beyond this many stops PyVRP plans alone, stopped at the deadline (_solve_large).
 LARGE_PROBLEM_STOPS = 400
 LARGE_NEIGHBOURS = 30
@@ -41,6 +42,10 @@ class Vehicle:
     capacity: int
     available_from: int = 0  # seconds from plan start
     available_until: int = HORIZON_MAX
+    weight_capacity: int | None = None  # grams; None: weight is not limited
+    service: int | None = None  # seconds at each stop for this courier; None: the stop's own
+    return_to_start: bool | None = None  # None: the problem's return_to_start
+    end: int | None = None  # node the route ends at (e.g. the depot); None: as return_to_start says
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +55,21 @@ class Stop:
     early: int = 0
     late: int = HORIZON_MAX
     demand: int = 1
+    weight: int = 0  # grams
+
+
+@dataclasses.dataclass(frozen=True)
+class Lock:
+    """A stop that stays with a vehicle at a position (0: its first stop) on re-optimisation."""
+
+    stop: int
+    vehicle: int
+    index: int
+
+
+# Each second a stop is served after its window closes, when lateness is allowed: far below the
+# penalty of leaving a stop out (a late delivery beats none), far above a second of driving.
+LATE_COST_PER_SECOND = 100
 
 
 # Integer seconds (or costs) between nodes: nested lists, or a square numpy array (what the
@@ -64,10 +84,31 @@ class Problem:
     stops: Sequence[Stop]
     costs: Matrix | None = None  # arc costs; durations when None
     return_to_start: bool = False  # couriers end where their last stop is
+    locks: Sequence[Lock] = ()
+    allow_late: bool = False  # windows' ends are soft: served late at a cost per second
 
     @property
     def cost_matrix(self) -> Matrix:
         return self.costs if self.costs is not None else self.durations
+
+    def end(self, vehicle: Vehicle) -> int | None:
+        """The node the vehicle's route ends at; None for an open route (it ends at its last stop)."""
+        if vehicle.end is not None:
+            return vehicle.end
+        returns = self.return_to_start if vehicle.return_to_start is None else vehicle.return_to_start
+        return vehicle.start if returns else None
+
+    def service(self, vehicle: Vehicle, stop: Stop) -> int:
+        return stop.service if vehicle.service is None else vehicle.service
+
+    @property
+    def weighs(self) -> bool:
+        return any(v.weight_capacity is not None for v in self.vehicles)
+
+    @property
+    def ortools_only(self) -> bool:
+        """Locks and per-courier service times are modelled in OR-Tools only (PyVRP has neither)."""
+        return bool(self.locks) or any(v.service is not None for v in self.vehicles)
 
 
 @dataclasses.dataclass
@@ -98,9 +139,10 @@ def solve(
     placeable = [
         i
         for i, stop in enumerate(problem.stops)
-        if stop.early <= stop.late and stop.late >= earliest and stop.early <= latest
+        if stop.early <= latest
+        and (problem.allow_late or (stop.early <= stop.late and stop.late >= earliest))
     ]
-    if len(placeable) < len(problem.stops):
+    if len(placeable) < len(problem.stops) or _has_idle_nodes(problem):
         inner = _restricted(problem, placeable)
         solution = solve(
             inner,
@@ -117,6 +159,8 @@ def solve(
         return solution
     if not problem.stops:
         return Solution([[] for _ in problem.vehicles], [[] for _ in problem.vehicles], [], 0, "none")
+    if problem.ortools_only:
+        use_seed = False
     if use_seed and len(problem.stops) > LARGE_PROBLEM_STOPS:
         return _solve_large(problem, time_limit, first_strategy)
     started = time.monotonic()
@@ -172,11 +216,14 @@ def _timed(problem: Problem, routes: list[list[int]], solver_name: str) -> Solut
             stop = problem.stops[number]
             clock = max(clock + int(durations[here, stop.node]), stop.early)
             times.append(clock)
-            clock += stop.service
+            if problem.allow_late:
+                total += LATE_COST_PER_SECOND * max(0, clock - stop.late)
+            clock += problem.service(vehicle, stop)
             total += int(costs[here, stop.node])
             here = stop.node
-        if route and problem.return_to_start:
-            total += int(costs[here, vehicle.start])
+        end = problem.end(vehicle)
+        if route and end is not None:
+            total += int(costs[here, end])
         arrivals.append(times)
     served = {number for route in routes for number in route}
     unassigned = [i for i in range(len(problem.stops)) if i not in served]
@@ -197,21 +244,37 @@ def _with_arrays(problem: Problem) -> Problem:
     )
 
 
+def _has_idle_nodes(problem: Problem) -> bool:
+    """Some node is neither a start, an end nor a stop (OR-Tools would have to visit it)."""
+    used = {v.start for v in problem.vehicles} | {v.end for v in problem.vehicles if v.end is not None}
+    return len(used | {stop.node for stop in problem.stops}) < len(problem.durations)
+
+
 def _restricted(problem: Problem, keep: list[int]) -> Problem:
     """The same problem over the stops numbered in ``keep`` only: nodes that are neither a vehicle
     start nor a kept stop leave the matrices (OR-Tools would otherwise have to visit them)."""
-    nodes = sorted({v.start for v in problem.vehicles} | {problem.stops[i].node for i in keep})
+    ends = {v.end for v in problem.vehicles if v.end is not None}
+    nodes = sorted({v.start for v in problem.vehicles} | ends | {problem.stops[i].node for i in keep})
     renumber = {node: k for k, node in enumerate(nodes)}
 
     def sub(matrix: Matrix) -> np.ndarray:
         return np.asarray(matrix, dtype=np.int64)[np.ix_(nodes, nodes)]
 
-    return Problem(
+    position = {stop: k for k, stop in enumerate(keep)}
+    return dataclasses.replace(
+        problem,
         durations=sub(problem.durations),
-        vehicles=[dataclasses.replace(v, start=renumber[v.start]) for v in problem.vehicles],
+        vehicles=[
+            dataclasses.replace(v, start=renumber[v.start], end=None if v.end is None else renumber[v.end])
+            for v in problem.vehicles
+        ],
         stops=[dataclasses.replace(problem.stops[i], node=renumber[problem.stops[i].node]) for i in keep],
         costs=None if problem.costs is None else sub(problem.costs),
-        return_to_start=problem.return_to_start,
+        locks=[
+            dataclasses.replace(lock, stop=position[lock.stop])
+            for lock in problem.locks
+            if lock.stop in position
+        ],
     )
 
 
@@ -246,40 +309,77 @@ def _ortools_model(problem: Problem) -> _Model:
     n = len(problem.durations)
     vehicles = problem.vehicles
     # Open routes end at an extra "anywhere" node that costs nothing to reach.
-    extra = 0 if problem.return_to_start else 1
+    route_ends = [problem.end(v) for v in vehicles]
+    extra = 0 if all(end is not None for end in route_ends) else 1
     size = n + extra
     starts = [v.start for v in vehicles]
-    ends = starts if problem.return_to_start else [n] * len(vehicles)
+    ends = [n if end is None else end for end in route_ends]
     manager = pywrapcp.RoutingIndexManager(size, len(vehicles), starts, ends)
     routing = pywrapcp.RoutingModel(manager)
-    cost, transit, demand = _arc_tables(problem, size)
+    cost, demand = _arc_tables(problem, size)
     routing.SetArcCostEvaluatorOfAllVehicles(routing.RegisterTransitMatrix(cost))
     horizon = min(
         max(max(v.available_until for v in vehicles), max(s.late for s in problem.stops)), HORIZON_MAX
     )
-    routing.AddDimension(routing.RegisterTransitMatrix(transit), horizon, horizon, False, "time")
+    # One transit table per service time (travel plus the service at the origin): a courier's
+    # own service time, when set, replaces the stops'.
+    tables: dict[int | None, int] = {}
+    for v in vehicles:
+        if v.service not in tables:
+            tables[v.service] = routing.RegisterTransitMatrix(_transit_table(problem, size, v.service))
+    routing.AddDimensionWithVehicleTransits(
+        [tables[v.service] for v in vehicles], horizon, horizon, False, "time"
+    )
     time_dim = routing.GetDimensionOrDie("time")
     routing.AddDimensionWithVehicleCapacity(
         routing.RegisterUnaryTransitVector(demand), 0, [int(v.capacity) for v in vehicles], True, "load"
     )
+    if problem.weighs:
+        weights = [0] * size
+        for stop in problem.stops:
+            weights[stop.node] = int(stop.weight)
+        limits = [UNLIMITED_GRAMS if v.weight_capacity is None else int(v.weight_capacity) for v in vehicles]
+        routing.AddDimensionWithVehicleCapacity(
+            routing.RegisterUnaryTransitVector(weights), 0, limits, True, "weight"
+        )
     _windows_and_penalties(problem, manager, routing, time_dim, horizon)
+    if problem.locks:
+        _lock_positions(problem, manager, routing, size)
     return _Model(manager, routing, time_dim)
 
 
-def _arc_tables(problem: Problem, size: int) -> tuple[list[list[int]], list[list[int]], list[int]]:
-    """The arc costs, the transit times (travel plus the service at the origin) and each node's
-    demand, over ``size`` nodes (the extra open-route end costs nothing)."""
+def _lock_positions(problem: Problem, manager: Any, routing: Any, size: int) -> None:
+    """A locked stop may only be on its vehicle (or left out), at its position: a dimension
+    counting the stops makes the position a cumulative value (the first stop counts 1)."""
+    routing.AddDimension(routing.RegisterUnaryTransitVector([1] * size), 0, size + 1, True, "position")
+    position = routing.GetDimensionOrDie("position")
+    for lock in problem.locks:
+        index = manager.NodeToIndex(problem.stops[lock.stop].node)
+        routing.VehicleVar(index).SetValues([-1, lock.vehicle])
+        position.CumulVar(index).SetRange(lock.index + 1, lock.index + 1)
+
+
+def _arc_tables(problem: Problem, size: int) -> tuple[list[list[int]], list[int]]:
+    """The arc costs and each node's demand, over ``size`` nodes (the extra open-route end costs
+    nothing)."""
     n = len(problem.durations)
-    duration = np.zeros((size, size), dtype=np.int64)
     cost_matrix = np.zeros((size, size), dtype=np.int64)
-    duration[:n, :n] = np.asarray(problem.durations, dtype=np.int64)
     cost_matrix[:n, :n] = np.asarray(problem.cost_matrix, dtype=np.int64)
-    service = np.zeros(size, dtype=np.int64)
     demand = [0] * size
     for stop in problem.stops:
-        service[stop.node] = int(stop.service)
         demand[stop.node] = int(stop.demand)
-    return cost_matrix.tolist(), (duration + service[:, None]).tolist(), demand
+    return cost_matrix.tolist(), demand
+
+
+def _transit_table(problem: Problem, size: int, vehicle_service: int | None) -> list[list[int]]:
+    """Travel plus the service at the origin (the stop's own, or the courier's when given)."""
+    n = len(problem.durations)
+    duration = np.zeros((size, size), dtype=np.int64)
+    duration[:n, :n] = np.asarray(problem.durations, dtype=np.int64)
+    service = np.zeros(size, dtype=np.int64)
+    for stop in problem.stops:
+        service[stop.node] = int(stop.service if vehicle_service is None else vehicle_service)
+    return (duration + service[:, None]).tolist()
 
 
 def _windows_and_penalties(problem: Problem, manager: Any, routing: Any, time_dim: Any, horizon: int) -> None:
@@ -287,7 +387,11 @@ def _windows_and_penalties(problem: Problem, manager: Any, routing: Any, time_di
     time minimised once the routes are chosen."""
     for stop in problem.stops:
         index = manager.NodeToIndex(stop.node)
-        time_dim.CumulVar(index).SetRange(int(stop.early), int(min(stop.late, horizon)))
+        if problem.allow_late:
+            time_dim.CumulVar(index).SetRange(int(min(stop.early, horizon)), horizon)
+            time_dim.SetCumulVarSoftUpperBound(index, int(min(stop.late, horizon)), LATE_COST_PER_SECOND)
+        else:
+            time_dim.CumulVar(index).SetRange(int(stop.early), int(min(stop.late, horizon)))
         routing.AddDisjunction([index], UNSERVED_PENALTY)
     for v, vehicle in enumerate(problem.vehicles):
         time_dim.CumulVar(routing.Start(v)).SetRange(int(vehicle.available_from), int(vehicle.available_from))
@@ -365,7 +469,7 @@ def _pyvrp_routes(
 
     started = time.monotonic()
     n = len(problem.durations)
-    open_routes = not problem.return_to_start
+    open_routes = any(problem.end(v) is None for v in problem.vehicles)
     size = n + 1 if open_routes else n  # open routes end at a free "anywhere" location
     durations = np.zeros((size, size), dtype=np.int64)
     costs = np.zeros((size, size), dtype=np.int64)
@@ -376,30 +480,43 @@ def _pyvrp_routes(
     depot_of: dict[int, int] = {}
     depots: list[Any] = []
     for vehicle in problem.vehicles:
-        if vehicle.start not in depot_of:
-            depot_of[vehicle.start] = len(depots)
-            depots.append(pyvrp.Depot(location=vehicle.start))
+        for node in (vehicle.start, problem.end(vehicle)):
+            if node is not None and node not in depot_of:
+                depot_of[node] = len(depots)
+                depots.append(pyvrp.Depot(location=node))
     end_depot = None
     if open_routes:
         end_depot = len(depots)
         depots.append(pyvrp.Depot(location=n))
+    weighs = problem.weighs
     clients = [
         pyvrp.Client(
             location=stop.node,
-            delivery=[int(stop.demand)],
+            delivery=[int(stop.demand), int(stop.weight)] if weighs else [int(stop.demand)],
             service_duration=int(stop.service),
             tw_early=int(stop.early),
-            tw_late=int(stop.late),
+            # Lateness allowed: PyVRP (which has no soft window) seeds without the windows' ends.
+            tw_late=HORIZON_MAX if problem.allow_late else int(stop.late),
             prize=UNSERVED_PENALTY,
             required=False,
         )
         for stop in problem.stops
     ]
-    # One vehicle type per (start, capacity, availability): PyVRP numbers vehicles by type.
-    type_keys: list[tuple[int, int, int, int]] = []
-    members: dict[tuple[int, int, int, int], list[int]] = {}
+    # One vehicle type per (start, capacity, availability, weight limit, end): PyVRP numbers
+    # vehicles by type.
+    type_keys: list[tuple[int, int, int, int, int, int]] = []
+    members: dict[tuple[int, int, int, int, int, int], list[int]] = {}
     for v, vehicle in enumerate(problem.vehicles):
-        key = (vehicle.start, vehicle.capacity, vehicle.available_from, vehicle.available_until)
+        weight_limit = UNLIMITED_GRAMS if vehicle.weight_capacity is None else vehicle.weight_capacity
+        end_node = problem.end(vehicle)
+        key = (
+            vehicle.start,
+            vehicle.capacity,
+            vehicle.available_from,
+            vehicle.available_until,
+            weight_limit,
+            -1 if end_node is None else end_node,  # -1: an open route
+        )
         if key not in members:
             type_keys.append(key)
             members[key] = []
@@ -407,9 +524,9 @@ def _pyvrp_routes(
     vehicle_types = [
         pyvrp.VehicleType(
             num_available=len(members[key]),
-            capacity=[int(key[1])],
+            capacity=[int(key[1]), int(key[4])] if weighs else [int(key[1])],
             start_depot=depot_of[key[0]],
-            end_depot=depot_of[key[0]] if end_depot is None else end_depot,
+            end_depot=depot_of[key[5]] if key[5] >= 0 or end_depot is None else end_depot,
             tw_early=int(key[2]),
             tw_late=int(min(key[3], HORIZON_MAX)),
         )
@@ -444,19 +561,22 @@ def _within_limits(problem: Problem, routes: list[list[int]]) -> list[list[int]]
     durations = np.asarray(problem.durations, dtype=np.int64)
     kept_routes: list[list[int]] = []
     for vehicle, route in zip(problem.vehicles, routes, strict=True):
-        clock, here, load, kept = vehicle.available_from, vehicle.start, 0, []
+        clock, here, load, weight, kept = vehicle.available_from, vehicle.start, 0, 0, []
         for number in route:
             stop = problem.stops[number]
             start = max(clock + int(durations[here, stop.node]), stop.early)
-            back = int(durations[stop.node, vehicle.start]) if problem.return_to_start else 0
+            end = problem.end(vehicle)
+            back = 0 if end is None else int(durations[stop.node, end])
             if (
                 load + stop.demand > vehicle.capacity
-                or start > stop.late
+                or (vehicle.weight_capacity is not None and weight + stop.weight > vehicle.weight_capacity)
+                or (start > stop.late and not problem.allow_late)
                 or start + stop.service + back > vehicle.available_until
             ):
                 continue
             kept.append(number)
-            clock, here, load = start + stop.service, stop.node, load + stop.demand
+            clock, here = start + stop.service, stop.node
+            load, weight = load + stop.demand, weight + stop.weight
         kept_routes.append(kept)
     return kept_routes
 

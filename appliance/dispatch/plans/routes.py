@@ -36,7 +36,9 @@ def _max_fix_age() -> timedelta:
     tags=TAGS,
 )
 def suggest(body: schemas.SuggestRequest):
-    """Routes for ready orders and active couriers from the solver; writes nothing."""
+    """Routes for ready orders and active couriers from the solver; writes nothing. Optional steering:
+    the day planned, per-courier limits, locked stops and whether lateness is allowed; every order
+    left out is in `unplaced` with its reason."""
     rt = runtime()
     return service.suggest(
         rt.router,
@@ -48,6 +50,12 @@ def suggest(body: schemas.SuggestRequest):
         body.serviceMinutes,
         body.shiftHours,
         body.onShift,
+        service.PlanOptions(
+            day=body.date,
+            couriers=service.per_courier([c.model_dump() for c in body.couriers or []]),
+            locked=[lock.model_dump() for lock in body.locked or []],
+            allow_late=body.late == "allow",
+        ),
     )
 
 

@@ -55,6 +55,9 @@ class DurationMatrix:
 
     seconds: np.ndarray  # float64, square; NaN where the engine found no route
     method: Method
+    # True where the road engine found no route (the straight-line estimate stands in): what the
+    # planner names "unreachable" when it leaves such a stop out. None: every pair was answered.
+    unreachable: np.ndarray | None = None
 
 
 class RoadEngine(Protocol):
@@ -459,6 +462,7 @@ class Router:
                 missing = np.isnan(seconds)
                 if missing.any():
                     seconds = np.where(missing, self.fallback.durations(points), seconds)
+                    return DurationMatrix(seconds, "road", missing)
                 return DurationMatrix(seconds, "road")
             except RoutingUnavailable as exc:
                 self._failed("matrix", exc)
