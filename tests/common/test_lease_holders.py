@@ -10,7 +10,8 @@ import sys
 from datetime import timedelta
 
 from appliance.common import clock, holders
-from appliance.common.jobs import LeasedQueue, held_by_another
+from appliance.common.jobs import LeasedQueue
+from appliance.common.lease import held_by_another
 from appliance.dispatch.db import database
 from appliance.dispatch.models import OutgoingMail
 
