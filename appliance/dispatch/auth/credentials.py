@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from appliance.common import clock
-from appliance.common.passwords import hash_password, verify_password
+from appliance.common.passwords import verify_password
 from appliance.dispatch.models import AuthSession, CompanyCredential, Courier, Membership, User
 
 # A courier credential opens a courier membership only.
@@ -74,13 +74,15 @@ def grant(
     user: User,
     company_id: int,
     email: str,
-    password: str,
+    password_hash: str,
     set_by: int | None,
     *,
     keep_session: str | None = None,
 ) -> CompanyCredential:
-    """Set the membership's company-set password; one set before it stops, and so do the sessions
-    opened with it (but ``keep_session``, the caller's own when the courier replaces it)."""
+    """Set the membership's company-set password (``password_hash``: hashed by the caller before
+    its transaction, so argon2's tenth of a second is not spent holding the write lock); one set
+    before it stops, and so do the sessions opened with it (but ``keep_session``, the caller's own
+    when the courier replaces it)."""
     previous = list(
         CompanyCredential.select().where(
             (CompanyCredential.user == user.id)
@@ -92,7 +94,7 @@ def grant(
         user=user.id,
         company=company_id,
         email=email,
-        password_hash=hash_password(password),
+        password_hash=password_hash,
         set_by=set_by,
         created_at=clock.now(),
     )

@@ -492,5 +492,10 @@ def _replace_company_set_password(caller: Caller, user: User, password: str, cur
     ):
         raise Forbidden("The current password is not correct.", code="wrong_password")
     credentials.grant(
-        user, caller.company_id, credential.email, password, user.id, keep_session=caller.session_id
+        user,
+        caller.company_id,
+        credential.email,
+        hash_password(password),
+        user.id,
+        keep_session=caller.session_id,
     )

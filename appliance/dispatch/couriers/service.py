@@ -9,6 +9,7 @@ import peewee
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
+from appliance.common.passwords import hash_password
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import credentials
@@ -146,12 +147,13 @@ def create_courier(caller: Caller, fields: dict[str, Any]) -> dict[str, Any]:
     and everything the company sees after it, is the same whether or not the address has an
     account; only an address that is already a member here answers 409 (the company's own team)."""
     email = normalise_email(fields["email"])
+    password_hash = hash_password(fields["password"])
     with write_transaction(database):
         if _member_here(caller.company_id, email):
             raise Conflict("This address is already a member of your company.", code="already_member")
         user = credentials.courier_account(email, fields)
         courier = _courier_membership(caller.company_id, user, fields)
-        credentials.grant(user, caller.company_id, email, fields["password"], caller.user.id)
+        credentials.grant(user, caller.company_id, email, password_hash, caller.user.id)
         record_event(caller.company_id, "courier.updated", {"courierId": str(courier.id), "active": True})
         return courier_body(courier)
 
@@ -196,12 +198,12 @@ def _courier_membership(
     )
 
 
-def set_courier_password(courier: Courier, password: str, actor_id: int | None) -> None:
+def set_courier_password(courier: Courier, password_hash: str, actor_id: int | None) -> None:
     """PATCH /couriers/{id} with ``password`` (inside the caller's transaction): a new company-set
     password for a courier who has not proven their address; the sessions opened with the old one
     end (a lost phone). Never for a proven address: that password is the courier's own."""
     if courier.user_id is None:
-        _attach_invited_profile(courier, password, actor_id)
+        _attach_invited_profile(courier, password_hash, actor_id)
         return
     user = User.get_by_id(courier.user_id)
     membership = Membership.get_or_none(
@@ -215,10 +217,10 @@ def set_courier_password(courier: Courier, password: str, actor_id: int | None) 
             "This courier has proven their address: only they can change their password.",
             code="address_proven",
         )
-    credentials.grant(user, courier.company_id, email, password, actor_id)
+    credentials.grant(user, courier.company_id, email, password_hash, actor_id)
 
 
-def _attach_invited_profile(courier: Courier, password: str, actor_id: int | None) -> None:
+def _attach_invited_profile(courier: Courier, password_hash: str, actor_id: int | None) -> None:
     """A profile made by an earlier version (POST /couriers mailed an invite then) gets its
     account now, under the address its invite went to, and the invite stops."""
     invite = (
@@ -242,7 +244,7 @@ def _attach_invited_profile(courier: Courier, password: str, actor_id: int | Non
     LinkToken.update(revoked_at=clock.now()).where(
         (LinkToken.courier == courier.id) & LinkToken.used_at.is_null() & LinkToken.revoked_at.is_null()
     ).execute()
-    credentials.grant(user, courier.company_id, email, password, actor_id)
+    credentials.grant(user, courier.company_id, email, password_hash, actor_id)
 
 
 def end_sessions(company_id: int, user_id: int, reason: str = "membership_changed") -> None:
@@ -287,14 +289,15 @@ def update_courier(
         "vehicleLabel": "vehicle_label",
         "active": "active",
     }
+    password_hash = hash_password(changes["password"]) if changes.get("password") else None
     with write_transaction(database):
         courier = own_courier(company_id, courier_id)
         for field, column in columns.items():
             if field in changes and field != "active":
                 setattr(courier, column, changes[field])
         courier.save()
-        if changes.get("password"):
-            set_courier_password(courier, changes["password"], actor_id)
+        if password_hash is not None:
+            set_courier_password(courier, password_hash, actor_id)
         if "active" in changes and bool(changes["active"]) != bool(courier.active):
             set_courier_active(courier, bool(changes["active"]), actor_id)
         else:
