@@ -17,7 +17,21 @@ export class Planner {
     $("plan-discard").addEventListener("click", () => { this.reset(); });
   }
 
+  // Each request of the planner runs after the one before it, and an answer that arrives after the
+  // plan was applied or discarded is dropped: a slow recompute must not bring back an applied plan.
+  queue(work) {
+    const generation = this.generation;
+    const run = this.pending.then(() => (generation === this.generation ? work(generation) : undefined));
+    const settled = run.catch(() => undefined);
+    this.pending = settled;
+    document.body.dataset.planBusy = "true";
+    settled.then(() => { if (this.pending === settled) { delete document.body.dataset.planBusy; } });
+    return run;
+  }
+
   reset() {
+    this.generation = (this.generation || 0) + 1;
+    this.pending = this.pending || Promise.resolve();
     this.plan = null;
     this.load = new Map();
     this.unassigned = [];
@@ -42,7 +56,8 @@ export class Planner {
     finally { $("plan-suggest").disabled = false; }
   }
 
-  take(plan, unassigned) {
+  take(plan, unassigned, generation) {
+    if (generation !== undefined && generation !== this.generation) { return; }
     this.plan = plan;
     this.unassigned = unassigned || this.unassigned;
     this.computedAt = Date.now();
@@ -56,21 +71,30 @@ export class Planner {
     return {routes: this.plan.routes.map((r) => ({courierId: r.courierId, stops: r.stops.map((s) => ({orderId: s.orderId}))}))};
   }
 
-  async moveStop(orderId, toCourierId, toIndex) {
-    try {
-      const body = {plan: this.draft(), orderId: orderId, toCourierId: toCourierId};
-      if (toIndex !== null && toIndex !== undefined) { body.toIndex = toIndex; }
-      this.take(await this.ctx.api.post("/plans/move-stop", body));
-    } catch (error) { this.ctx.fail(error); }
+  moveStop(orderId, toCourierId, toIndex) {
+    return this.queue(async (generation) => {
+      try {
+        const body = {plan: this.draft(), orderId: orderId, toCourierId: toCourierId};
+        if (toIndex !== null && toIndex !== undefined) { body.toIndex = toIndex; }
+        this.take(await this.ctx.api.post("/plans/move-stop", body), undefined, generation);
+      } catch (error) { this.ctx.fail(error); }
+    });
   }
 
   // Re-time every lane along its sequence from now (the courier may have moved, time has passed).
-  async recompute() {
-    try { this.take(await this.ctx.api.post("/plans/recompute", this.draft())); } catch (error) { this.ctx.fail(error); }
+  recompute() {
+    return this.queue(async (generation) => {
+      try {
+        this.take(await this.ctx.api.post("/plans/recompute", this.draft()), undefined, generation);
+      } catch (error) { this.ctx.fail(error); }
+    });
   }
 
-  async apply() {
+  apply() { return this.queue(() => this.applyNow()); }
+
+  async applyNow() {
     const T = this.ctx.T;
+    if (!this.plan) { return; }
     const routes = this.plan.routes.filter((r) => r.stops.length).map((r) => ({
       courierId: Number(r.courierId), stops: r.stops.map((s, i) => ({orderId: Number(s.orderId), sequence: i + 1}))}));
     try {
