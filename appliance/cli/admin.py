@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,22 +26,66 @@ def database_url(settings: Settings, service: str) -> str:
     return settings.dispatch_db_url if service == "dispatch" else settings.engine_db_url
 
 
-def migrate_all(settings: Settings, services: list[str] | None = None) -> dict[str, Any]:
-    """Create the data directory and bring the databases up to date; returns the contract's JSON."""
+def migrate_all(
+    settings: Settings, services: list[str] | None = None, *, backup: bool = True
+) -> dict[str, Any]:
+    """Create the data directory and bring the databases up to date; returns the contract's JSON.
+    One migrator at a time, a backup of an existing install before anything changes, and a
+    database from a newer appliance refused (appliance/upgrades.py)."""
+    from appliance import upgrades
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"dataDir": str(settings.data_dir.resolve())}
-    for service, package in SERVICES.items():
+    chosen = [s for s in SERVICES if services is None or s in services]
+    dbs = {
+        service: make_database(
+            database_url(settings, service), busy_timeout_ms=settings.sqlite_busy_timeout_ms
+        )
+        for service in SERVICES
+    }
+    try:
+        with upgrades.data_dir_lock(settings.data_dir), contextlib.ExitStack() as locks:
+            for service, db in dbs.items():
+                db.connect(reuse_if_open=True)
+                locks.enter_context(upgrades.database_lock(db, service))
+            plans = [upgrades.plan(dbs[s], s, SERVICES[s]) for s in chosen]
+            if backup and upgrades.needs_backup(plans):
+                taken = upgrades.backup_before(settings, plans)
+                click.echo(f"backed up the data directory to {taken} before migrating", err=True)
+            for service in chosen:
+                migrations.apply_connected(dbs[service], SERVICES[service])
+            for service, db in dbs.items():
+                result[service] = {"schemaVersion": migrations.schema_version(db)}
+    except MigrationError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        for db in dbs.values():
+            # Every pooled connection closed: `serve` may fork its serving processes next.
+            db.close_all() if hasattr(db, "close_all") else db.close()
+    return result
+
+
+def migration_plan(settings: Settings, services: list[str] | None = None) -> dict[str, Any]:
+    """What `migrate` would apply, changing nothing (`migrate --dry-run`)."""
+    from appliance import upgrades
+
+    result: dict[str, Any] = {"dataDir": str(settings.data_dir.resolve())}
+    plans = []
+    for service in (s for s in SERVICES if services is None or s in services):
         db = make_database(database_url(settings, service), busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         try:
-            if services is None or service in services:
-                migrations.apply(db, package)
             with db.connection_context():
-                result[service] = {"schemaVersion": migrations.schema_version(db)}
+                found = upgrades.plan(db, service, SERVICES[service])
         except MigrationError as exc:
             raise click.ClickException(str(exc)) from None
         finally:
-            # Every pooled connection closed: `serve` may fork its serving processes next.
             db.close_all() if hasattr(db, "close_all") else db.close()
+        plans.append(found)
+        result[service] = {
+            "schemaVersion": found.schema_version,
+            "pending": [m.name for m in found.pending],
+        }
+    result["backupFirst"] = upgrades.needs_backup(plans)
     return result
 
 
@@ -80,11 +125,36 @@ def init_command(settings: Settings, as_json: bool) -> None:
 
 @click.command("migrate")
 @click.option("--service", type=click.Choice(sorted(SERVICES)), default=None, help="Only this service.")
+@click.option("--dry-run", is_flag=True, help="List the pending migrations; change nothing.")
+@click.option(
+    "--no-backup", is_flag=True, help="Do not back the data directory up first (you took a backup yourself)."
+)
 @command_options
-def migrate_command(service: str | None, settings: Settings, as_json: bool) -> None:
-    """Apply pending migrations."""
-    result = migrate_all(settings, [service] if service else None)
+def migrate_command(
+    service: str | None, dry_run: bool, no_backup: bool, settings: Settings, as_json: bool
+) -> None:
+    """Apply pending migrations.
+
+    An existing install is backed up to upgrade-backups/ in the data directory first."""
+    services = [service] if service else None
+    if dry_run:
+        plan = migration_plan(settings, services)
+        emit(as_json, plan, lambda: _describe_plan(plan))
+        return
+    result = migrate_all(settings, services, backup=not no_backup)
     emit(as_json, result, lambda: _describe(result))
+
+
+def _describe_plan(plan: dict[str, Any]) -> str:
+    lines = [f"data directory {plan['dataDir']}"]
+    for service in SERVICES:
+        if service in plan:
+            entry = plan[service]
+            pending = ", ".join(entry["pending"]) or "nothing pending"
+            lines.append(f"{service} schema version {entry['schemaVersion']}: {pending}")
+    if plan["backupFirst"]:
+        lines.append("the data directory would be backed up to upgrade-backups/ first")
+    return "\n".join(lines)
 
 
 def run_health(settings: Settings) -> tuple[Verdict, dict[str, Any]]:

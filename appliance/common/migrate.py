@@ -94,8 +94,15 @@ def _one_migrator(db: peewee.Database, package: str) -> Iterator[None]:
 
 def apply(db: peewee.Database, package: str) -> list[str]:
     """Apply every pending migration, each in its own transaction; returns the names applied."""
+    with db.connection_context():
+        return apply_connected(db, package)
+
+
+def apply_connected(db: peewee.Database, package: str) -> list[str]:
+    """``apply`` on the connection the caller holds open (appliance/upgrades.py holds it across the
+    backup taken before migrating)."""
     applied: list[str] = []
-    with db.connection_context(), _one_migrator(db, package):
+    with _one_migrator(db, package):
         _ensure_table(db)
         for migration in pending(db, package):
             try:
