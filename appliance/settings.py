@@ -151,6 +151,8 @@ class Settings:
     tracking_ttl_hours: int = 72
     # Housekeeping (a leased job inside `serve`): retention, shifts left open, stale GPS for ETAs.
     gps_retention_days: int = 90
+    # Audit log entries older than this are removed (0: kept for ever); docs/operations.md, Audit log.
+    audit_retention_days: int = 730
     event_retention_days: int = 7
     shift_auto_end_hour: int = 4  # Yerevan local hour at which shifts still open end; -1: never
     eta_max_fix_minutes: int = 30  # an older GPS fix is not an ETA's origin (the depot is, and says so)
@@ -473,6 +475,8 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting reconcile_interval_seconds: 0 (off) or 10 to 86400")
     if not 0 <= settings.sweep_interval_seconds <= 3600:
         raise SettingsError("setting sweep_interval_seconds: 0 (off) or 1 to 3600")
+    if not 0 <= settings.audit_retention_days <= 36500:
+        raise SettingsError("setting audit_retention_days: 0 (kept for ever) to 36500")
     if not 0 <= settings.signer_gas_cap_wei < 2**63:
         raise SettingsError("setting signer_gas_cap_wei: 0 to 2^63 - 1 (wei)")
     if not 1 <= settings.request_read_seconds <= 3600:

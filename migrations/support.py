@@ -38,3 +38,49 @@ def forbid_changes(db: peewee.Database, table: str) -> None:
                 f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
                 f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
             )
+
+
+def create_audit_log(db: peewee.Database) -> None:
+    """The audit log's two tables as both services first made them (dispatch 0028, engine 0025);
+    frozen: a later change is a new migration, never an edit here. UPDATE is refused by the
+    database; DELETE is left to retention (appliance/common/audit.py prune, which moves the anchor)."""
+
+    class AuditEntry(Frozen):
+        at = peewee.CharField(max_length=40, index=True)
+        actor_kind = peewee.CharField(max_length=20)
+        actor = peewee.CharField(max_length=200)
+        company_id = peewee.BigIntegerField(null=True, index=True)
+        action = peewee.CharField(max_length=80)
+        subject = peewee.CharField(max_length=200)
+        before = peewee.TextField(null=True)
+        after = peewee.TextField(null=True)
+        origin = peewee.CharField(max_length=200)
+        previous_hash = peewee.CharField(max_length=64)
+        hash = peewee.CharField(max_length=64)
+
+        class Meta:
+            table_name = "audit_entry"
+
+    class AuditAnchor(Frozen):
+        id = peewee.IntegerField(primary_key=True)
+        hash = peewee.CharField(max_length=64)
+        through_id = peewee.BigIntegerField()
+
+        class Meta:
+            table_name = "audit_anchor"
+
+    create_tables(db, AuditEntry, AuditAnchor)
+    if is_postgres(db):
+        db.execute_sql(
+            "CREATE OR REPLACE FUNCTION audit_entry_unchanged() RETURNS trigger AS $$ "
+            "BEGIN RAISE EXCEPTION 'audit_entry is append-only'; END; $$ LANGUAGE plpgsql"
+        )
+        db.execute_sql(
+            "CREATE TRIGGER audit_entry_no_update BEFORE UPDATE ON audit_entry "
+            "FOR EACH ROW EXECUTE FUNCTION audit_entry_unchanged()"
+        )
+    else:
+        db.execute_sql(
+            "CREATE TRIGGER audit_entry_no_update BEFORE UPDATE ON audit_entry "
+            "BEGIN SELECT RAISE(ABORT, 'audit_entry is append-only'); END"
+        )

@@ -30,6 +30,7 @@ class Entry(NamedTuple):
 
 
 COMMANDS: dict[str, Entry] = {
+    "audit": Entry("audit", "The audit logs of administrative acts (hash-chained)."),
     "backup": Entry(
         "backup",
         "Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves.",

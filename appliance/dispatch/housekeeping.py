@@ -8,7 +8,8 @@ at a time holds the lease; every step is idempotent):
   their refresh tokens, and courier status-request replay rows older than 7 days;
 - shifts still open after ``shift_auto_end_hour`` (Yerevan local time) of a day later than the
   one they started on end automatically, recorded as a ``courier.shift_ended`` event with reason
-  ``auto_end`` (nobody ended them).
+  ``auto_end`` (nobody ended them);
+- audit log entries older than ``audit_retention_days`` (the chain's anchor moves past them).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import peewee
 
-from appliance.common import clock
+from appliance.common import audit, clock
 from appliance.common.db import write_transaction
 from appliance.common.lease import SingletonLease
 from appliance.dispatch.db import database
@@ -35,6 +36,7 @@ from appliance.dispatch.models import (
     Shift,
     StatusRequest,
 )
+from appliance.dispatch.models.audit import AuditAnchor, AuditEntry
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.dispatch.housekeeping")
@@ -116,6 +118,9 @@ class Housekeeping:
             changed += (
                 StatusRequest.delete().where(StatusRequest.created_at < moment - KEEP_REPLAYS).execute()
             )
+            if self.settings.audit_retention_days > 0:
+                cutoff = moment - timedelta(days=self.settings.audit_retention_days)
+                changed += audit.prune(AuditEntry, AuditAnchor, cutoff)
         return changed
 
     def _end_forgotten_shifts(self, moment: datetime) -> int:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, stream_with_context
 
 from appliance.common.api import endpoint
+from appliance.dispatch import audit
 from appliance.dispatch.auth.guards import B, D, O, current_caller
 from appliance.dispatch.company import schemas, service
+from appliance.dispatch.reports import writers
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("company", __name__)
@@ -139,3 +141,34 @@ def patch_order_settings(body: schemas.OrderSettingsPatch):
     """Change what new orders arrive as (owners)."""
     changes = {name: getattr(body, name) for name in body.model_fields_set if getattr(body, name) is not None}
     return service.update_order_settings(current_caller().company_id, changes)
+
+
+@endpoint(
+    bp, "GET", "/company/audit", guard=O, query=schemas.AuditQuery, response=schemas.AuditPage, tags=TAGS
+)
+def get_audit(query: schemas.AuditQuery):
+    """The company's audit log, oldest first, a page at a time (owners): who changed members,
+    roles, settings, depots, keys and webhooks, who exported reports and who recorded a delivery on
+    a courier's behalf. Beyond the specification (docs/operations.md, Audit log)."""
+    entries = audit.entries(current_caller().company_id, after_id=int(query.after), limit=query.limit)
+    return {"entries": entries, "next": entries[-1]["id"] if len(entries) == query.limit else None}
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/company/audit.csv",
+    guard=O,
+    tags=TAGS,
+    response_content_type="text/csv",
+    response_description="text/csv (UTF-8 with a byte-order mark), streamed, oldest first: id, at, "
+    "actor_kind, actor, action, subject, before, after, origin, hash",
+)
+def get_audit_csv():
+    """The company's whole audit log as CSV (owners)."""
+    company_id = current_caller().company_id
+    return Response(
+        stream_with_context(writers.csv_chunks(audit.CSV_COLUMNS, audit.csv_rows(company_id))),
+        mimetype="text/csv",
+        headers={"Content-Disposition": 'attachment; filename="audit.csv"', "Cache-Control": "no-store"},
+    )

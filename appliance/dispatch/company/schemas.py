@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from appliance.common.api import ONE_LINE, Schema
+from appliance.common.api import ONE_LINE, QuerySchema, Schema
 from appliance.dispatch.geo_types import LatLon
 
 Plan = Literal["start", "city", "network"]
@@ -149,3 +149,28 @@ class OrderSettings(BaseModel):
 class OrderSettingsPatch(Schema):
     importStatus: Literal["ready", "draft"] | None = None
     integrationOrdersReady: bool | None = None
+
+
+class AuditQuery(QuerySchema):
+    after: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,18}$")] = Field(
+        default="0", description="the id of the last entry already read (0: from the oldest kept)"
+    )
+    limit: int = Field(default=100, ge=1, le=500)
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    at: str = Field(description="UTC, ISO 8601 with microseconds")
+    actorKind: Literal["user", "integration_key", "administrator"]
+    actor: str = Field(description="user:ID email, key:ID, or the OS user@host of a command")
+    action: str = Field(description="e.g. member.changed, company.settings_changed, report.exported")
+    subject: str
+    before: dict | None
+    after: dict | None
+    origin: str = Field(description="http:ADDRESS of the request, or cli:USER@HOST")
+    hash: str = Field(description="SHA-256 of the entry and the previous entry's hash")
+
+
+class AuditPage(BaseModel):
+    entries: list[AuditEntryOut]
+    next: str | None = Field(description="pass as ?after= for the next page; null at the end")

@@ -11,6 +11,7 @@ from appliance.common.db import write_transaction
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.passwords import hash_password
 from appliance.common.problems import Invalid, NotFound, Unavailable, UnsupportedMediaType
+from appliance.dispatch import audit
 from appliance.dispatch.accounts import TRIAL, TRIAL_PLAN, normalise_email
 from appliance.dispatch.company.serializers import company_body, depot_body
 from appliance.dispatch.db import database
@@ -117,6 +118,7 @@ def update_company(rt: DispatchRuntime, company_id: int, changes: dict[str, Any]
             )
     with write_transaction(database):
         company = Company.get_by_id(company_id)
+        before = _settings_of(company, changes)
         for field, column in _FIELDS.items():
             if field in changes:
                 setattr(company, column, changes[field])
@@ -136,7 +138,20 @@ def update_company(rt: DispatchRuntime, company_id: int, changes: dict[str, Any]
             if changes["logoUrl"] is not None or "logoKey" not in changes:
                 company.logo_key = None if changes["logoUrl"] is not None else company.logo_key
         company.save()
+        audit.record(
+            "company.settings_changed",
+            f"company:{company_id}",
+            company_id=company_id,
+            before=before,
+            after=_settings_of(company, changes),
+        )
         return company_body(rt, company)
+
+
+def _settings_of(company: Company, changes: dict[str, Any]) -> dict[str, Any]:
+    """The changed settings' values as they stand (for the audit log)."""
+    columns = {**_FIELDS, "logoKey": "logo_key", "logoUrl": "logo_url"}
+    return {field: getattr(company, columns[field]) for field in changes if field in columns}
 
 
 def logo_upload_url(rt: DispatchRuntime, company_id: int, content_type: str) -> dict[str, Any]:
@@ -182,7 +197,9 @@ def create_depot(
         )
         if first or is_default:
             _make_default(company_id, depot.id)
-        return depot_body(Depot.get_by_id(depot.id))
+        body = depot_body(Depot.get_by_id(depot.id))
+        audit.record("depot.created", f"depot:{depot.id}", company_id=company_id, after=body)
+        return body
 
 
 def _own_depot(company_id: int, depot_id: int) -> Depot:
@@ -195,6 +212,7 @@ def _own_depot(company_id: int, depot_id: int) -> Depot:
 def update_depot(company_id: int, depot_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     with write_transaction(database):
         depot = _own_depot(company_id, depot_id)
+        before = depot_body(depot)
         for field in ("name", "address"):
             if changes.get(field) is not None:
                 setattr(depot, field, changes[field])
@@ -203,13 +221,16 @@ def update_depot(company_id: int, depot_id: int, changes: dict[str, Any]) -> dic
         depot.save()
         if changes.get("isDefault"):
             _make_default(company_id, depot.id)
-        return depot_body(Depot.get_by_id(depot.id))
+        body = depot_body(Depot.get_by_id(depot.id))
+        audit.record("depot.changed", f"depot:{depot.id}", company_id=company_id, before=before, after=body)
+        return body
 
 
 def delete_depot(company_id: int, depot_id: int) -> None:
     with write_transaction(database):
         depot = _own_depot(company_id, depot_id)
         was_default = depot.is_default
+        audit.record("depot.deleted", f"depot:{depot.id}", company_id=company_id, before=depot_body(depot))
         depot.delete_instance()
         if was_default:
             oldest = (
@@ -261,7 +282,15 @@ def billing(company_id: int) -> dict[str, Any]:
 
 def change_plan(company_id: int, plan: str) -> dict[str, Any]:
     with write_transaction(database):
+        before = Company.get_by_id(company_id).plan
         Company.update(plan=plan).where(Company.id == company_id).execute()
+        audit.record(
+            "company.plan_changed",
+            f"company:{company_id}",
+            company_id=company_id,
+            before={"plan": before},
+            after={"plan": plan},
+        )
     return billing(company_id)
 
 
@@ -277,7 +306,15 @@ def update_order_settings(company_id: int, changes: dict[str, Any]) -> dict[str,
     }
     if changes:
         with write_transaction(database):
+            before = order_settings(company_id)
             Company.update({columns[name]: value for name, value in changes.items()}).where(
                 Company.id == company_id
             ).execute()
+            audit.record(
+                "company.order_settings_changed",
+                f"company:{company_id}",
+                company_id=company_id,
+                before={k: before[k] for k in changes},
+                after=changes,
+            )
     return order_settings(company_id)

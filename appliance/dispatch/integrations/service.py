@@ -14,6 +14,7 @@ from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
 from appliance.common.keys import seal, unseal
 from appliance.common.problems import BadRequest, NotFound
+from appliance.dispatch import audit
 from appliance.dispatch.db import database
 from appliance.dispatch.integrations import signing
 from appliance.dispatch.integrations.outbox import ORDER_EVENTS
@@ -38,6 +39,7 @@ def create_key(company_id: int, user_id: int, name: str) -> dict[str, Any]:
         row = IntegrationKey.create(
             company=company_id, name=name, key_hash=key_hash(key), created_by=user_id, created_at=clock.now()
         )
+        audit.record("integration_key.created", f"key:{row.id}", company_id=company_id, after={"name": name})
     return {**_key_body(row), "key": key}
 
 
@@ -61,6 +63,8 @@ def revoke_key(company_id: int, key_id: int) -> None:
             )
             .execute()
         )
+        if updated == 1:
+            audit.record("integration_key.revoked", f"key:{key_id}", company_id=company_id)
     if updated != 1:
         raise NotFound("No such integration key.")
 
@@ -120,6 +124,12 @@ def create_webhook(
         )
         row.secret_cipher = seal(master_key, SECRET_PURPOSE, _context(company_id, row.id), secret)
         row.save()
+        audit.record(
+            "webhook.created",
+            f"webhook:{row.id}",
+            company_id=company_id,
+            after={"url": url, "events": wanted},
+        )
     return {**_webhook_body(row), "secret": secret}
 
 
@@ -146,6 +156,7 @@ def delete_webhook(company_id: int, webhook_id: int) -> None:
         )
         if updated != 1:
             raise NotFound("No such webhook.")
+        audit.record("webhook.deleted", f"webhook:{webhook_id}", company_id=company_id)
         WebhookDelivery.update(status="failed", last_error="the endpoint was deleted").where(
             (WebhookDelivery.endpoint == webhook_id) & (WebhookDelivery.status == "queued")
         ).execute()

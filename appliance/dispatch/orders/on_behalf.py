@@ -10,6 +10,7 @@ from typing import Any
 
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, Invalid
+from appliance.dispatch import audit
 from appliance.dispatch.cash.service import record_collection
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier
@@ -67,4 +68,7 @@ def deliver_for_courier(
         )
         if collected:
             record_collection(courier, order, collected)
+        recorded = {"courierId": str(courier.id), "proof": order.proof_method}
+        recorded["collectedAmountAmd"] = collected
+        audit.record("order.delivered_on_behalf", f"order:{order.id}", company_id=company_id, after=recorded)
         return order_body(order)

@@ -8,6 +8,9 @@ import datetime as dt
 from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
+from appliance.common.db import write_transaction
+from appliance.dispatch import audit
+from appliance.dispatch.db import database
 from appliance.dispatch.models import Courier
 from appliance.dispatch.models.orders import Collection, Order, OrderEvent, Settlement
 
@@ -235,8 +238,13 @@ def courier_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list
 def report(
     kind: str, company_id: int, start: dt.date, end: dt.date
 ) -> tuple[tuple[str, ...], Iterator[list[object]]]:
-    """The header and the rows of one kind of report; the range is checked at once."""
+    """The header and the rows of one kind of report; the range is checked at once, and the export
+    is recorded in the audit log before a row is read."""
     utc_bounds(start, end)
+    if kind in KINDS:
+        with write_transaction(database):
+            exported = {"report": kind, "start": start.isoformat(), "end": end.isoformat()}
+            audit.record("report.exported", f"report:{kind}", company_id=company_id, after=exported)
     if kind == "orders":
         return ORDER_COLUMNS, order_rows(company_id, start, end)
     if kind == "cash":

@@ -15,6 +15,7 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
 from appliance.common.problems import Conflict, Forbidden, NotFound, TooManyRequests
+from appliance.dispatch import audit
 from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import links, mail_texts
 from appliance.dispatch.auth.guards import Caller
@@ -108,6 +109,13 @@ def invite(rt: DispatchRuntime, caller: Caller, fields: dict[str, Any]) -> dict[
             )
             mail_id = mailer.enqueue(email, subject, text)  # sent by the mail worker (common/mail.py)
         _record_invite(caller, row)
+        audit.record(
+            "member.invited",
+            f"invite:{row.id}",
+            company_id=caller.company_id,
+            after={"role": row.role, "name": row.name, "email": row.email, "phone": row.phone},
+            caller=caller,
+        )
     return {"invite": invite_body(row), "link": link, "emailed": mail_id is not None}
 
 
@@ -172,6 +180,7 @@ def revoke_invite(caller: Caller, invite_id: int) -> None:
         if row is None or (caller.role != "owner" and row.role != "courier"):
             raise NotFound("No such invite.")
         LinkToken.update(revoked_at=clock.now()).where(LinkToken.id == row.id).execute()
+        audit.record("invite.revoked", f"invite:{row.id}", company_id=caller.company_id, caller=caller)
 
 
 def change_member(caller: Caller, user_id: int, role: str | None, status: str | None) -> dict[str, Any]:
@@ -209,6 +218,14 @@ def change_member(caller: Caller, user_id: int, role: str | None, status: str | 
             if others == 0:
                 raise Conflict("The company must keep one active owner.")
         if changed:
+            audit.record(
+                "member.changed",
+                f"user:{user_id}",
+                company_id=caller.company_id,
+                before={"role": membership.role, "status": membership.status},
+                after={"role": new_role, "status": new_status},
+                caller=caller,
+            )
             membership.role = new_role
             membership.status = new_status
             membership.session_epoch += 1

@@ -17,6 +17,7 @@ from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import connection, write_transaction
 from appliance.common.health import Check, Probe
 from appliance.common.keys import subkey
+from appliance.engine import audit
 from appliance.engine.db import database
 from appliance.engine.models import Operator, OperatorSecret
 
@@ -89,6 +90,7 @@ def create_operator(master_key: bytes, operator_id: str) -> dict[str, str]:
             raise OperatorError(f"operator {operator_id} already exists")
         Operator.create(id=operator_id, created_at=clock.now())
         secret_id, secret = _add_secret(master_key, operator_id)
+        audit.record("operator.created", f"operator:{operator_id}", after={"secretId": secret_id})
     return {"operatorId": operator_id, "secretId": secret_id, "secret": secret}
 
 
@@ -97,6 +99,7 @@ def add_secret(master_key: bytes, operator_id: str) -> dict[str, str]:
         if Operator.get_or_none(Operator.id == operator_id) is None:
             raise OperatorError(f"no operator {operator_id}")
         secret_id, secret = _add_secret(master_key, operator_id)
+        audit.record("operator.secret_added", f"operator:{operator_id}", after={"secretId": secret_id})
     return {"operatorId": operator_id, "secretId": secret_id, "secret": secret}
 
 
@@ -109,6 +112,7 @@ def remove_secret(operator_id: str, secret_id: str) -> dict[str, object]:
         )
         if not deleted:
             raise OperatorError(f"operator {operator_id} has no secret {secret_id}")
+        audit.record("operator.secret_removed", f"operator:{operator_id}", before={"secretId": secret_id})
     return {"operatorId": operator_id, "secretIds": secret_ids(operator_id)}
 
 

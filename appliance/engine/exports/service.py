@@ -24,6 +24,7 @@ from appliance.common import cells, clock
 from appliance.common.db import is_sqlite, write_transaction
 from appliance.common.jobs import LeasedQueue
 from appliance.common.problems import BadRequest, Conflict, NotFound
+from appliance.engine import audit
 from appliance.engine.db import database
 from appliance.engine.models import ExportJob, ExportRow
 
@@ -90,6 +91,7 @@ def create(
                 request_hash=digest,
                 next_attempt_at=clock.now(),
             )
+            audit.record("export.requested", f"export:{job_id}", after=request, operator_id=operator_id)
     except peewee.IntegrityError:  # a simultaneous request with the same jobId made it first
         return answer(ExportJob.get((ExportJob.operator == operator_id) & (ExportJob.job_id == job_id)))
     return answer(job)

@@ -11,6 +11,7 @@ from peewee import fn
 
 from appliance.common import clock
 from appliance.common.db import locked, write_transaction
+from appliance.engine import audit
 from appliance.engine.chain.registry import LOCAL_CHAIN_ID, check_destination, eip55
 from appliance.engine.db import database
 from appliance.engine.ledger import book
@@ -95,6 +96,14 @@ def adjust(
     with write_transaction(database):
         _operator(operator_id)
         journal = book.adjust(operator_id, chain_id, code, amount, memo=memo, actor=actor)
+        adjusted = {
+            "chainId": chain_id,
+            "asset": code,
+            "amountMinor": str(amount),
+            "memo": memo,
+            "journal": journal,
+        }
+        audit.record("ledger.adjusted", f"operator:{operator_id}", after=adjusted)
     return {"journalId": journal, **balance(operator_id)}
 
 
@@ -103,7 +112,10 @@ def set_ledger_mode(operator_id: str, mode: str) -> dict[str, Any]:
         raise LedgerError(f"ledger mode must be one of {', '.join(LEDGER_MODES)}")
     with write_transaction(database):
         _operator(operator_id)
-        _control(operator_id)
+        before = _control(operator_id).ledger_mode
+        audit.record(
+            "controls.ledger_mode", f"operator:{operator_id}", before={"mode": before}, after={"mode": mode}
+        )
         OperatorControl.update(ledger_mode=mode, updated_at=clock.now()).where(
             OperatorControl.operator == operator_id
         ).execute()
@@ -113,7 +125,13 @@ def set_ledger_mode(operator_id: str, mode: str) -> dict[str, Any]:
 def set_paused(operator_id: str, paused: bool, actor: str) -> dict[str, Any]:
     with write_transaction(database):
         _operator(operator_id)
-        _control(operator_id)
+        before = bool(_control(operator_id).paused)
+        audit.record(
+            "operator.paused" if paused else "operator.resumed",
+            f"operator:{operator_id}",
+            before={"paused": before},
+            after={"paused": paused},
+        )
         OperatorControl.update(
             paused=paused,
             paused_by=actor if paused else None,
@@ -153,8 +171,15 @@ def set_limits(operator_id: str, chain_id: str, code: str, changes: dict[str, st
             & (OperatorLimit.chain_id == chain_id)
             & (OperatorLimit.asset_code == code)
         )
+        before = OperatorLimit.get(this_limit)
         OperatorLimit.update(**values, updated_at=clock.now()).where(this_limit).execute()
         limit = OperatorLimit.get(this_limit)
+        audit.record(
+            "controls.limits",
+            f"operator:{operator_id}",
+            before={"chainId": chain_id, "asset": code, **{name: getattr(before, name) for name in values}},
+            after={"chainId": chain_id, "asset": code, **{name: getattr(limit, name) for name in values}},
+        )
         if limit.approval_rolling_minor is not None:
             _record_window(operator_id, chain_id, code, limit.approval_window_hours or APPROVAL_WINDOW_HOURS)
     return controls(operator_id)
@@ -216,6 +241,11 @@ def set_destination(operator_id: str, chain_id: str, address: str, allowed: bool
         ) from None
     with write_transaction(database):
         _operator(operator_id)
+        audit.record(
+            "controls.destination_allowed" if allowed else "controls.destination_removed",
+            f"operator:{operator_id}",
+            after={"chainId": chain_id, "address": eip55(address)},
+        )
         if allowed:
             OperatorDestination.insert(
                 operator=operator_id, chain_id=chain_id, address=eip55(address), created_at=clock.now()
@@ -307,6 +337,11 @@ def decide(payout: Payout, approve: bool, actor: str, memo: str | None = None) -
             raise LedgerError(f"payout {payout.payout_id} is already decided")
         decision = "approved" if approve else "rejected"
         PayoutApproval.create(payout=payout.id, decision=decision, decided_by=actor, decided_at=moment)
+        audit.record(
+            f"payout.{decision}",
+            f"payout:{payout.operator_id}/{payout.payout_id}",
+            after={"decidedBy": actor, "memo": memo},
+        )
         if not approve:
             transition(
                 payout,
