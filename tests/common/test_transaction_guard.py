@@ -26,7 +26,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     "writer thread (the same, waiting for the lock without a bound: its callers bound their waits)",
     ("common/db.py", "savepoint"): "a savepoint, refused at run time outside a transaction (for "
     "helpers whose callers hold the write_transaction)",
-    ("common/migrate.py", "apply"): "a migration's DDL and its schema_migrations row in one "
+    ("common/migrate.py", "apply_connected"): "a migration's DDL and its schema_migrations row in one "
     "transaction; one migrator at a time (an advisory lock on PostgreSQL; SQLite files are "
     "migrated before serving), and its first statement writes",
 }
