@@ -21,7 +21,7 @@ SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
 # Read by the commands themselves, not settings: the backup passphrase never rests in a settings file.
-NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE"})
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE", "APPLIANCE_ADMIN_PASSWORD"})
 # Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
 NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
 DEFAULT_LOCAL_RPC_GAS_CAP = 5_000_000

@@ -30,6 +30,7 @@ class Entry(NamedTuple):
 
 
 COMMANDS: dict[str, Entry] = {
+    "admin": Entry("engine_admin", "The engine administrator's console (/admin/ on the engine's port)."),
     "audit": Entry("audit", "The audit logs of administrative acts (hash-chained)."),
     "backup": Entry(
         "backup",

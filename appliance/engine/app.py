@@ -21,6 +21,7 @@ from appliance.common.runtime import Worker
 from appliance.common.webapp import create_base_app
 from appliance.engine import metrics as engine_metrics
 from appliance.engine import problems
+from appliance.engine.admin import routes as admin_routes
 from appliance.engine.assets import routes as assets
 from appliance.engine.auth.operators import secrets_probe
 from appliance.engine.chain.health import chain_probe
@@ -60,6 +61,7 @@ AREAS: tuple[Blueprint, ...] = (
     webhooks.bp,
     exports.bp,
     treasury.bp,
+    admin_routes.bp,
 )
 
 

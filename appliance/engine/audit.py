@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import g, has_request_context
+
 from appliance.common import audit
 from appliance.engine.models.audit import AuditAnchor, AuditEntry
 
@@ -19,12 +21,19 @@ def record(
         AuditEntry,
         AuditAnchor,
         actor_kind="operator" if operator_id else "administrator",
-        actor=operator_id or audit.administrator(),
+        actor=operator_id or _console() or audit.administrator(),
         action=action,
         subject=subject,
         before=before,
         after=after,
     )
+
+
+def _console() -> str | None:
+    """The administrator signed in to the console (appliance/engine/admin), when the act is its."""
+    if has_request_context() and g.get("admin_session_id"):
+        return f"administrator console (session {g.admin_session_id})"
+    return None
 
 
 def verify() -> audit.Verification:
