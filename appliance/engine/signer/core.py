@@ -6,6 +6,7 @@ beside the key, whose limits, journal and operator keys the serving side cannot 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,12 +31,26 @@ class SignerRefused(CustodyError):
 
 
 class Signer:
-    def __init__(self, custody: Custody, assets: Sequence[Asset], gas_cap: int, data_dir: Path) -> None:
+    def __init__(
+        self, custody: Custody, assets: Sequence[Asset], gas_cap: int, data_dir: Path, *, lazy: bool = False
+    ) -> None:
         self.custody = custody
         self.assets = list(assets)
         self.gas_cap = gas_cap
         self.data_dir = Path(data_dir)
-        self.state: SignerStore = open_store(self.data_dir)
+        self._state: SignerStore | None = None
+        self._opening = threading.Lock()
+        if not lazy:  # the signer process: signer.db and the administrator token ready from the start
+            _ = self.state
+
+    @property
+    def state(self) -> SignerStore:
+        """signer.db, opened at first use in a LocalSigner (``lazy``): a command that only derives
+        addresses or reads the fingerprint (`health`, `treasury`) never opens it."""
+        with self._opening:
+            if self._state is None:
+                self._state = open_store(self.data_dir)
+            return self._state
 
     def sign(
         self,
@@ -211,7 +226,7 @@ class LocalSigner:
 
     def __init__(self, custody: Custody, assets: Sequence[Asset], gas_cap: int, data_dir: Path) -> None:
         self.key = custody
-        self.signer = Signer(custody, assets, gas_cap, data_dir)
+        self.signer = Signer(custody, assets, gas_cap, data_dir, lazy=True)
 
     def __repr__(self) -> str:
         return f"LocalSigner({self.key!r})"
