@@ -189,7 +189,7 @@ def test_fees_above_the_signers_ceilings_are_refused_through_the_socket(served: 
     with pytest.raises(SignerRefused, match=r"maxFeePerGas .* above the signer's ceiling"):
         served.sign(0, 0, tx(PAYEE, ETHER, max_fee=whole, tip=whole), payout_id=row.id)
     with pytest.raises(SignerRefused, match=r"maxPriorityFeePerGas .* above the signer's ceiling"):
-        served.sign(0, 0, tx(PAYEE, ETHER, max_fee=1_000 * GWEI, tip=600 * GWEI), payout_id=row.id)
+        served.sign(0, 0, tx(PAYEE, ETHER, max_fee=1_900 * GWEI, tip=1_100 * GWEI), payout_id=row.id)
     with pytest.raises(SignerRefused, match="gas limit of 5000000 is above"):
         served.sign(0, 0, tx(PAYEE, ETHER, gas=5_000_000), payout_id=row.id)
     sweep = tx(PAYOUT_WALLET, ETHER // 2, max_fee=whole, tip=whole)

@@ -14,7 +14,7 @@ Values (``policy`` rows: section, subject, name, value as text):
   section ``allow``: the operator's destination allow-list, one row per address (lower case);
   empty: any destination;
 - per chain (section ``chain``, subject the network id or ``*``): ``max_fee_per_gas_wei``
-  (default 2,000 gwei), ``max_priority_fee_per_gas_wei`` (default 500 gwei) and the gas-limit
+  (default 2,000 gwei), ``max_priority_fee_per_gas_wei`` (default 1,000 gwei) and the gas-limit
   ceilings ``gas_limit_KIND`` (native_payout 100,000; token_payout 300,000; sweep_native 100,000;
   sweep_token 300,000; gas_topup 100,000; cancellation 100,000).
 
@@ -59,7 +59,7 @@ SETTINGS: dict[str, Setting] = {
     "approval_threshold_minor": Setting(LIMIT, "int", None),
     "paused": Setting(OPERATOR, "bool", False),
     "max_fee_per_gas_wei": Setting(CHAIN, "int", 2_000 * GWEI),
-    "max_priority_fee_per_gas_wei": Setting(CHAIN, "int", 500 * GWEI),
+    "max_priority_fee_per_gas_wei": Setting(CHAIN, "int", 1_000 * GWEI),
     "gas_limit_native_payout": Setting(CHAIN, "int", 100_000),
     "gas_limit_token_payout": Setting(CHAIN, "int", 300_000),
     "gas_limit_sweep_native": Setting(CHAIN, "int", 100_000),
