@@ -158,6 +158,22 @@ def test_an_operator_with_a_signing_key_gets_a_payout_signed_only_with_its_valid
     assert shown["journal"]["ok"] and shown["journal"]["entries"] == 1
 
 
+def test_a_payout_above_the_signers_approval_threshold_waits_for_an_approval_recorded_in_the_signer(
+    served: Served,
+) -> None:
+    limit = {"operator": OPERATOR, "chainId": "eth_anvil", "asset": "ETH"}
+    served.admin("set", name="approval_threshold_minor", value=str(ETHER // 2), **limit)
+    row = served.payout_row(ETHER)
+    with pytest.raises(SignerRefused, match="above the signer's approval threshold"):
+        served.sign(0, 0, tx(PAYEE, ETHER), payout_id=row.id)
+    served.admin("approve", operator=OPERATOR, payoutId=row.payout_id, by="root")
+    served.sign(0, 0, tx(PAYEE, ETHER), payout_id=row.id)
+    served.admin("set", name="require_instruction_signatures", value="true")  # tighter: at once
+    with pytest.raises(SignerRefused, match="has no signing key and the signer requires"):
+        served.sign(0, 0, tx(PAYEE, 1, nonce=1), payout_id=served.payout_row(1).id)
+    assert served.admin("show")["approvals"][0]["by"] == "root"
+
+
 def test_a_forged_deposit_address_row_gets_no_gas_and_a_top_up_goes_only_to_the_derived_address(
     served: Served,
 ) -> None:

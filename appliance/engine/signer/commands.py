@@ -5,7 +5,8 @@ argument raises ValueError.
 
 Commands (``args`` members):
 
-- ``show``: the policy in force, pending changes and the journal's head;
+- ``show``: the policy in force, pending changes, approvals, the last nonce signed per wallet and
+  network, and the journal's check;
 - ``set`` {name, value (a decimal or true/false string; null: back to the default), operator?,
   chainId?, asset?, networkId?}: a limit needs operator (or "*"), chainId and asset; a chain's
   ceiling networkId (or "*"); a deployment-wide value none;
@@ -61,6 +62,10 @@ def run(store: SignerStore, command: str, args: dict[str, Any]) -> dict[str, Any
             approvals = db.execute(
                 "SELECT operator, payout_id, approved_by, approved_at FROM approval ORDER BY approved_at"
             )
+            nonces = db.execute(
+                "SELECT wallet, network_id, nonce FROM last_nonce ORDER BY wallet, network_id"
+            )
+            shown["lastNonces"] = [{"wallet": n[0], "networkId": n[1], "nonce": n[2]} for n in nonces]
             shown["approvals"] = [
                 {"operator": a[0], "payoutId": a[1], "by": a[2], "at": a[3]} for a in approvals
             ]
