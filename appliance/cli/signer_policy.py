@@ -113,7 +113,7 @@ _address_command("disallow", "Remove ADDRESS from the operator's allow-list in t
 @command_options
 def approve_command(payout_id: str, operator: str, by: str | None, settings: Settings, as_json: bool) -> None:
     """Record in the signer an approval of a payout above the signer's approval threshold
-    (`appliance payout approve` is the engine's own, separate approval)."""
+    (`appliance payout approve` records the engine's approval and this one together)."""
     import getpass
 
     result = _run(settings, "approve", operator=operator, payoutId=payout_id, by=by or getpass.getuser())
