@@ -61,6 +61,9 @@ COMMANDS: dict[str, Entry] = {
     "serve": Entry(
         "serve", "Migrate, then serve the dispatch API and the engine API until SIGINT or SIGTERM."
     ),
+    "signer-policy": Entry(
+        "signer_policy", "The signer's own limits, allow-lists, fee ceilings and journal (signer.db)."
+    ),
     "sweeps": Entry("treasury", "Recent sweeps of deposit addresses into the payout wallet."),
     "treasury": Entry("treasury", "Custody wallets' balances per asset, on chain and expected."),
     "webhook": Entry("operator", "Operators' webhook endpoints."),

@@ -53,7 +53,7 @@ def open_custody(settings: Settings) -> CustodyKeys | None:
     if custody is None:
         return None
     custody.guard_with(guard)
-    return LocalSigner(custody, declared_assets(settings), settings.signer_gas_cap_wei)
+    return LocalSigner(custody, declared_assets(settings), settings.signer_gas_cap_wei, settings.data_dir)
 
 
 @click.group("custody")

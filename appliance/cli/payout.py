@@ -147,9 +147,32 @@ def approve_command(
     payout_id: str, operator_id: str | None, by: str | None, settings: Settings, as_json: bool
 ) -> None:
     """Approve a payout above its operator's approval threshold (who and when are recorded); it is
-    signed at the pipeline's next look, the other controls permitting."""
+    signed at the pipeline's next look, the other controls permitting. The approval is recorded in
+    the signer's own state as well (its approval threshold: `signer-policy approve`)."""
     result = _decide(payout_id, operator_id, by, None, True, settings)
+    result["signerApproval"] = _approve_in_signer(
+        settings, result["operatorId"], payout_id, result["decidedBy"]
+    )
     emit(as_json, result, lambda: f"payout {payout_id} approved by {result['decidedBy']}")
+
+
+def _approve_in_signer(settings: Settings, operator_id: str, payout_id: str, by: str) -> dict[str, Any]:
+    """The same approval in signer.db (through the running signer, with the administrator token):
+    the signer believes no approval the engine database holds. When it cannot be recorded (the
+    token belongs to another user), the engine's approval stands and the reason is returned."""
+    from appliance.engine.signer.admin import AdminError, run
+    from appliance.engine.signer.client import SignerUnavailable
+
+    try:
+        run(settings, "approve", operator=operator_id, payoutId=payout_id, by=by)
+    except (AdminError, SignerUnavailable) as exc:
+        click.echo(
+            f"warning: not recorded in the signer ({exc}); run `appliance signer-policy approve "
+            f"{payout_id} --operator {operator_id}` as its administrator if its threshold applies",
+            err=True,
+        )
+        return {"recorded": False, "reason": str(exc)}
+    return {"recorded": True, "reason": None}
 
 
 @payout_group.command("reject")

@@ -171,7 +171,7 @@ def local_custody(settings: Settings, chains: Chains) -> CustodyKeys | None:
     if custody is None:
         return None
     custody.guard_with(guard)  # the fingerprint is recorded, or compared, at first use
-    return LocalSigner(custody, chains.assets, settings.signer_gas_cap_wei)
+    return LocalSigner(custody, chains.assets, settings.signer_gas_cap_wei, settings.data_dir)
 
 
 def build_runtime(settings: Settings, custody_source: CustodySource | None = None) -> EngineRuntime:

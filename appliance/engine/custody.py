@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bip_utils import (
     Bip32Secp256k1,
@@ -34,6 +34,9 @@ from bip_utils import (
     Bip44Coins,
 )
 from eth_account import Account
+
+if TYPE_CHECKING:
+    from appliance.engine.instructions import SignedInstruction
 
 PAYOUT_WALLET = (0, 0)
 FEE_WALLET = (0, 1)
@@ -85,7 +88,14 @@ class CustodyKeys(Protocol):
     def address(self, account: int, index: int) -> str: ...
 
     def sign_transaction(
-        self, account: int, index: int, tx: dict, *, payout_id: int | None = None
+        self,
+        account: int,
+        index: int,
+        tx: dict,
+        *,
+        payout_id: int | None = None,
+        recipient: tuple[int, int] | None = None,
+        instruction: SignedInstruction | None = None,
     ) -> tuple[bytes, str]: ...
 
     @property
@@ -167,11 +177,19 @@ class Custody:
         )
 
     def sign_transaction(
-        self, account: int, index: int, tx: dict, *, payout_id: int | None = None
+        self,
+        account: int,
+        index: int,
+        tx: dict,
+        *,
+        payout_id: int | None = None,
+        recipient: tuple[int, int] | None = None,
+        instruction: SignedInstruction | None = None,
     ) -> tuple[bytes, str]:
         """Sign ``tx`` (an eth-account transaction dict) with the key at (account, index);
         returns (raw bytes, 0x hash). The private key lives only inside this call. No policy
-        here (``payout_id`` is the signer's): the signer applies it before it calls this."""
+        here (``payout_id``, ``recipient`` and ``instruction`` are the signer's): the signer
+        applies it before it calls this."""
         self._usable()
         key = self._node(account, index).PrivateKey().Raw().ToBytes()
         signed = Account.sign_transaction(tx, key)

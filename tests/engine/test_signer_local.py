@@ -95,3 +95,22 @@ def test_a_gas_top_up_above_the_cap_is_refused_and_the_payout_waits_holding_no_n
     with database.connection_context():
         assert Broadcast.select().count() == 0
     assert harness.payout("pyo_localsig03").status == "REQUESTED"
+
+
+def test_a_payout_of_an_operator_with_a_signing_key_waits_unsigned_without_its_instruction(
+    settings: Settings,
+) -> None:
+    from appliance.engine import instructions
+    from appliance.engine.signer import admin
+
+    harness = _harness(settings)
+    harness.app.extensions["engine"].chains.get("eth_local").faucet("ETH", PAYOUT_WALLET, ETHER)
+    admin.set_signing_key(
+        harness.app.extensions["engine"].settings, OPERATOR, instructions.public_key_of("5d" * 32)
+    )
+    harness.submit("pyo_localsig04", 12_345, destination=DESTINATION)
+    harness.run_pass()
+    assert harness.payout("pyo_localsig04").status == "REQUESTED"
+    assert "no instruction signature came" in harness.detail("pyo_localsig04")["reason"]
+    with database.connection_context():
+        assert Broadcast.select().count() == 0  # rolled back: no nonce held

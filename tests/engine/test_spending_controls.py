@@ -181,6 +181,7 @@ def test_a_payout_above_the_approval_threshold_waits_for_approval_recorded_with_
     assert refused.exit_code != 0 and "COMPLETED" in refused.output
     approved = ok(appliance(harness, "payout", "approve", "pyo_large00001", "--by", "carol"))
     assert approved["decision"] == "approved" and approved["decidedBy"] == "carol" and approved["decidedAt"]
+    assert approved["signerApproval"] == {"recorded": True, "reason": None}  # in signer.db as well
     rejected = ok(
         appliance(harness, "payout", "reject", "pyo_large00002", "--by", "dave", "--memo", "unknown payee")
     )

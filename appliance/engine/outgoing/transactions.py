@@ -24,6 +24,7 @@ from appliance.common import clock
 from appliance.common.db import locked
 from appliance.engine.chain.base import Chain, ChainError, ChainTransaction, FeeQuote, Receipt
 from appliance.engine.custody import CustodyKeys
+from appliance.engine.instructions import SignedInstruction
 from appliance.engine.models import Broadcast, SignedPayload, Wallet
 from appliance.engine.outgoing import state
 
@@ -55,11 +56,15 @@ Sign = Callable[[dict[str, Any]], tuple[bytes, str]]
 
 
 def _signer(
-    custody: CustodyKeys, key_path: tuple[int, int], sign: Sign | None, payout_id: int | None
+    custody: CustodyKeys,
+    key_path: tuple[int, int],
+    sign: Sign | None,
+    payout_id: int | None,
+    instruction: SignedInstruction | None = None,
 ) -> Sign:
     if sign is not None:
         return sign
-    return lambda tx: custody.sign_transaction(*key_path, tx, payout_id=payout_id)
+    return lambda tx: custody.sign_transaction(*key_path, tx, payout_id=payout_id, instruction=instruction)
 
 
 class NonceAhead(Exception):
@@ -130,17 +135,20 @@ def reserve_and_sign(
     payout_id: int | None = None,
     sign: Sign | None = None,
     check: Callable[[], None] | None = None,
+    instruction: SignedInstruction | None = None,
 ) -> Broadcast:
     """The one way a transaction is signed (inside the caller's write transaction): the wallet's
     next nonce is reserved (``known``: the chain's nonce and head read before, checked by the
     fencing), ``check`` runs under the wallet's lock (it raises to roll the reservation back),
-    then the call is signed and stored. ``chain`` is (chain id, network id)."""
+    then the call is signed and stored. ``chain`` is (chain id, network id). ``instruction``: the
+    operator's signed instruction of the payout, which the signer requires for an operator with a
+    signing key (its fee bumps at the same nonce need none: the signer's journal holds the call)."""
     chain_nonce, head = known
     nonce = reserve(chain[0], custody.address(*key_path), chain_nonce, head)
     if check is not None:
         check()
     # payout_id names the stored payout the signer checks this transaction against (its policy).
-    raw, tx_hash = _signer(custody, key_path, sign, payout_id)(
+    raw, tx_hash = _signer(custody, key_path, sign, payout_id, instruction)(
         _tx(chain[1], nonce, call.to, call.value, call.data, call.gas, call.fees)
     )
     origin = Origin(payout_id, purpose, chain[0], custody.address(*key_path), nonce)

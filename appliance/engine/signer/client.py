@@ -11,6 +11,7 @@ from typing import Any
 
 from appliance.engine.custody import ENCRYPTED, FEE_WALLET, PAYOUT_WALLET, CustodyError, CustodyRefused
 from appliance.engine.custody_public import address_from_xpub
+from appliance.engine.instructions import SignedInstruction
 from appliance.engine.signer import wire
 from appliance.engine.signer.core import SignerRefused
 
@@ -19,6 +20,10 @@ TIMEOUT_SECONDS = 30.0  # an answer reads the database once; a signature takes m
 
 class SignerUnavailable(CustodyError):
     """The signer process does not answer (starting, restarting, or gone)."""
+
+
+class SignerForbidden(CustodyError):
+    """An administrator command with a token that is not the signer's."""
 
 
 class SignerClient:
@@ -76,6 +81,8 @@ class SignerClient:
             raise CustodyRefused(reason)
         if error == "refused":
             raise SignerRefused(reason)
+        if error == "forbidden":
+            raise SignerForbidden(reason)
         raise CustodyError(f"the signer answered {error}: {reason}")
 
     # -- CustodyKeys ----------------------------------------------------------------------------------
@@ -125,11 +132,27 @@ class SignerClient:
         return address_from_xpub(self._xpub(account), index)
 
     def sign_transaction(
-        self, account: int, index: int, tx: dict, *, payout_id: int | None = None
+        self,
+        account: int,
+        index: int,
+        tx: dict,
+        *,
+        payout_id: int | None = None,
+        recipient: tuple[int, int] | None = None,
+        instruction: SignedInstruction | None = None,
     ) -> tuple[bytes, str]:
-        answer = self._ok(
-            {"op": "sign", "account": account, "index": index, "payout": payout_id, "tx": wire.encode_tx(tx)}
-        )
+        request: dict[str, Any] = {
+            "op": "sign",
+            "account": account,
+            "index": index,
+            "payout": payout_id,
+            "tx": wire.encode_tx(tx),
+        }
+        if recipient is not None:
+            request["recipient"] = {"account": recipient[0], "index": recipient[1]}
+        if instruction is not None:
+            request["instruction"] = instruction.to_wire()
+        answer = self._ok(request)
         return bytes.fromhex(str(answer["raw"])), str(answer["hash"])
 
     @property

@@ -1,6 +1,8 @@
 """The facts the signer's policy judges a transaction by, read from the engine database by the
 signer itself: nothing the caller says is believed but the payout it names, and that payout is
-looked up."""
+looked up. The engine database is writable by the serving side (issue 43, finding 2): what is
+read here only ever narrows what the signer's own state (signer.db, bounds.py) allows; no
+address is believed from it (deposit addresses are derived from the key)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Sequence
 
 from appliance.engine.chain.registry import Asset
 from appliance.engine.ledger import controls
-from appliance.engine.models import Broadcast, DepositAddress, Payout
+from appliance.engine.models import Broadcast, Payout
 from appliance.engine.signer.policy import PAYOUT_WALLET, Facts, StoredPayout, Tx
 
 
@@ -23,6 +25,7 @@ def gather(
     fee_wallet: str,
     assets: Sequence[Asset],
     gas_cap: int,
+    recipient_derived: bool = False,
 ) -> Facts:
     """Inside a connection to the engine database (a read; nothing is locked or written)."""
     on_network = [asset for asset in assets if asset.network_id == tx.network_id]
@@ -41,21 +44,6 @@ def gather(
         )
         .exists()
     )
-    sender_is_deposit = (
-        account >= 1
-        and DepositAddress.select()
-        .where(
-            (DepositAddress.custody_account == account)
-            & (DepositAddress.derivation_index == index)
-            & DepositAddress.chain_id.in_(chain_ids)
-        )
-        .exists()
-    )
-    recipient_is_deposit = (
-        DepositAddress.select()
-        .where((DepositAddress.address == tx.to) & DepositAddress.chain_id.in_(chain_ids))
-        .exists()
-    )
     return Facts(
         payout_wallet=payout_wallet,
         fee_wallet=fee_wallet,
@@ -63,8 +51,7 @@ def gather(
         contracts=frozenset(asset.contract for asset in on_network if asset.contract),
         payout=payout,
         reserved_nonce=bool(reserved),
-        sender_is_deposit_address=bool(sender_is_deposit),
-        recipient_is_deposit_address=bool(recipient_is_deposit),
+        recipient_derived=recipient_derived,
         gas_cap=gas_cap,
     )
 
@@ -94,4 +81,7 @@ def _stored_payout(payout_id: int, assets: Sequence[Asset], fee_cost: int) -> St
         paused=bool(control is not None and control.paused),
         nonce=int(broadcast.nonce) if broadcast is not None else None,
         hold=hold,
+        operator_id=str(payout.operator_id),
+        chain_id=str(payout.chain_id),
+        asset=str(payout.asset),
     )

@@ -5,13 +5,16 @@ read from the database itself (facts.py), so that a serving process cannot talk 
   destination, amount and asset: the ETH value, or the ERC20 transfer call to the asset's contract),
   not cancelled or failed, its operator not paused, the operator's controls allowing it when it is
   first signed, and at the payout's own nonce once it has one; or a cancellation, a zero-value,
-  data-less self-transfer at a nonce the engine reserved.
+  data-less self-transfer (at a nonce the signer's journal holds: bounds.py).
 - From the fee wallet (m/44'/60'/0'/0/1): gas, a data-less transfer of at most the cap, to the
-  payout wallet or to a recorded deposit address.
-- From a recorded deposit address (m/44'/60'/1+N'/0/I): a sweep, whose only effect pays the payout
-  wallet (an ETH transfer, or an ERC20 transfer call to a known asset's contract).
+  payout wallet or to the deposit address the signer derives itself at the (account >= 1, index)
+  the request names (``recipient``): never to an address a database row names.
+- From a deposit address's key (m/44'/60'/1+N'/0/I, derived by the signer: no row is needed): a
+  sweep, whose only effect pays the payout wallet (an ETH transfer, or an ERC20 transfer call to a
+  known asset's contract).
 
-Everything else is refused with the reason (returned, and logged by the signer).
+Everything else is refused with the reason (returned, and logged by the signer). The signer's own
+state (signer.db: bounds.py) is asked after these rules.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ class StoredPayout:
     paused: bool
     nonce: int | None  # the nonce reserved for it (signed before); None before its first signature
     hold: str | None  # why the operator's controls hold it now (asked only before its first signature)
+    operator_id: str = ""
+    chain_id: str = ""
+    asset: str = ""  # the asset's code on chain_id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +80,7 @@ class Facts:
     contracts: frozenset[str]  # ERC20 contracts of the deployment's assets on the tx's network
     payout: StoredPayout | None  # the stored payout the caller named, if any
     reserved_nonce: bool  # the engine stored a reservation of the payout wallet at the tx's nonce
-    sender_is_deposit_address: bool  # the signing key's address is a recorded deposit address
-    recipient_is_deposit_address: bool  # the tx's recipient is a recorded deposit address
+    recipient_derived: bool  # the tx's recipient is the deposit address the signer derived at the named path
     gas_cap: int  # the most one gas transfer from the fee wallet may carry (wei)
 
 
@@ -101,9 +106,9 @@ def judge(account: int, index: int, tx: Tx, facts: Facts) -> str | None:
 
 def _payout_wallet(tx: Tx, facts: Facts) -> str | None:
     if tx.to == facts.payout_wallet and tx.value == 0 and not tx.data:
-        if facts.reserved_nonce:
-            return None
-        return f"a cancellation (zero-value self-transfer) only at a reserved nonce; {tx.nonce} is not one"
+        # A cancellation: signed only at a nonce the signer's journal holds (bounds.journal_refusal;
+        # the engine's reservation counts only while the journal holds nothing of the wallet).
+        return None
     payout = facts.payout
     if payout is None:
         return "no stored payout is named for this transfer from the payout wallet"
@@ -140,16 +145,19 @@ def _payout_wallet(tx: Tx, facts: Facts) -> str | None:
 def _fee_wallet(tx: Tx, facts: Facts) -> str | None:
     if tx.data:
         return "the fee wallet only sends gas: the transaction carries data"
-    if tx.to != facts.payout_wallet and not facts.recipient_is_deposit_address:
-        return f"the fee wallet sends gas only to the payout wallet or a deposit address, not {tx.to}"
+    if tx.to != facts.payout_wallet and not facts.recipient_derived:
+        return (
+            f"the fee wallet sends gas only to the payout wallet or the deposit address the signer "
+            f"derives at the named (account, index), not {tx.to}"
+        )
     if tx.value > facts.gas_cap:
         return f"a gas transfer of {tx.value} wei is above the cap of {facts.gas_cap}"
     return None
 
 
 def _sweep(tx: Tx, facts: Facts) -> str | None:
-    if not facts.sender_is_deposit_address:
-        return "the key is not a recorded deposit address's"
+    # The source is the key at (account >= 1, index) by construction: whatever the database says of
+    # it, a sweep moves custody's own funds to the payout wallet only.
     if not tx.data:
         if tx.to != facts.payout_wallet:
             return f"a sweep pays the payout wallet, not {tx.to}"

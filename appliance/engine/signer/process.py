@@ -18,72 +18,26 @@ import stat
 import struct
 import threading
 from pathlib import Path
-from typing import Any
 
 from appliance.common.db import bind_database
 from appliance.engine.chain.registry import declared_assets
-from appliance.engine.custody import CustodyError, CustodyRefused
+from appliance.engine.custody import CustodyError
 from appliance.engine.custody_file import load_for
 from appliance.engine.custody_record import guard
 from appliance.engine.db import database
 from appliance.engine.signer import wire
-from appliance.engine.signer.core import Signer, SignerRefused
+from appliance.engine.signer.answers import answer
+from appliance.engine.signer.core import Signer
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.engine.signer")
 
 SOCKET_NAME = "signer.sock"
-ACCOUNT_LIMIT = 2**31  # BIP32 hardened indices
 PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid
 
 
 def socket_path(data_dir: Path) -> Path:
     return Path(data_dir) / SOCKET_NAME
-
-
-def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
-    """The answer to one request (never raises)."""
-    op = request.get("op")
-    try:
-        if op == "describe":
-            custody = signer.custody
-            refusal = custody.verify()
-            return {
-                "ok": True,
-                "fingerprint": custody.fingerprint,
-                "source": custody.source,
-                "refusal": refusal,
-            }
-        if op == "xpub":
-            return {"ok": True, "xpub": signer.custody.account_xpub(_number(request, "account"))}
-        if op == "sign":
-            payout = request.get("payout")
-            if payout is not None and type(payout) is not int:
-                raise ValueError("payout must be a payout's row id or null")
-            raw, tx_hash = signer.sign(
-                _number(request, "account"),
-                _number(request, "index"),
-                wire.decode_tx(request.get("tx")),
-                payout,
-            )
-            return {"ok": True, "raw": raw.hex(), "hash": tx_hash}
-        return {"ok": False, "error": "bad_request", "reason": f"unknown op {op!r}"}
-    except CustodyRefused as exc:
-        return {"ok": False, "error": "custody_refused", "reason": str(exc)}
-    except SignerRefused as exc:
-        return {"ok": False, "error": "refused", "reason": str(exc)}
-    except (KeyError, TypeError, ValueError) as exc:
-        return {"ok": False, "error": "bad_request", "reason": str(exc)}
-    except Exception as exc:  # the database gone, say: the caller waits and asks again
-        log.exception("signer: %s request failed", op)
-        return {"ok": False, "error": "failed", "reason": f"{type(exc).__name__}: {exc}"}
-
-
-def _number(request: dict[str, Any], name: str) -> int:
-    value = request.get(name)
-    if type(value) is not int or not 0 <= value < ACCOUNT_LIMIT:
-        raise ValueError(f"{name} must be a whole number below 2^31")
-    return value
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -156,7 +110,7 @@ def run(settings: Settings, path: Path, report: int, parent: int) -> None:
         # The fingerprint recorded (or compared) now, before any caller asks for a signature from
         # inside its write transaction: recording it then would wait for that caller's lock.
         custody.verify()
-        signer = Signer(custody, declared_assets(settings), settings.signer_gas_cap_wei)
+        signer = Signer(custody, declared_assets(settings), settings.signer_gas_cap_wei, settings.data_dir)
         server = _listen(path)
         server.signer = signer
     except CustodyError as exc:

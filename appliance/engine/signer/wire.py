@@ -2,7 +2,7 @@
 of one UTF-8 JSON object; a connection carries any number of request/answer pairs, in turn.
 
 Requests (``op``) and their answers (each with ``ok``; a refusal is ``{"ok": false, "error":
-"refused" | "custody_refused" | "bad_request" | "failed", "reason": "…"}``):
+"refused" | "custody_refused" | "bad_request" | "forbidden" | "failed", "reason": "…"}``):
 
 - ``{"op": "describe"}`` → ``{"ok": true, "fingerprint", "source", "refusal"}``: the key's BIP32
   fingerprint, where it came from, and why it may not be used (null when it may);
@@ -10,6 +10,17 @@ Requests (``op``) and their answers (each with ``ok``; a refusal is ``{"ok": fal
 - ``{"op": "sign", "account": A, "index": I, "payout": ID or null, "tx": {…}}`` → ``{"ok": true,
   "raw": hex, "hash": "0x…"}``: the transaction (type, chainId, nonce, to, value, data as hex, gas,
   maxFeePerGas, maxPriorityFeePerGas) signed by m/44'/60'/A'/0/I, when the policy allows it.
+  Two optional members:
+  - ``"recipient": {"account": A, "index": I}`` (A >= 1): a gas top-up of a deposit address names
+    it by its key path; the signer derives the address itself and compares it with tx.to (the fee
+    wallet sends gas only to the payout wallet or to such a derived address);
+  - ``"instruction": {"payoutId", "asset", "amountMinor", "destination", "chainId", "signature"}``
+    (six strings, appliance/engine/instructions.py): the operator's signed instruction for a payout
+    transaction; required when the payout's operator has a signing key in signer.db (or the policy
+    requires signatures), and compared with what the transaction itself pays.
+- ``{"op": "admin", "token": T, "command": NAME, "args": {…}}`` → ``{"ok": true, "result": {…}}``:
+  an administrator command on the signer's own state (commands.py), with the token of
+  ``signer-admin.token``; a wrong token answers ``{"ok": false, "error": "forbidden"}``.
 """
 
 from __future__ import annotations

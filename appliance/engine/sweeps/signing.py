@@ -39,7 +39,9 @@ def sign_sweep_transaction(
     if kind == TOPUP:
         if to != address or data:
             raise SweepRefused(f"a gas top-up goes to the deposit address {address}, without data")
-        return custody.sign_transaction(*FEE_WALLET, tx)
+        # Named by its key path: the signer derives the address itself and believes no row.
+        recipient = (int(deposit.custody_account), int(deposit.derivation_index))
+        return custody.sign_transaction(*FEE_WALLET, tx, recipient=recipient)
     if kind != SWEEP:
         raise SweepRefused(f"not a kind of sweep transaction: {kind}")
     key = (int(deposit.custody_account), int(deposit.derivation_index))
