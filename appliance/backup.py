@@ -54,6 +54,7 @@ READABLE_FORMATS = (1, 2)  # 1: before encryption (never sealed)
 MAC = "manifestMac"
 MANIFEST = "manifest.json"
 CHAIN_FILE = "chain/eth_local.db"
+SIGNER_FILE = "signer.db"  # appliance/engine/signer/store.py
 MIGRATIONS = {"dispatch": "migrations.dispatch", "engine": "migrations.engine"}
 # Files of the data directory kept as they are (beside the databases); directories copied whole.
 # custody.key only when it is encrypted (custody_key_in_backup): the 24 words in the clear never
@@ -153,6 +154,12 @@ def databases_of(settings: Settings) -> list[Database]:
     chain = settings.data_dir / CHAIN_FILE
     if chain.is_file():
         found.insert(1, Database("chain", "sqlite", str(chain), CHAIN_FILE))
+    # The signer's own state (policy, journal, nonces), after the engine's snapshot: its journal
+    # then holds every transaction the engine's copy knows of. A restore without it would start
+    # the signer on its default policy, a loosening no delay stood in front of.
+    signer = settings.data_dir / SIGNER_FILE
+    if signer.is_file():
+        found.insert(1, Database("signer", "sqlite", str(signer), SIGNER_FILE))
     return found
 
 
@@ -208,7 +215,7 @@ def _pin(database: Database, busy_timeout_ms: int) -> None:
     conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     conn.execute("BEGIN")
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the snapshot starts here
-    if database.name != "chain":
+    if database.name not in ("chain", "signer"):  # neither has schema_migrations
         database.schema_version = _schema_version(conn)
     database.snapshot = conn
 

@@ -304,3 +304,36 @@ def test_a_pending_loosening_takes_effect_once_its_delay_has_passed(tmp_path) ->
     finally:
         clock.reset()
         store.close()
+
+
+def test_a_backup_carries_the_signers_policy_and_journal_but_never_its_administrator_token(
+    served: Served, tmp_path
+) -> None:
+    """A restore that started the signer on its default policy would loosen every limit at once,
+    with no delay in front of it (appliance/backup.py keeps signer.db beside the engine's copy)."""
+    from appliance.backup import Unlock, create_backup, restore_backup
+    from appliance.common.sealing import Sealer
+    from appliance.engine.signer import journal
+    from appliance.settings import load_settings
+
+    limit = {"operator": OPERATOR, "chainId": "eth_anvil", "asset": "ETH"}
+    served.admin("set", name="max_payout_minor", value=str(ETHER), **limit)
+    served.sign(0, 0, tx(PAYEE, 1_000), payout_id=served.payout_row(1_000).id)
+    manifest = create_backup(
+        served.settings, tmp_path / "backup", sealer=Sealer.with_passphrase("pass phrase")
+    )
+    assert "signer.db" in {entry["path"] for entry in manifest["files"]}
+    assert not any("token" in entry["path"] for entry in manifest["files"])
+    target = tmp_path / "restored"
+    restore_backup(
+        tmp_path / "backup",
+        target,
+        lambda where: load_settings({"data_dir": str(where)}, environ={}),
+        unlock=Unlock(passphrase=lambda: "pass phrase"),
+    )
+    with sqlite3.connect(db_path(target)) as restored:
+        assert journal.verify(restored).ok
+        assert restored.execute("SELECT count(*) FROM journal").fetchone()[0] >= 1
+    policy = sqlite3.connect(db_path(target))
+    assert str(ETHER) in repr(policy.execute("SELECT * FROM policy").fetchall())
+    policy.close()
