@@ -418,3 +418,24 @@ def test_a_cross_origin_or_text_plain_post_is_refused_unread_while_json_calls_wo
         url, json=send, headers={"Content-Type": "application/json; charset=utf-8"}, timeout=10
     )
     assert "result" in sent.json() and chain.pending_count() == pool_before + 1
+
+
+def test_the_engines_own_estimate_stops_at_its_cap_instead_of_searching_the_blocks_30_million(
+    chain: LocalChain,
+) -> None:
+    """A payout to a contract that burns what it gets: py-evm's estimator ran a dozen calls of up
+    to 30 M gas each in the engine's worker; the engine now tries at most ESTIMATE_CAP."""
+    from appliance.engine.chain.base import EstimateReverted
+    from appliance.engine.chain.local import ESTIMATE_CAP
+
+    burner = _deploy_burner(chain)
+    over = bytes.fromhex(_turns((ESTIMATE_CAP + 500_000) // GAS_PER_TURN)[2:])
+    with pytest.raises(EstimateReverted, match=f"gas required exceeds allowance \\({ESTIMATE_CAP}\\)"):
+        chain.estimate_gas(FAUCET.address, burner, 0, over)
+    assert chain.estimate_gas(FAUCET.address, BOB, 1, b"") == 21_000
+    need = 10_000 * GAS_PER_TURN
+    assert (
+        need
+        < chain.estimate_gas(FAUCET.address, burner, 0, bytes.fromhex(_turns(10_000)[2:]))
+        <= ((need + 30_000) * 1.02)
+    )

@@ -65,11 +65,14 @@ from appliance.engine.chain.base import (
     TransactionRejected,
 )
 from appliance.engine.chain.contracts import artifact
+from appliance.engine.chain.estimate import EstimateFailed, least_gas
 
 log = logging.getLogger("appliance.engine.chain.local")
 
 NETWORK_ID = 1337
 GAS_LIMIT = 30_000_000
+# The most gas the engine's own estimates try (estimate.py): above the signer's every gas ceiling.
+ESTIMATE_CAP = 1_000_000
 FAUCET_KEY = keccak(text="appliance eth_local faucet: a development key, holding nothing of value")
 FAUCET = Account.from_key(FAUCET_KEY)
 PRIORITY_FEE = 10**9  # 1 gwei: what the faucet and the fee quote offer the (burning) miner
@@ -376,16 +379,16 @@ class LocalChain:
         tx = vm.create_unsigned_transaction(
             nonce=vm.state.get_nonce(canonical_sender),
             gas_price=0,
-            gas=GAS_LIMIT,
+            gas=ESTIMATE_CAP,
             to=to_canonical_address(to),
             value=value,
             data=data,
         )
+        spoof = SpoofTransaction(tx, from_=canonical_sender)
         try:
-            return int(
-                chain.estimate_gas(SpoofTransaction(tx, from_=canonical_sender), chain.get_canonical_head())
-            )
-        except Exception as exc:  # a revert or an out-of-gas at any limit: the call cannot succeed
+            with vm.in_costless_state() as state:
+                return least_gas(state, spoof, ESTIMATE_CAP)
+        except EstimateFailed as exc:  # a revert, or more gas than any transaction the engine sends
             raise EstimateReverted(f"eth_local: the call reverts: {exc}") from exc
 
     def receipt(self, tx_hash: str) -> Receipt | None:

@@ -29,10 +29,9 @@ import socketserver
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from eth.abc import SignedTransactionAPI
 from eth.constants import ZERO_ADDRESS
 from eth.vm.spoof import SpoofTransaction
 from eth_utils import to_checksum_address
@@ -40,6 +39,7 @@ from werkzeug.wrappers import Request, Response
 
 from appliance import __version__
 from appliance.engine.chain.base import TransactionRejected
+from appliance.engine.chain.estimate import EstimateFailed, least_gas
 from appliance.engine.chain.local import (
     NETWORK_ID,
     PRIORITY_FEE,
@@ -64,8 +64,6 @@ EXTENSION_SCHEMES = ("chrome-extension://", "moz-extension://", "safari-web-exte
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 # eth_estimateGas runs at most this many times the gas cap in all (a search cut short answers the
 # least gas seen to succeed: never too little).
-ESTIMATE_BUDGET = 2
-ESTIMATE_PRECISION = 0.015  # geth's: an estimate within 1.5 % of the least gas that succeeds
 
 
 @dataclass(frozen=True)
@@ -327,54 +325,10 @@ class LocalRpc:
             header = self._header(chain, tag)
             spoof = self._spoof(chain, header, call)
             with chain.get_vm(header).in_costless_state() as state:
-                return _hex(self._least_gas(state, spoof))
-
-    def _least_gas(self, state: Any, spoof: SpoofTransaction) -> int:
-        """The least gas the call succeeds with, to ESTIMATE_PRECISION: what it used with all the
-        gas it may have (its own or the cap) when that is enough, else searched between the two.
-        py-evm's own estimator searches up to the block's 30 M whatever the call asks, a dozen runs
-        of up to 30 M each: here the runs stop once they have spent ESTIMATE_BUDGET times the cap."""
-        high = int(spoof.gas)
-        budget = ESTIMATE_BUDGET * self.limits.gas_cap
-        spent = 0
-
-        def succeeds(gas: int) -> tuple[bool, int, Any]:
-            nonlocal spent
-            snapshot = state.snapshot()
-            try:
-                # A spoof of the spoof (as py-evm's own estimator does): the sender kept, the gas set.
-                probe = SpoofTransaction(cast(SignedTransactionAPI, spoof), gas=gas, gas_price=0)
-                computation = state.apply_transaction(cast(SignedTransactionAPI, probe))
-            except Exception as exc:
-                raise RpcError(REVERTED, f"execution reverted: {exc}") from None
-            finally:
-                state.revert(snapshot)
-            used = gas - computation.get_gas_remaining()
-            spent += used
-            return not computation.is_error, used, computation
-
-        ok, used, computation = succeeds(high)
-        if not ok:
-            if "out of gas" in str(computation.error).lower():
-                raise RpcError(SERVER_ERROR, f"gas required exceeds allowance ({high})")
-            raise RpcError(REVERTED, f"execution reverted: {computation.error}")
-        # Most calls (a plain transfer: 21,000) need just what they used.
-        if used < high and spent + used <= budget and succeeds(used)[0]:
-            return used
-        low = max(used - 1, 0)  # below what it used, it cannot succeed
-        optimistic = (used + computation.get_gas_refund() + 2300) * 64 // 63
-        if optimistic < high and spent + optimistic <= budget:
-            if succeeds(optimistic)[0]:
-                high = optimistic
-            else:
-                low = optimistic
-        while high - low > 1 and (high - low) / high > ESTIMATE_PRECISION and spent + high <= budget:
-            middle = (low + high) // 2
-            if succeeds(middle)[0]:
-                high = middle
-            else:
-                low = middle
-        return high
+                try:
+                    return _hex(least_gas(state, spoof, self.limits.gas_cap))
+                except EstimateFailed as exc:
+                    raise RpcError(SERVER_ERROR if exc.out_of_gas else REVERTED, str(exc)) from None
 
     def send_raw_transaction(self, raw: str) -> str:
         data = _data(raw, "transaction")
