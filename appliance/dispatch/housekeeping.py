@@ -5,7 +5,8 @@ at a time holds the lease; every step is idempotent):
 - realtime events older than ``event_retention_days`` (a stream reconnecting from further back
   starts from the present, as it would after any gap);
 - links that expired more than 30 days ago, sessions revoked or expired more than 30 days ago with
-  their refresh tokens, and courier status-request replay rows older than 7 days;
+  their refresh tokens, courier status-request replay rows older than 7 days, and outgoing mail
+  sent or given up more than 30 days ago;
 - shifts still open after ``shift_auto_end_hour`` (Yerevan local time) of a day later than the
   one they started on end automatically, recorded as a ``courier.shift_ended`` event with reason
   ``auto_end`` (nobody ended them);
@@ -31,6 +32,7 @@ from appliance.dispatch.models import (
     CourierLocation,
     JobLease,
     LinkToken,
+    OutgoingMail,
     RealtimeEvent,
     RefreshToken,
     Shift,
@@ -117,6 +119,16 @@ class Housekeeping:
                 changed += AuthSession.delete().where(AuthSession.id.in_(stale_ids)).execute()
             changed += (
                 StatusRequest.delete().where(StatusRequest.created_at < moment - KEEP_REPLAYS).execute()
+            )
+            # Mail handed over or given up: its row (subject, body with the links' tokens removed)
+            # is kept a month for questions about it, then goes.
+            changed += (
+                OutgoingMail.delete()
+                .where(
+                    OutgoingMail.status.in_(("sent", "failed"))
+                    & (OutgoingMail.created_at < moment - KEEP_EXPIRED)
+                )
+                .execute()
             )
             if self.settings.audit_retention_days > 0:
                 cutoff = moment - timedelta(days=self.settings.audit_retention_days)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from appliance.common import clock
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.housekeeping import Housekeeping, shift_cutoff
-from appliance.dispatch.models import CourierLocation, LinkToken, RealtimeEvent, Shift
+from appliance.dispatch.models import CourierLocation, LinkToken, OutgoingMail, RealtimeEvent, Shift
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import assigned_order
 
@@ -62,6 +62,17 @@ def test_expired_links_go_after_thirty_days(dispatch_app, settings) -> None:
     LinkToken.create(kind="magic", token_hash="b" * 64, expires_at=clock.now() - timedelta(days=1))
     Housekeeping(settings).run()
     assert [t.token_hash[0] for t in LinkToken.select()] == ["b"]
+
+
+def test_mail_sent_or_given_up_goes_after_thirty_days_and_queued_mail_stays(dispatch_app, settings) -> None:
+    old = clock.now() - timedelta(days=31)
+    for status, created in (("sent", old), ("failed", old), ("queued", old), ("sent", clock.now())):
+        OutgoingMail.create(
+            to_address=f"{status}@example.am", subject="s", body="b", status=status, created_at=created
+        )
+    Housekeeping(settings).run()
+    left = sorted((m.status, m.created_at > old) for m in OutgoingMail.select())
+    assert left == [("queued", False), ("sent", True)]
 
 
 def test_a_shift_left_open_past_the_end_hour_of_a_later_day_ends_by_itself(dispatch_app, settings) -> None:
