@@ -68,20 +68,10 @@ def data_dir_lock(data_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-@contextlib.contextmanager
-def database_lock(db: peewee.Database, service: str) -> Iterator[None]:
-    """On PostgreSQL, the upgrade's session advisory lock on ``db`` (several hosts, one database;
-    one key per service, as both services may share one database); SQLite's databases are files of
-    the data directory, covered by ``data_dir_lock``. The caller holds a connection open."""
-    if isinstance(db, peewee.SqliteDatabase):
-        yield
-        return
-    key = f"appliance.upgrade:{service}"
-    db.execute_sql("SELECT pg_advisory_lock(hashtext(%s))", (key,))
-    try:
-        yield
-    finally:
-        db.execute_sql("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+def database_lock(db: peewee.Database, service: str) -> contextlib.AbstractContextManager[None]:
+    """On PostgreSQL, the upgrade's advisory lock on ``db`` (several hosts, one database; one key
+    per service, as both services may share one database). The caller holds a connection open."""
+    return migrations.advisory_lock(db, f"appliance.upgrade:{service}")
 
 
 def plan(db: peewee.Database, service: str, package: str) -> Plan:

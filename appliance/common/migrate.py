@@ -14,6 +14,7 @@ tables the first one is creating.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import pkgutil
@@ -77,19 +78,23 @@ def pending(db: peewee.Database, package: str) -> list[Migration]:
 
 
 @contextmanager
-def _one_migrator(db: peewee.Database, package: str) -> Iterator[None]:
-    """On PostgreSQL, one migrator of ``package`` at a time per database (a session advisory lock,
-    released explicitly: the connection goes back to a pool, it is not closed). SQLite needs none:
-    a data directory's file is migrated by one process, before any serving process starts."""
+def advisory_lock(db: peewee.Database, key: str) -> Iterator[None]:
+    """On PostgreSQL, a session advisory lock on ``key`` held by the caller's open connection and
+    released explicitly (the connection goes back to a pool, it is not closed); nothing on SQLite,
+    whose databases are files of one data directory (appliance/upgrades.py locks that)."""
     if isinstance(db, peewee.SqliteDatabase):
         yield
         return
-    key = f"appliance.migrate:{package}"
     db.execute_sql("SELECT pg_advisory_lock(hashtext(%s))", (key,))
     try:
         yield
     finally:
         db.execute_sql("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+
+def _one_migrator(db: peewee.Database, package: str) -> contextlib.AbstractContextManager[None]:
+    """One migrator of ``package`` at a time per database."""
+    return advisory_lock(db, f"appliance.migrate:{package}")
 
 
 def apply(db: peewee.Database, package: str) -> list[str]:
