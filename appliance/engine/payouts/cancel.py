@@ -44,7 +44,7 @@ def find(payout_id: str, operator_id: str | None) -> Payout:
 
 
 def cancel(payout: Payout, chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
-    if payout.status in ("COMPLETED", "FAILED"):
+    if payout.status in ("COMPLETED", "COMPLETED_SHORT", "FAILED"):
         raise CancelError(f"payout {payout.payout_id} is already {payout.status}")
     if payout.status == "REQUESTED":
         with write_transaction(database):

@@ -45,6 +45,7 @@ class WaitKind(enum.Enum):
     # Each pass reads the next blocks of the wallet's history (fencing.SCAN_BLOCKS).
     SCANNING = (1, _STOPPED, "the nonce fencing is matching the wallet's history")
     FENCED = (30, _STOPPED, "the nonce fencing stopped signing for the wallet")
+    POOL = (5, _STOPPED, "the node's pool holds the wallet's transactions at nonces not reserved here")
     NONCE_AHEAD = (2, _STOPPED, "the chain's nonce moved since the fencing looked")
     ABOVE_CEILING = (
         15,
