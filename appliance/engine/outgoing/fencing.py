@@ -246,18 +246,16 @@ class Fencing:
                     break
                 reached = tx.nonce + 1
             changes: dict[str, object] = {"next_nonce": reached}
+            if unknown is not None:  # fenced with what it recorded, in the same transaction
+                changes["fence_reason"] = _unknown_reason(unknown, address)
             if complete and unknown is None:
                 changes.update(scan_block=None, verified_block=max(0, end - VERIFIED_MARGIN))
             else:
                 changes["scan_block"] = end + 1
             Wallet.update(**changes).where(Wallet.id == current.id).execute()
         if unknown is not None:
-            reason = (
-                f"nonce {unknown.nonce} of {address} was used on chain by {unknown.tx_hash} (block "
-                f"{unknown.block_number}), whose signed bytes this engine does not hold; nothing more "
-                f"is signed for this wallet until an administrator decides: {DECIDE}"
-            )
-            fence(chain_id, address, reason)
+            reason = _unknown_reason(unknown, address)
+            log.error("signing stopped for %s on %s: %s", address, chain_id, reason)
             raise Fenced(reason)
         if not complete:
             if end >= head:
@@ -268,6 +266,14 @@ class Fencing:
                 )
             raise Scanning(_progress(end + 1, head, gap))
         log.warning("%s on %s: %s found on chain and matched to the engine's records", address, chain_id, gap)
+
+
+def _unknown_reason(tx: ChainTransaction, address: str) -> str:
+    return (
+        f"nonce {tx.nonce} of {address} was used on chain by {tx.tx_hash} (block {tx.block_number}), "
+        "whose signed bytes this engine does not hold; nothing more is signed for this wallet until "
+        f"an administrator decides: {DECIDE}"
+    )
 
 
 DECIDE = (
