@@ -8,7 +8,8 @@
 - TopUp: the payout wallet lacks gas: the fee wallet tops it up first;
 - Sign: reserve a nonce and sign this call (the pipeline checks the funds and the operator's
   controls again under the wallet's lock);
-- Adopted: the nonce fencing found it paid on chain and moved it: nothing more to do here.
+- Adopted: it is no longer REQUESTED once the fencing has looked (an administrator adopted a
+  transaction found on chain for it, `appliance payout adopt`): nothing more to do here.
 
 The facts are asked for in the order of the questions: a payout its operator's controls hold
 costs no chain call, and gas is estimated only once the funds are known to be there (an estimate
@@ -92,7 +93,7 @@ def unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> W
 
 @dataclasses.dataclass(frozen=True)
 class Adopted:
-    """The nonce fencing found the payout paid on chain and moved it."""
+    """The payout moved while the fencing looked (adopted for a transaction found on chain)."""
 
 
 Verdict = Wait | Fail | TopUp | Sign | Adopted
