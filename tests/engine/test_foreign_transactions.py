@@ -123,6 +123,14 @@ def test_a_transfer_from_the_fee_wallet_the_engine_did_not_sign_is_no_top_up_and
         env=env,
     )  # fmt: skip
     assert refused.exit_code == 1 and "only a payout wallet's transaction" in refused.output
+    # Skipping over it is refused: it waits for a decision.
+    skipped = runner.invoke(
+        cli,
+        ["payout", "unfence", "--chain-id", "eth_anvil", "--wallet", FEE_WALLET,
+         "--data-dir", str(settings.data_dir)],
+        env=env,
+    )  # fmt: skip
+    assert skipped.exit_code == 1 and "waiting for a decision" in skipped.output
     rejected = runner.invoke(
         cli,
         ["payout", "reject-foreign", "--chain-id", "eth_anvil", "--tx", stolen, "--memo", "key leaked",
