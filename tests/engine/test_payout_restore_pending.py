@@ -122,3 +122,42 @@ def test_a_restored_copy_signs_nothing_over_the_dead_hosts_pending_transactions_
         node.mine()
     assert (node.balance(DEST_A), node.balance(DEST_B)) == (PAY_A, PAY_B)
     assert _nonce(node, "latest") == 2
+
+
+@pytest.mark.skipif(BACKEND != "sqlite", reason="restores SQLite files")
+def test_a_restored_copy_signs_nothing_new_until_the_pools_transactions_at_its_own_nonces_are_mined(
+    settings: Settings, dispatch_app: Any, node: Anvil, tmp_path: Path
+) -> None:
+    """The backup holds A signed at nonce 0 and still in the pool; the dead host may have replaced
+    it there after the backup. The restored copy signs nothing new (B) until nonce 0 is mined and
+    matched; then each is paid once."""
+    harness = make_harness(harness_settings(settings, environ(node)), lambda app: node.mine())
+    node.rpc("evm_setAutomine", False)
+    node.set_balance(PAYOUT_WALLET, ETHER)
+    harness.submit("pyo_pendinga002", PAY_A, destination=DEST_A)
+    for _ in range(3):
+        harness.run_pass()
+        harness.skip_waits()
+    assert harness.payout("pyo_pendinga002").status == "BROADCAST"
+    harness.submit("pyo_pendingb002", PAY_B, destination=DEST_B)  # not looked at before the backup
+    create_backup(harness.app.extensions["engine"].settings, tmp_path / "backup", sealer=None)
+
+    restore_backup(tmp_path / "backup", tmp_path / "restored", lambda t: load_settings({"data_dir": str(t)}))
+    restored_settings = load_settings({"data_dir": str(tmp_path / "restored")}, environ={})
+    restored = make_harness(
+        harness_settings(restored_settings, environ(node)), lambda app: node.mine(), operator=False
+    )
+    for _ in range(4):
+        restored.run_pass()
+        restored.skip_waits()
+    payout_b = restored.payout("pyo_pendingb002")
+    assert payout_b.status == "REQUESTED"  # before: signed at nonce 1 over the pool's nonce 0
+    assert "restored from a backup: the node's pool holds transactions of" in (payout_b.reason or "")
+    with database.connection_context():
+        assert Broadcast.select().count() == 1  # A's, from the backup
+    node.mine()  # nonce 0 mined: A's own bytes, which the copy holds
+    restored.drive(
+        lambda: {restored.payout(p).status for p in ("pyo_pendinga002", "pyo_pendingb002")} == {"COMPLETED"}
+    )
+    assert (node.balance(DEST_A), node.balance(DEST_B)) == (PAY_A, PAY_B)
+    assert _nonce(node, "latest") == 2

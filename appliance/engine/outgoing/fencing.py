@@ -80,6 +80,15 @@ def _pending_reason(address: str, known: int, pending: int) -> str:
     )
 
 
+def _restored_reason(address: str, mined: int, pending: int) -> str:
+    gap = f"nonces {mined}..{pending - 1}" if pending - mined > 1 else f"nonce {mined}"
+    return (
+        f"restored from a backup: the node's pool holds transactions of {address} at {gap} not yet "
+        "mined; nothing new is signed for this wallet until they are mined and matched to this "
+        "engine's records"
+    )
+
+
 def _progress(reached: int, head: int, gap: str) -> str:
     return (
         f"checking the wallet's history on chain: block {reached} of {head} ({gap} used on chain, "
@@ -171,7 +180,22 @@ class Fencing:
         pending = chain.pending_nonce(address)
         if pending > known:
             raise Pending(_pending_reason(address, known, pending))
+        if pending > chain_nonce and self._unverified_since_restore(chain_id, address):
+            # Restored: the pool's transactions at the engine's own reserved nonces may be the
+            # dead host's replacements of them; nothing new is signed until they are mined and
+            # so matched (a reservation then records the wallet verified after the restore).
+            raise Pending(_restored_reason(address, chain_nonce, pending))
         return chain_nonce
+
+    def _unverified_since_restore(self, chain_id: str, address: str) -> bool:
+        """Whether the data directory was restored from a backup and the wallet's nonces have not
+        been seen to match the chain since: its verified block is not above the backup's height
+        (equal: verified at the very head the backup recorded, which may have been before it)."""
+        height = self.restored.get(chain_id)
+        if height is None:
+            return False
+        row = wallet_row(chain_id, address)
+        return row is None or row.verified_block is None or int(row.verified_block) <= height
 
     def start_of(self, chain_id: str, address: str) -> int | None:
         return self._start(chain_id, wallet_row(chain_id, address))
