@@ -1,6 +1,7 @@
-"""`appliance payout status|cancel|unfence|approve|reject`: one payout's attempts and payloads,
-cancelling a stuck payout, letting a fenced wallet sign again once an operator has checked it, and
-deciding on a payout above its operator's approval threshold."""
+"""`appliance payout status|cancel|unfence|approve|reject|foreign|adopt|reject-foreign`: one
+payout's attempts and payloads, cancelling a stuck payout, letting a fenced wallet sign again once
+an operator has checked it, deciding on a payout above its operator's approval threshold, and on a
+transaction found at a custody wallet's nonce that the engine did not sign."""
 
 from __future__ import annotations
 
@@ -193,6 +194,109 @@ def reject_command(
     nothing signed or paid."""
     result = _decide(payout_id, operator_id, by, memo, False, settings)
     emit(as_json, result, lambda: f"payout {payout_id} rejected by {result['decidedBy']}: FAILED")
+
+
+_TX_HASH = r"0x[0-9a-fA-F]{64}"
+
+
+def _foreign(settings: Settings, action: Callable[..., Any], *, chains: bool = False) -> Any:
+    from appliance.engine.payouts.cancel import CancelError
+    from appliance.engine.payouts.foreign import ForeignError
+
+    try:
+        return _with_engine(settings, action, chains=chains)
+    except (ForeignError, CancelError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _describe_foreign(row: dict[str, Any]) -> str:
+    decided = (
+        f"{row['status']} by {row['decidedBy']} at {row['decidedAt']}" if row["decidedAt"] else "pending"
+    )
+    payout = f" for payout {row['payoutId']}" if row["payoutId"] else ""
+    return (
+        f"{row['txHash']} on {row['chainId']}: nonce {row['nonce']} of the {row['role']} wallet "
+        f"{row['wallet']} (block {row['blockNumber']}) to {row['to']}, value {row['valueMinor']}, "
+        f"data {row['data'][:20]}{'…' if len(row['data']) > 20 else ''}: {decided}{payout}"
+    )
+
+
+@payout_group.command("foreign")
+@click.option("--pending", "only_pending", is_flag=True, help="Only those waiting for a decision.")
+@command_options
+def foreign_command(only_pending: bool, settings: Settings, as_json: bool) -> None:
+    """Transactions found at a custody wallet's nonce whose signed bytes the engine does not hold:
+    each fences its wallet until an administrator adopts or rejects it."""
+    from appliance.engine.payouts.foreign import listing
+
+    rows = _foreign(settings, lambda: listing("pending" if only_pending else None))
+    emit(as_json, rows, lambda: "\n".join(_describe_foreign(r) for r in rows) or "none")
+
+
+@payout_group.command("adopt")
+@click.option("--chain-id", "chain_id", required=True)
+@click.option("--tx", "tx_hash", required=True, help="The foreign transaction's hash.")
+@click.option("--payout", "payout_id", required=True, help="The payout it pays exactly.")
+@click.option("--operator", "operator_id", default=None, help="The operator (when several use the payoutId).")
+@click.option("--by", default=None, help="Who decides (default: the OS user).")
+@click.option("--memo", default=None, help="Why (kept with the decision).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@command_options
+def adopt_command(
+    chain_id: str,
+    tx_hash: str,
+    payout_id: str,
+    operator_id: str | None,
+    by: str | None,
+    memo: str | None,
+    yes: bool,
+    settings: Settings,
+    as_json: bool,
+) -> None:
+    """Record a foreign transaction of the payout wallet as the engine's transaction for PAYOUT,
+    which it must pay exactly (asset, amount, destination); the payout then confirms like any
+    other and is never signed again. Audited (who, when, what)."""
+    from appliance.cli._ledger import actor
+    from appliance.engine.payouts.cancel import find
+    from appliance.engine.payouts.foreign import adopt
+
+    if not re.fullmatch(_TX_HASH, tx_hash):
+        raise click.ClickException("--tx must be 0x and 64 hex digits")
+    if not yes:
+        click.confirm(
+            f"Record {tx_hash} as the engine's own payment of payout {payout_id}? Only if you know who "
+            "signed it (another copy of this deployment) and that it was meant to pay this payout",
+            abort=True,
+        )
+    who = actor(by)
+    result = _foreign(
+        settings,
+        lambda chains, _custody: adopt(chains, chain_id, tx_hash, find(payout_id, operator_id), who, memo),
+        chains=True,
+    )
+    emit(as_json, result, lambda: _describe_foreign(result))
+
+
+@payout_group.command("reject-foreign")
+@click.option("--chain-id", "chain_id", required=True)
+@click.option("--tx", "tx_hash", required=True, help="The foreign transaction's hash.")
+@click.option("--by", default=None, help="Who decides (default: the OS user).")
+@click.option("--memo", default=None, help="Why (kept with the decision).")
+@command_options
+def reject_foreign_command(
+    chain_id: str, tx_hash: str, by: str | None, memo: str | None, settings: Settings, as_json: bool
+) -> None:
+    """Record a foreign transaction as a foreign outflow: nothing is taken as paid by it, reconcile
+    keeps it as an unknown outflow until acknowledged, and its wallet signs again at the next nonce
+    once nothing else of it waits for a decision. Audited (who, when, what)."""
+    from appliance.cli._ledger import actor
+    from appliance.engine.payouts.foreign import reject
+
+    if not re.fullmatch(_TX_HASH, tx_hash):
+        raise click.ClickException("--tx must be 0x and 64 hex digits")
+    who = actor(by)
+    result = _foreign(settings, lambda: reject(chain_id, tx_hash, who, memo))
+    emit(as_json, result, lambda: _describe_foreign(result))
 
 
 def register(group: click.Group) -> None:

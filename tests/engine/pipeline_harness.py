@@ -122,3 +122,41 @@ def race_two_workers(harness: Harness, payout_ids: list[str], seconds: float = 6
     finally:
         stop.set()
         thread.join()
+
+
+def adopt_found(harness: Harness, by: str = "test-admin") -> int:
+    """What an administrator does after a restore whose copy's transactions the engine no longer
+    holds (issue 44, item 5): each transaction the fencing found and keeps for a decision that
+    pays a REQUESTED payout exactly is adopted for it (`appliance payout adopt`). Returns how many."""
+    from appliance.engine.models import ForeignTransaction
+    from appliance.engine.outgoing.fencing import pays
+    from appliance.engine.payouts.foreign import adopt
+
+    chains = harness.app.extensions["engine"].chains
+    adopted = 0
+    with database.connection_context():
+        for row in ForeignTransaction.select().where(ForeignTransaction.status == "pending"):
+            paid = pays(chains, row.chain_id, bytes.fromhex(row.raw))
+            if paid is None:
+                continue
+            for payout in Payout.select().where(
+                (Payout.status == "REQUESTED")
+                & (Payout.asset == paid[0])
+                & (Payout.amount_minor == str(paid[2]))
+            ):
+                if str(payout.destination).lower() == paid[1].lower():
+                    adopt(chains, row.chain_id, row.tx_hash, payout, by, "found after a restore")
+                    adopted += 1
+                    break
+    return adopted
+
+
+def drive_adopting(harness: Harness, done: Callable[[], bool], **kw: Any) -> None:
+    """``drive``, adopting at each step what the fencing found (adopt_found)."""
+
+    def step() -> bool:
+        if adopt_found(harness):
+            harness.skip_waits()  # the wallet signs again: no fenced back-off
+        return done()
+
+    harness.drive(step, **kw)

@@ -3,16 +3,20 @@ shows paid, and a wallet whose nonces the engine cannot account for stops signin
 
 from __future__ import annotations
 
+import getpass
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from eth_utils import to_checksum_address
 
 from appliance.backup import create_backup, read_manifest, restore_backup
+from appliance.cli import cli
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, Payout, Wallet
+from appliance.engine.models import Broadcast, ForeignTransaction, Wallet
 from appliance.engine.outgoing.fencing import CHECKPOINTS
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND
@@ -22,6 +26,7 @@ from tests.engine.pipeline_harness import (
     PAYOUT_WALLET,
     TEST_MNEMONIC,
     Harness,
+    drive_adopting,
     harness_settings,
     make_harness,
 )
@@ -80,7 +85,7 @@ def test_a_backup_restored_after_its_payouts_were_paid_pays_nobody_again(
     restore_backup(tmp_path / "backup", tmp_path / "restored", lambda t: load_settings({"data_dir": str(t)}))
     restored = served_against(tmp_path / "restored", chain)
     assert statuses(restored, ids) == ["REQUESTED"] * 5  # as the backup had them
-    restored.drive(lambda: statuses(restored, ids) == ["COMPLETED"] * 5)
+    drive_adopting(restored, lambda: statuses(restored, ids) == ["COMPLETED"] * 5)
     for _ in range(5):  # and a while longer: nothing more is signed
         restored.skip_waits()
         restored.run_pass()
@@ -145,14 +150,19 @@ def test_a_backup_records_each_chains_height_in_its_manifest(
     }
 
 
-def test_a_payout_found_on_chain_is_never_signed_again(settings: Settings) -> None:
-    """The fencing's match: a transaction at the gap that pays an unfinished payout exactly is
-    adopted as that payout's (and completes), instead of being signed a second time."""
+def test_a_foreign_transaction_paying_a_requested_payout_is_not_taken_as_paid_until_adopted(
+    settings: Settings,
+) -> None:
+    """Issue 44, item 5: a transaction at the gap that pays a REQUESTED payout exactly, signed
+    with the key outside this engine, is not taken as that payout's (before: adopted and
+    COMPLETED by itself, even for a payout awaiting approval or of a paused operator). The wallet
+    is fenced and the transaction waits for an administrator; adopted, it completes the payout,
+    which is never signed again, and the decision is kept (who, when, what)."""
     harness = make_harness(harness_settings(settings, {}), _mine)
     chain = local_chain(harness)
     chain.faucet("ETH", PAYOUT_WALLET, ETHER)
     harness.submit("pyo_adopted001", 4321, destination=dest(7))
-    # Another copy of the same key pays it first (signed outside this engine, same bytes' meaning).
+    # Someone with the mnemonic pays it first (signed outside this engine).
     from appliance.engine.custody import PAYOUT_WALLET as PATH
 
     custody = harness.app.extensions["engine"].custody.key  # the bare key: no signer's policy
@@ -170,15 +180,40 @@ def test_a_payout_found_on_chain_is_never_signed_again(settings: Settings) -> No
             "maxPriorityFeePerGas": 10**9,
         },
     )
-    chain.send_raw_transaction(raw)
+    tx_hash = chain.send_raw_transaction(raw)
     chain.mine()
     with database.connection_context():
         Wallet.create(chain_id="eth_local", address=PAYOUT_WALLET, next_nonce=0, verified_block=0)
+    for _ in range(3):
+        harness.skip_waits()
+        harness.run_pass()
+        chain.mine()
+    payout = harness.payout("pyo_adopted001")
+    assert payout.status == "REQUESTED"  # not taken as paid
+    assert "whose signed bytes this engine does not hold" in (payout.reason or "")
+    with database.connection_context():
+        assert Broadcast.select().count() == 0
+        found = ForeignTransaction.get()
+        assert (found.tx_hash, found.status, found.role, found.nonce) == (tx_hash, "pending", "payout", 0)
+        assert Wallet.get(Wallet.address == PAYOUT_WALLET).fence_reason
+
+    result = CliRunner().invoke(
+        cli,
+        ["payout", "adopt", "--chain-id", "eth_local", "--tx", tx_hash, "--payout", "pyo_adopted001",
+         "--memo", "our old host", "--yes", "--json", "--data-dir", str(settings.data_dir)],
+        env={"APPLIANCE_CUSTODY_KEY": TEST_MNEMONIC},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    decided = json.loads(result.output)
+    assert decided["status"] == "adopted" and decided["payoutId"] == "pyo_adopted001"
+    assert decided["decidedBy"] == getpass.getuser() and decided["decidedAt"]
+    assert decided["note"] == "our old host" and decided["walletReleased"] is True
     harness.until_status("pyo_adopted001", "COMPLETED")
     assert chain.balance(dest(7)) == 4321
     assert chain.nonce(PAYOUT_WALLET) == 1
     with database.connection_context():
-        assert Payout.get().reason is None
+        assert Broadcast.get().tx_hash == tx_hash
+        assert Wallet.get(Wallet.address == PAYOUT_WALLET).fence_reason is None
 
 
 @pytest.mark.postgres
@@ -224,7 +259,7 @@ def test_a_backup_restored_onto_postgresql_after_its_payouts_were_paid_pays_nobo
         restored = served_against(target, chain)
         assert restored.app.extensions["engine"].settings.engine_db_url == engine_url
         assert statuses(restored, ids) == ["REQUESTED"] * 5
-        restored.drive(lambda: statuses(restored, ids) == ["COMPLETED"] * 5)
+        drive_adopting(restored, lambda: statuses(restored, ids) == ["COMPLETED"] * 5)
         for _ in range(5):
             restored.skip_waits()
             restored.run_pass()

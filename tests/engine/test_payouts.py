@@ -231,6 +231,13 @@ def test_the_openapi_document_describes_the_payout_routes(engine_client) -> None
     )
 
 
+def test_the_openapi_document_describes_partial_delivery(engine_client) -> None:
+    schemas = engine_client.get("/openapi.json").json["components"]["schemas"]
+    entry = schemas["PayoutEntry"]
+    assert {"deliveredMinor", "debitedMinor"} <= set(entry["properties"])
+    assert "COMPLETED_SHORT" in str(entry["properties"]["status"]) + str(schemas.get("Status", ""))
+
+
 def test_the_embedded_chain_offers_eth_and_usdc_as_the_specs_asset_entries(signer) -> None:
     response = signer.request("GET", "/v1/assets")
     assert response.status_code == 200

@@ -147,6 +147,11 @@ class Chain(Protocol):
         """Transactions of ``address`` included in the canonical chain (the 'latest' nonce)."""
         ...
 
+    def pending_nonce(self, address: str) -> int:
+        """The 'pending' nonce: the latest nonce, or one above the highest nonce of ``address``
+        that the node's pool holds (transactions sent and not yet mined, whoever sent them)."""
+        ...
+
     def nonce_at(self, address: str, number: int) -> int:
         """Transactions of ``address`` included in canonical blocks up to ``number``. Needs the
         state of that block: a full (not archive) node keeps only recent ones and raises

@@ -103,6 +103,9 @@ class GuardedChain:
     def nonce(self, address: str) -> int:
         return self._call("nonce", address)  # type: ignore[no-any-return]
 
+    def pending_nonce(self, address: str) -> int:
+        return self._call("pending_nonce", address)  # type: ignore[no-any-return]
+
     def nonce_at(self, address: str, number: int) -> int:
         return self._call("nonce_at", address, number)  # type: ignore[no-any-return]
 

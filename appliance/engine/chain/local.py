@@ -355,6 +355,16 @@ class LocalChain:
         chain, _ = self._view()
         return int(chain.get_vm().state.get_nonce(to_canonical_address(address)))
 
+    def pending_nonce(self, address: str) -> int:
+        """The latest nonce, or one above the highest the pool holds of ``address``."""
+        nonce = self.nonce(address)
+        row = (
+            self._conn()
+            .execute("SELECT MAX(nonce) FROM pool WHERE sender = ?", (to_canonical_address(address),))
+            .fetchone()
+        )
+        return nonce if row[0] is None else max(nonce, int(row[0]) + 1)
+
     def nonce_at(self, address: str, number: int) -> int:
         chain, _ = self._view()
         try:  # every block's state is kept (compaction too keeps all state)

@@ -89,6 +89,9 @@ class RpcChain:
     def nonce(self, address: str) -> int:
         return int(self._call(self.w3.eth.get_transaction_count, to_checksum_address(address), "latest"))
 
+    def pending_nonce(self, address: str) -> int:
+        return int(self._call(self.w3.eth.get_transaction_count, to_checksum_address(address), "pending"))
+
     def nonce_at(self, address: str, number: int) -> int:
         return int(self._call(self.w3.eth.get_transaction_count, to_checksum_address(address), number))
 

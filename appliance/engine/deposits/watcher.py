@@ -40,7 +40,15 @@ from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.deposits.service import transfer_body
 from appliance.engine.ledger import book
-from appliance.engine.models import ChainCursor, Deposit, DepositAddress, ScannedBlock, SignedPayload
+from appliance.engine.models import (
+    Broadcast,
+    ChainCursor,
+    Deposit,
+    DepositAddress,
+    ScannedBlock,
+    SignedPayload,
+)
+from appliance.engine.outgoing.transactions import tx_hash_of
 from appliance.engine.webhooks.events import DEPOSIT_CONFIRMED, DEPOSIT_RETRACTED, emit
 
 log = logging.getLogger("appliance.engine.deposits")
@@ -96,21 +104,34 @@ def _event_data(row: Deposit) -> dict[str, Any]:
     }
 
 
+# What the engine sends to its own deposit addresses that is no deposit: a sweep's gas top-up
+# from the fee wallet (and, for completeness, any top-up or sweep). A payout is a deposit for the
+# address's owner: operator A paying a customer of operator B on the same deployment credits B.
+NOT_DEPOSITS = ("gas_topup", "sweep_topup", "sweep")
+
+
 def _not_our_own(found: list[Any]) -> list[Any]:
-    """Transfers the engine signed itself are no deposit: a sweep's gas top-up from the fee wallet
-    to a deposit address (appliance/engine/sweeps) would otherwise credit the operator with the
-    deployment's own gas. Every such payload is stored before it is sent, so it is known here."""
+    """Transfers the engine signed itself as a top-up or a sweep are no deposit: a sweep's gas
+    top-up from the fee wallet to a deposit address (appliance/engine/sweeps) would otherwise
+    credit the operator with the deployment's own gas. Every such payload is stored before it is
+    sent (its raw bytes, whose keccak is the hash), so it is known here by its broadcast's kind.
+    A payout into a deposit address is not excluded (issue 44, item 8): before, every transfer
+    whose hash the engine had signed was dropped, and a payout from one operator to another's
+    customer was never credited, nor swept."""
     hashes = list({entry[1] for entry in found})
     if not hashes:
         return found
     ours: set[str] = set()
     for start in range(0, len(hashes), 500):
-        ours.update(
-            h
-            for (h,) in SignedPayload.select(SignedPayload.tx_hash)
-            .where(SignedPayload.tx_hash.in_(hashes[start : start + 500]))
+        rows = (
+            SignedPayload.select(SignedPayload.tx_hash, SignedPayload.raw)
+            .join(Broadcast, on=(SignedPayload.broadcast == Broadcast.id))
+            .where(
+                SignedPayload.tx_hash.in_(hashes[start : start + 500]) & Broadcast.purpose.in_(NOT_DEPOSITS)
+            )
             .tuples()
         )
+        ours.update(h for h, raw in rows if tx_hash_of(bytes.fromhex(raw)) == h.lower())
     return [entry for entry in found if entry[1] not in ours]
 
 

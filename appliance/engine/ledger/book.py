@@ -1,6 +1,7 @@
 """Posting to the per-operator double-entry ledger (docs/engine-treasury.md, "Ledger").
 
-Every journal is two legs that sum to zero, on accounts of one operator and one asset
+Every journal is legs that sum to zero (two; three when a payout's transfer moved other than its
+amount: a fee-on-transfer token), on accounts of one operator and one asset
 (chain id + asset code), written inside the caller's write transaction, i.e. in the same
 transaction as the state change that causes it (a deposit confirmed or retracted, a payout
 reserved, failed, completed or charged its network fee, an administrator's adjustment). Amounts
@@ -180,15 +181,19 @@ def _reserved(payout: Payout) -> bool:
 def on_transition(payout: Payout, before: str, after: str) -> None:
     """Called by payouts.state.transition in the transaction of every move: a payout is debited
     when it is reserved (REQUESTED → SIGNED: it gets a nonce), released when it FAILED, and moved
-    to paid_out when it COMPLETED."""
+    to paid_out when it COMPLETED or COMPLETED_SHORT: by what left the payout wallet
+    (``debited_minor``; a fee-on-transfer token's transfer may move more or less than the amount
+    asked), the difference back to (or further off) the balance. Never released to be paid again."""
     amount = int(payout.amount_minor)
     args = (payout.operator_id, payout.chain_id, payout.asset)
     if before == "REQUESTED" and after == "SIGNED":
         post(PAYOUT_RESERVE, *args, {BALANCE: -amount, IN_FLIGHT: amount}, ref=_payout_ref(payout))
     elif after == "FAILED" and _reserved(payout):
         post(PAYOUT_RELEASE, *args, {IN_FLIGHT: -amount, BALANCE: amount}, ref=_payout_ref(payout))
-    elif after == "COMPLETED" and _reserved(payout):
-        post(PAYOUT_SETTLE, *args, {IN_FLIGHT: -amount, PAID_OUT: amount}, ref=_payout_ref(payout))
+    elif after in ("COMPLETED", "COMPLETED_SHORT") and _reserved(payout):
+        debited = int(payout.debited_minor) if payout.debited_minor else amount
+        legs = {IN_FLIGHT: -amount, PAID_OUT: debited, BALANCE: amount - debited}
+        post(PAYOUT_SETTLE, *args, {k: v for k, v in legs.items() if v}, ref=_payout_ref(payout))
 
 
 def charge_fee(payout: Payout, fee_asset_code: str) -> None:

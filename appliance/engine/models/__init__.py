@@ -14,7 +14,13 @@ from appliance.engine.models.deposits import (
 from appliance.engine.models.operators import Operator, OperatorSecret
 from appliance.engine.models.payouts import Payout, PayoutAttempt, PayoutTransition, SeenSignature
 from appliance.engine.models.reports import ExportJob, ExportRow, Projection, ProjectionGap, ReportRow
-from appliance.engine.models.transactions import Broadcast, BroadcastTransition, SignedPayload, Wallet
+from appliance.engine.models.transactions import (
+    Broadcast,
+    BroadcastTransition,
+    ForeignTransaction,
+    SignedPayload,
+    Wallet,
+)
 from appliance.engine.models.treasury import Sweep, TreasuryBalance, TreasuryFinding, TreasuryRun
 from appliance.engine.models.webhooks import (
     WebhookDelivery,
@@ -33,6 +39,7 @@ __all__ = [
     "DepositAddress",
     "ExportJob",
     "ExportRow",
+    "ForeignTransaction",
     "Operator",
     "OperatorSecret",
     "Payout",

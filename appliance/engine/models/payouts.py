@@ -37,6 +37,10 @@ class Payout(BaseModel):
     next_attempt_at = UTCDateTimeField(null=True)
     work_attempts = peewee.IntegerField(default=0)
     fee_minor = peewee.CharField(max_length=78, null=True)
+    # Once final and paid: what reached the destination and what left the payout wallet (a
+    # fee-on-transfer token delivers less: COMPLETED_SHORT), as decimal strings.
+    delivered_minor = peewee.CharField(max_length=78, null=True)
+    debited_minor = peewee.CharField(max_length=78, null=True)
 
     class Meta:
         table_name = "payout"

@@ -82,3 +82,28 @@ class SignedPayload(BaseModel):
 
     class Meta:
         table_name = "signed_payload"
+
+
+class ForeignTransaction(BaseModel):
+    """A transaction found on chain at a custody wallet's nonce whose exact bytes the engine does
+    not hold (outgoing.fencing): never taken as the engine's own by itself. The wallet stays
+    fenced while one is ``pending``; an administrator decides (`appliance payout adopt` or
+    `appliance payout reject-foreign`), and the row keeps who decided, when and what."""
+
+    chain_id = peewee.CharField(max_length=32)
+    wallet = peewee.CharField(max_length=42)
+    role = peewee.CharField(max_length=16)  # payout | fee | deposit
+    nonce = peewee.BigIntegerField()
+    tx_hash = peewee.CharField(max_length=66)
+    block_number = peewee.BigIntegerField()
+    raw = peewee.TextField()  # the signed bytes as the chain holds them (hex)
+    status = peewee.CharField(max_length=16)  # pending | adopted | rejected
+    found_at = UTCDateTimeField(default=now)
+    decided_at = UTCDateTimeField(null=True)
+    decided_by = peewee.CharField(max_length=200, null=True)  # the OS user (or --by)
+    payout = peewee.ForeignKeyField(Payout, null=True, on_delete="RESTRICT")  # adopted for
+    note = peewee.TextField(null=True)
+
+    class Meta:
+        table_name = "foreign_transaction"
+        indexes = ((("chain_id", "tx_hash"), True), (("chain_id", "wallet", "status"), False))

@@ -8,8 +8,9 @@ cancellations alike (issue 42).
   one compare-and-set transition() records each move in the same transaction.
 - follow: receipts and confirmations, reorgs, sends again, fee bumps, a used nonce looked up.
 - fees: the fee arithmetic (base fee, ceiling, bump, gas margin), written once.
-- fencing: the nonce fencing: signing for a wallet only while the chain's use of its nonces is
-  accounted for (adopting what another copy of the data directory paid).
+- fencing: the nonce fencing: signing for a wallet only while the chain's use of its nonces,
+  mined and pending, is accounted for by bytes the engine holds; anything else fences the wallet
+  and waits for an administrator (payouts.foreign: adopt or reject-foreign).
 - topups: the fee wallet's gas top-ups, for payouts and sweeps.
 
 What each transaction pays for (a payout's status, a sweep's row) moves in its own package, in the

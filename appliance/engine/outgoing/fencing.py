@@ -2,19 +2,26 @@
 is accounted for by the engine's own records.
 
 Why: a restored backup, a copied data directory or a key used elsewhere meets a chain whose nonce
-for the wallet is ahead of the engine's counter. Skipping ahead would sign again what another copy
-already paid (issue 29: a restored backup paid every in-flight payout twice). So before a
-reservation the chain's confirmed nonce is compared with the wallet's next nonce:
+for the wallet is ahead of the engine's counter, or a node's pool holding transactions at nonces the
+engine has not reserved. Skipping ahead would sign again what another copy already paid (issue 29:
+a restored backup paid every in-flight payout twice); signing at a nonce another copy's transaction
+still waits at in the pool, then bumping the fee, evicts it and pays twice while the payout it
+carried lands at the next nonce (issue 43, finding 4). So before a reservation:
 
-- equal or behind (our own transactions pending): sign as before;
-- ahead: every nonce of the gap must be matched against the chain, by scanning the wallet's
-  transactions since a block where the engine knew the wallet (its last verified head, or the
-  chain height a restored backup recorded). A transaction paying exactly what an unfinished payout
-  asks (same destination, asset and amount) is adopted as that payout's payload (it then confirms
-  like any other); a transfer from the fee wallet to the payout wallet is adopted as a gas top-up.
-  Anything else, or a gap with no known block to scan from, FENCES the wallet: signing stops with
-  the reason on the wallet, on every waiting payout, in /health/ready and in /metrics, until the
-  operator has looked (``appliance payout unfence``).
+- the chain's confirmed nonce (``latest``) is compared with the wallet's next nonce. Ahead: every
+  nonce of the gap is matched against the chain, by scanning the wallet's transactions since a
+  block where the engine knew the wallet (its last verified head, or the chain height a restored
+  backup recorded). Only a transaction whose exact signed bytes the engine holds (a stored payload
+  with the same hash) is taken as its own (issue 44, item 5). Anything else, or a gap with no known
+  block to scan from, FENCES the wallet: signing stops with the reason on the wallet, on every
+  waiting payout, in /health/ready and in /metrics; each such transaction is a
+  ``foreign_transaction`` row waiting for an administrator's decision (``appliance payout adopt``
+  for a payout it pays exactly, or ``appliance payout reject-foreign``: a foreign outflow, which
+  reconcile keeps as a finding), or ``appliance payout unfence``.
+- then the ``pending`` nonce: above the wallet's next nonce, the node's pool holds transactions at
+  nonces the engine never reserved (another copy's, in flight). Nothing is signed for the wallet
+  (it waits, ``Pending``) until they are mined and matched as above: the pool's transactions
+  cannot be read whole from every node, a block can.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from appliance.common.health import Check
 from appliance.engine.chain.base import Chain, ChainTransaction, FeeQuote
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, DepositAddress, Payout, Wallet
+from appliance.engine.models import Broadcast, ForeignTransaction, Payout, SignedPayload, Wallet
 from appliance.engine.outgoing import transactions
 from appliance.engine.payouts.state import transition
 
@@ -57,6 +64,29 @@ class Fenced(Exception):
 class Scanning(Fenced):
     """Signing for the wallet waits while its history on chain is read (not fenced: the next pass
     goes on from the block reached)."""
+
+
+class Pending(Scanning):
+    """Signing for the wallet waits: the node's pool holds transactions of the wallet at nonces the
+    engine has not reserved (not fenced: once mined they are matched like any gap)."""
+
+
+def _pending_reason(address: str, known: int, pending: int) -> str:
+    gap = f"nonces {known}..{pending - 1}" if pending - known > 1 else f"nonce {known}"
+    return (
+        f"the node's pool holds transactions of {address} at {gap}, which this engine did not "
+        "reserve (another copy of the data directory, or the key used elsewhere); nothing is signed "
+        "for this wallet until they are mined and matched to this engine's records"
+    )
+
+
+def _restored_reason(address: str, mined: int, pending: int) -> str:
+    gap = f"nonces {mined}..{pending - 1}" if pending - mined > 1 else f"nonce {mined}"
+    return (
+        f"restored from a backup: the node's pool holds transactions of {address} at {gap} not yet "
+        "mined; nothing new is signed for this wallet until they are mined and matched to this "
+        "engine's records"
+    )
 
 
 def _progress(reached: int, head: int, gap: str) -> str:
@@ -134,16 +164,38 @@ class Fencing:
 
     def check(self, chain: Chain, chain_id: str, address: str, role: str) -> int:
         """Before a reservation for ``address``: returns the chain's confirmed nonce when signing
-        may go on (after adopting what the chain shows of the engine's own kind); raises Fenced."""
+        may go on (the chain's use of the wallet's nonces, mined and pending, accounted for);
+        raises Fenced (or Scanning, Pending: wait)."""
         row = wallet_row(chain_id, address)
         if row is not None and row.fence_reason:
             raise Fenced(row.fence_reason)
         chain_nonce = chain.nonce(address)
         known = int(row.next_nonce) if row is not None else 0
-        if chain_nonce <= known:
-            return chain_nonce
-        self._reconcile(chain, chain_id, address, role, row, known, chain_nonce)
+        if chain_nonce > known:
+            self._reconcile(chain, chain_id, address, role, row, known, chain_nonce)
+            known = chain_nonce
+        # After the mined nonce, the pool's: a transaction of another copy waiting there at the
+        # nonce this engine would take next is replaced by a fee bump, and the payout it carried
+        # is paid again at the following nonce (issue 43, finding 4).
+        pending = chain.pending_nonce(address)
+        if pending > known:
+            raise Pending(_pending_reason(address, known, pending))
+        if pending > chain_nonce and self._unverified_since_restore(chain_id, address):
+            # Restored: the pool's transactions at the engine's own reserved nonces may be the
+            # dead host's replacements of them; nothing new is signed until they are mined and
+            # so matched (a reservation then records the wallet verified after the restore).
+            raise Pending(_restored_reason(address, chain_nonce, pending))
         return chain_nonce
+
+    def _unverified_since_restore(self, chain_id: str, address: str) -> bool:
+        """Whether the data directory was restored from a backup and the wallet's nonces have not
+        been seen to match the chain since: its verified block is not above the backup's height
+        (equal: verified at the very head the backup recorded, which may have been before it)."""
+        height = self.restored.get(chain_id)
+        if height is None:
+            return False
+        row = wallet_row(chain_id, address)
+        return row is None or row.verified_block is None or int(row.verified_block) <= height
 
     def start_of(self, chain_id: str, address: str) -> int | None:
         return self._start(chain_id, wallet_row(chain_id, address))
@@ -209,24 +261,25 @@ class Fencing:
                 # Compare-and-set: another worker (or node) moved the scan on meanwhile.
                 raise Scanning(_progress(now_cursor if now_cursor is not None else start, head, gap))
             reached = known
-            for tx in run:
-                if not self._adopt(chain_id, address, role, tx, end):
+            for position, tx in enumerate(run):
+                if not held(tx):
                     unknown = tx
+                    # Each transaction of the gap from here waits for an administrator's decision.
+                    for foreign in run[position:]:
+                        record_foreign(chain_id, address, role, foreign)
                     break
                 reached = tx.nonce + 1
             changes: dict[str, object] = {"next_nonce": reached}
+            if unknown is not None:  # fenced with what it recorded, in the same transaction
+                changes["fence_reason"] = _unknown_reason(unknown, address)
             if complete and unknown is None:
                 changes.update(scan_block=None, verified_block=max(0, end - VERIFIED_MARGIN))
             else:
                 changes["scan_block"] = end + 1
             Wallet.update(**changes).where(Wallet.id == current.id).execute()
         if unknown is not None:
-            reason = (
-                f"nonce {unknown.nonce} of {address} was used on chain by {unknown.tx_hash} (block "
-                f"{unknown.block_number}), which matches nothing this engine signed or was asked to "
-                "pay; nothing more is signed for this wallet until an operator checks"
-            )
-            fence(chain_id, address, reason)
+            reason = _unknown_reason(unknown, address)
+            log.error("signing stopped for %s on %s: %s", address, chain_id, reason)
             raise Fenced(reason)
         if not complete:
             if end >= head:
@@ -238,79 +291,87 @@ class Fencing:
             raise Scanning(_progress(end + 1, head, gap))
         log.warning("%s on %s: %s found on chain and matched to the engine's records", address, chain_id, gap)
 
-    def _adopt(self, chain_id: str, address: str, role: str, tx: ChainTransaction, head: int) -> bool:
-        """Record ``tx`` as the engine's own (inside the caller's write transaction) when it pays an
-        unfinished payout exactly, or is a gas top-up; False when it matches nothing. A deposit
-        address's own transactions are only ever the engine's sweeps, stored before they are sent:
-        one it has no record of is never adopted (its wallet is fenced)."""
-        if role == "deposit":
-            return False
-        if role == "fee":
-            if tx.data or tx.to is None or tx.value <= 0:
-                return False
-            # A top-up of a deposit address's gas (for its token's sweep) or of the payout wallet's.
-            to_deposit = (
-                DepositAddress.select()
-                .where((DepositAddress.chain_id == chain_id) & (DepositAddress.address == tx.to))
-                .exists()
-            )
-            _store(chain_id, address, tx, None, "sweep_topup" if to_deposit else "gas_topup", head)
-            return True
-        payout = self.matching_payout(chain_id, tx)
-        if payout is None:
-            return False
-        broadcast = _store(chain_id, address, tx, payout.id, "payout", head)
-        transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
-        transition(
-            payout,
-            "BROADCAST",
-            tx_hash=broadcast.tx_hash,
-            reason=f"found on chain at nonce {tx.nonce} ({tx.tx_hash}): signed by another copy of "
-            "this data directory; confirmed like any other, never signed again",
-        )
-        return True
 
-    def matching_payout(self, chain_id: str, tx: ChainTransaction) -> Payout | None:
-        """The oldest REQUESTED payout that ``tx`` pays exactly (destination, asset, amount)."""
-        if tx.to is None:
-            return None
-        if not tx.data and tx.value > 0:
-            asset = self.chains.native(chain_id)
-            destination, amount = tx.to, tx.value
-        elif tx.value == 0 and len(tx.data) == 68 and tx.data[:4] == transactions.TRANSFER_SELECTOR:
-            found = [
-                a
-                for a in self.chains.assets_of(chain_id)
-                if a.contract and a.contract.lower() == tx.to.lower()
-            ]
-            if not found:
-                return None
-            asset = found[0]
-            destination = "0x" + tx.data[16:36].hex()
-            amount = int.from_bytes(tx.data[36:68], "big")
-        else:
-            return None
-        candidates = (
-            Payout.select()
-            .where(
-                (Payout.chain_id == chain_id)
-                & (Payout.status == "REQUESTED")
-                & (Payout.asset == asset.code)
-                & (Payout.amount_minor == str(amount))
-            )
-            .order_by(Payout.id)
-        )
-        for payout in candidates:
-            if str(payout.destination).lower() == destination.lower():
-                return payout
-        return None
+def _unknown_reason(tx: ChainTransaction, address: str) -> str:
+    return (
+        f"nonce {tx.nonce} of {address} was used on chain by {tx.tx_hash} (block {tx.block_number}), "
+        "whose signed bytes this engine does not hold; nothing more is signed for this wallet until "
+        f"an administrator decides: {DECIDE}"
+    )
 
 
-def _store(
-    chain_id: str, address: str, tx: ChainTransaction, payout_id: int | None, purpose: str, head: int
-) -> Broadcast:
-    decoded = transactions.fees_of(tx.raw)
-    origin = transactions.Origin(payout_id, purpose, chain_id, address, tx.nonce)
-    # mined already: not in flight (the balance shows it); confirm() records where
+DECIDE = (
+    "`appliance payout adopt --chain-id C --tx HASH --payout ID` (it pays that payout exactly) or "
+    "`appliance payout reject-foreign --chain-id C --tx HASH` (a foreign outflow)"
+)
+
+
+def held(tx: ChainTransaction) -> bool:
+    """Whether the engine holds ``tx``'s exact signed bytes (a payload it stored before sending):
+    the chain's hash is keccak of the bytes the chain holds, checked against the stored bytes, so a
+    row naming the hash alone is not enough."""
+    if transactions.tx_hash_of(tx.raw) != tx.tx_hash.lower():
+        return False
+    stored = SignedPayload.select(SignedPayload.raw).where(SignedPayload.tx_hash == tx.tx_hash)
+    return any(bytes.fromhex(p.raw) == tx.raw for p in stored)
+
+
+def record_foreign(chain_id: str, address: str, role: str, tx: ChainTransaction) -> ForeignTransaction:
+    """A transaction at the wallet's nonce that the engine did not sign, waiting for an
+    administrator's decision (inside the caller's write transaction; once per transaction)."""
+    row = ForeignTransaction.get_or_none(
+        (ForeignTransaction.chain_id == chain_id) & (ForeignTransaction.tx_hash == tx.tx_hash)
+    )
+    if row is not None:
+        return row
+    return ForeignTransaction.create(  # type: ignore[no-any-return]
+        chain_id=chain_id,
+        wallet=address,
+        role=role,
+        nonce=tx.nonce,
+        tx_hash=tx.tx_hash,
+        block_number=tx.block_number,
+        raw=tx.raw.hex(),
+        status="pending",
+    )
+
+
+def fence_foreign(chain_id: str, address: str, role: str, tx: ChainTransaction, reason: str) -> None:
+    """Fence the wallet for ``tx`` (a foreign transaction at a nonce the engine reserved) and keep
+    it for an administrator's decision."""
+    with write_transaction(database):
+        record_foreign(chain_id, address, role, tx)
+    fence(chain_id, address, reason)
+
+
+def pays(chains: Chains, chain_id: str, raw: bytes) -> tuple[str, str, int] | None:
+    """(asset code, destination, amount) that signed bytes pay: a data-less native transfer or a
+    configured token's transfer(address,uint256); None for anything else."""
+    to, value, data = transactions.decode_raw(raw.hex())
+    if not data and value > 0:
+        return chains.native(chain_id).code, to, value
+    if value == 0 and len(data) == 68 and data[:4] == transactions.TRANSFER_SELECTOR:
+        for asset in chains.assets_of(chain_id):
+            if asset.contract and asset.contract.lower() == to.lower():
+                return asset.code, "0x" + data[16:36].hex(), int.from_bytes(data[36:68], "big")
+    return None
+
+
+def store_adopted(chain_id: str, tx: ForeignTransaction, payout: Payout, head: int) -> Broadcast:
+    """Record a foreign transaction an administrator adopted as ``payout``'s payload (inside the
+    caller's write transaction): a reservation found mined, confirmed like any other."""
+    raw = bytes.fromhex(tx.raw)
+    decoded = transactions.fees_of(raw)
+    origin = transactions.Origin(payout.id, "payout", chain_id, tx.wallet, int(tx.nonce))
     fees = FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas)
-    return transactions.store(origin, tx.raw, tx.tx_hash, fees, decoded.gas, "mined", tx.block_number)
+    broadcast = transactions.store(origin, raw, tx.tx_hash, fees, decoded.gas, "mined", head)
+    transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
+    transition(
+        payout,
+        "BROADCAST",
+        tx_hash=broadcast.tx_hash,
+        reason=f"found on chain at nonce {tx.nonce} ({tx.tx_hash}), signed outside this engine's "
+        f"records; adopted by {tx.decided_by}: confirmed like any other, never signed again",
+        next_attempt_at=None,  # looked at by the next pass, not after the fenced wallet's back-off
+    )
+    return broadcast

@@ -172,5 +172,5 @@ def foreign_use(broadcast: Broadcast, tx: ChainTransaction, *, block: bool = Fal
     return (
         f"nonce {broadcast.nonce} of {broadcast.wallet} was used on chain by {tx.tx_hash}{where}, "
         "a transaction this engine did not sign; nothing more is signed for this wallet until an "
-        "operator checks"
+        "administrator decides (`appliance payout reject-foreign`, or `appliance payout unfence`)"
     )

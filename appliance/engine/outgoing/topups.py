@@ -19,7 +19,7 @@ from appliance.engine.db import database
 from appliance.engine.models import Broadcast
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, transactions
-from appliance.engine.outgoing.fencing import Fencing, fence
+from appliance.engine.outgoing.fencing import Fencing, fence_foreign
 
 log = logging.getLogger("appliance.engine.payouts")
 
@@ -166,6 +166,6 @@ class PayoutTopUps:
         found = follow.at_nonce(chain, self.fencing, row)
         if found.tx is None or found.found is follow.Found.OURS:
             return  # not visible yet, or ours and its receipt comes next
-        fence(row.chain_id, row.wallet, follow.foreign_use(row, found.tx))
+        fence_foreign(row.chain_id, row.wallet, "fee", found.tx, follow.foreign_use(row, found.tx))
         with write_transaction(database):
             follow.finalise(row, None)

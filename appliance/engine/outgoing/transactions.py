@@ -49,6 +49,11 @@ def digest(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
+def tx_hash_of(raw: bytes) -> str:
+    """The transaction hash of signed bytes (keccak-256), as the chain names it: 0x, lower case."""
+    return "0x" + keccak(raw).hex()
+
+
 # Signs one transaction dict; returns (raw bytes, 0x hash). Callers that must hold their own signing
 # rules (the sweeps: appliance/engine/sweeps/signing.py) pass theirs; by default the custody key at
 # the reservation's key path signs.

@@ -19,7 +19,7 @@ from appliance.common.db import write_transaction
 from appliance.engine.chain.registry import Chains
 from appliance.engine.custody import PAYOUT_WALLET, CustodyKeys
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, Payout, SignedPayload, Wallet
+from appliance.engine.models import Broadcast, ForeignTransaction, Payout, SignedPayload, Wallet
 from appliance.engine.outgoing import transactions
 from appliance.engine.outgoing.fees import bumped_fees
 from appliance.engine.payouts.service import entry
@@ -44,7 +44,7 @@ def find(payout_id: str, operator_id: str | None) -> Payout:
 
 
 def cancel(payout: Payout, chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
-    if payout.status in ("COMPLETED", "FAILED"):
+    if payout.status in ("COMPLETED", "COMPLETED_SHORT", "FAILED"):
         raise CancelError(f"payout {payout.payout_id} is already {payout.status}")
     if payout.status == "REQUESTED":
         with write_transaction(database):
@@ -129,6 +129,20 @@ def unfence(chains: Chains, chain_id: str, address: str) -> dict[str, Any]:
     wallet = Wallet.get_or_none((Wallet.chain_id == chain_id) & (Wallet.address == address))
     if wallet is None or not wallet.fence_reason:
         raise CancelError(f"wallet {address} on {chain_id} is not fenced")
+    waiting = ForeignTransaction.select().where(
+        (ForeignTransaction.chain_id == chain_id)
+        & (ForeignTransaction.wallet == address)
+        & (ForeignTransaction.status == "pending")
+    )
+    if waiting.exists():
+        # Skipping over them would leave each undecided: neither the payout it may pay nor the
+        # outflow it is would ever be recorded (issue 44, item 5).
+        hashes = ", ".join(row.tx_hash for row in waiting)
+        raise CancelError(
+            f"wallet {address} on {chain_id} is fenced by transactions this engine did not sign, each "
+            f"waiting for a decision ({hashes}): `appliance payout adopt` or `appliance payout "
+            "reject-foreign` each of them; the wallet signs again once none waits"
+        )
     chain = chains.get(chain_id)
     if chain is None:
         raise CancelError(f"chain {chain_id} is not configured on this deployment")

@@ -12,7 +12,7 @@ from appliance.engine.ledger import controls
 from appliance.engine.models import Broadcast, Payout
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import state, transactions
-from appliance.engine.outgoing.fencing import Fenced, Fencing, Scanning
+from appliance.engine.outgoing.fencing import Fenced, Fencing, Pending, Scanning
 from appliance.engine.outgoing.transactions import Call
 from appliance.engine.payouts.readiness import Stop, WaitKind
 
@@ -51,6 +51,8 @@ def fencing_stop(
     """The chain's nonce of the wallet as the fencing checked it, or why signing for it stops."""
     try:
         return fencing.check(chain, chain_id, wallet, role), None
+    except Pending as exc:  # another copy's transactions in the pool: wait until they are mined
+        return 0, Stop(WaitKind.POOL, exc.reason)
     except Scanning as exc:  # the next pass reads the next blocks
         return 0, Stop(WaitKind.SCANNING, exc.reason)
     except Fenced as exc:

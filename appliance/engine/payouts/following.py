@@ -26,10 +26,10 @@ from appliance.engine.ledger import book
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, transactions
-from appliance.engine.outgoing.fencing import Fencing, fence
+from appliance.engine.outgoing.fencing import Fencing, fence_foreign
 from appliance.engine.payouts.readiness import REASON_LENGTH, Wait
 from appliance.engine.payouts.service import entry
-from appliance.engine.payouts.state import StaleMove, transition
+from appliance.engine.payouts.state import PAID, StaleMove, transition
 from appliance.engine.webhooks.events import PAYOUT_COMPLETED, PAYOUT_FAILED, emit
 
 log = logging.getLogger("appliance.engine.payouts")
@@ -179,27 +179,35 @@ class PayoutFollowing:
         if follow.depth(chain.head().number, receipt) < confirmations:
             return Outcome(self.poll)
         fee = str(receipt.gas_used * receipt.effective_gas_price)
-        shortfall = _shortfall(payout, asset, broadcast.wallet, receipt) if receipt.success else None
+        moved = _moved(payout, asset, broadcast.wallet, receipt) if receipt.success else None
+        failure = (
+            None
+            if receipt.success
+            else "the transaction reverted on chain; nothing was paid (the network fee was)"
+        )
         mined = SignedPayload.get_or_none(
             (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
         )
         if mined is not None and transactions.is_cancel(mined.raw, broadcast.wallet):
-            shortfall = (
+            failure = (
                 f"cancelled by the operator: nonce {broadcast.nonce} was taken by the zero-value "
                 f"self-transfer {receipt.tx_hash}; nothing was paid (its network fee was)"
             )
+        elif moved is not None and moved.nothing:
+            failure = moved.reason(asset)
         with write_transaction(database):
             follow.finalise(broadcast, receipt)
-            if receipt.success and shortfall is None:
-                transition(payout, "COMPLETED", tx_hash=receipt.tx_hash, fee_minor=fee)
+            if failure is not None or moved is None:
+                transition(payout, "FAILED", tx_hash=receipt.tx_hash, fee_minor=fee, reason=failure)
             else:
                 transition(
                     payout,
-                    "FAILED",
+                    "COMPLETED_SHORT" if moved.short else "COMPLETED",
                     tx_hash=receipt.tx_hash,
                     fee_minor=fee,
-                    reason=shortfall
-                    or "the transaction reverted on chain; nothing was paid (the network fee was)",
+                    delivered_minor=str(moved.delivered),
+                    debited_minor=str(moved.debited),
+                    reason=moved.reason(asset) if moved.short else None,
                 )
             # The amount settled (or was released) in transition; the fee paid is the operator's too.
             book.charge_fee(payout, self.chains.native(payout.chain_id).code)
@@ -248,7 +256,7 @@ class PayoutFollowing:
             )
             return Outcome()
         reason = follow.foreign_use(broadcast, tx, block=True)
-        fence(broadcast.chain_id, wallet, reason)
+        fence_foreign(broadcast.chain_id, wallet, "payout", tx, reason)
         asset = self.chains.find(payout.chain_id, payout.asset)
         if head - tx.block_number + 1 < (asset.confirmations if asset else 1):
             return wait_on(payout, reason, timedelta(seconds=2))
@@ -298,31 +306,62 @@ class PayoutFollowing:
 
 
 def announce(payout: Payout, fee_asset: str) -> None:
-    """payout.completed or payout.failed, in the transaction of the final move (the outbox)."""
+    """payout.completed (COMPLETED, or COMPLETED_SHORT with what was delivered) or payout.failed,
+    in the transaction of the final move (the outbox)."""
     emit(
         payout.operator_id,
-        PAYOUT_COMPLETED if payout.status == "COMPLETED" else PAYOUT_FAILED,
+        PAYOUT_COMPLETED if payout.status in PAID else PAYOUT_FAILED,
         {**entry(payout), "networkFeeMinor": payout.fee_minor, "feeAssetCode": fee_asset},
     )
 
 
-def _shortfall(payout: Payout, asset: Asset | None, wallet: str, receipt: Receipt) -> str | None:
-    """For a token payout, None when the receipt's Transfer logs move the full amount from the
-    wallet to the destination; otherwise the reason it is not paid in full (a token that returns
-    false instead of reverting moves nothing; a fee-on-transfer token moves less)."""
+@dataclasses.dataclass(frozen=True)
+class Moved:
+    """What a successful payout transaction moved: ``delivered`` to the destination and
+    ``debited`` out of the payout wallet (the asset's Transfer logs; the value for ETH)."""
+
+    amount: int
+    delivered: int
+    debited: int
+
+    @property
+    def nothing(self) -> bool:
+        """Nothing left the wallet and nothing arrived (a token that returns false): not paid."""
+        return self.delivered == 0 and self.debited == 0
+
+    @property
+    def short(self) -> bool:
+        return self.delivered < self.amount
+
+    def reason(self, asset: Asset | None) -> str:
+        code = asset.code if asset else ""
+        if self.nothing:
+            return (
+                f"the transaction succeeded but its {code} Transfer logs move 0 of {self.amount} minor "
+                "units to the destination (a token that returns false): nothing was paid; the network "
+                "fee was"
+            )
+        return (
+            f"delivered short: the transaction succeeded but its {code} Transfer logs move "
+            f"{self.delivered} of {self.amount} minor units to the destination ({self.debited} left "
+            "the payout wallet: a token that takes a fee on transfer); the payout is final and is "
+            "not paid again"
+        )
+
+
+def _moved(payout: Payout, asset: Asset | None, wallet: str, receipt: Receipt) -> Moved:
+    """What the successful transaction moved, read from the receipt's Transfer logs for a token
+    (a fee-on-transfer token delivers less than it takes from the sender; one that returns false
+    moves nothing)."""
+    amount = int(payout.amount_minor)
     if asset is None or asset.kind == "native" or not asset.contract:
-        return None
-    moved = sum(
-        value
+        return Moved(amount, amount, amount)
+    logs = [
+        (sender.lower(), to.lower(), value)
         for contract, sender, to, value in receipt.transfers
         if contract.lower() == asset.contract.lower()
-        and sender.lower() == wallet.lower()
-        and to.lower() == str(payout.destination).lower()
-    )
-    if moved == int(payout.amount_minor):
-        return None
-    return (
-        f"the transaction succeeded but its {asset.code} Transfer logs move {moved} of "
-        f"{payout.amount_minor} minor units to the destination (a token that returns false, or takes "
-        "a fee on transfer): not paid in full; the network fee was paid"
-    )
+    ]
+    wallet, destination = wallet.lower(), str(payout.destination).lower()
+    delivered = sum(value for sender, to, value in logs if sender == wallet and to == destination)
+    debited = sum(value for sender, to, value in logs if sender == wallet and to != wallet)
+    return Moved(amount, delivered, debited)

@@ -8,7 +8,8 @@
 - TopUp: the payout wallet lacks gas: the fee wallet tops it up first;
 - Sign: reserve a nonce and sign this call (the pipeline checks the funds and the operator's
   controls again under the wallet's lock);
-- Adopted: the nonce fencing found it paid on chain and moved it: nothing more to do here.
+- Adopted: it is no longer REQUESTED once the fencing has looked (an administrator adopted a
+  transaction found on chain for it, `appliance payout adopt`): nothing more to do here.
 
 The facts are asked for in the order of the questions: a payout its operator's controls hold
 costs no chain call, and gas is estimated only once the funds are known to be there (an estimate
@@ -45,6 +46,7 @@ class WaitKind(enum.Enum):
     # Each pass reads the next blocks of the wallet's history (fencing.SCAN_BLOCKS).
     SCANNING = (1, _STOPPED, "the nonce fencing is matching the wallet's history")
     FENCED = (30, _STOPPED, "the nonce fencing stopped signing for the wallet")
+    POOL = (5, _STOPPED, "the node's pool holds the wallet's transactions at nonces not reserved here")
     NONCE_AHEAD = (2, _STOPPED, "the chain's nonce moved since the fencing looked")
     ABOVE_CEILING = (
         15,
@@ -91,7 +93,7 @@ def unfunded(role: str, address: str, asset: Asset, needed: int, held: int) -> W
 
 @dataclasses.dataclass(frozen=True)
 class Adopted:
-    """The nonce fencing found the payout paid on chain and moved it."""
+    """The payout moved while the fencing looked (adopted for a transaction found on chain)."""
 
 
 Verdict = Wait | Fail | TopUp | Sign | Adopted

@@ -12,7 +12,7 @@ PayoutIdStr = Annotated[str, StringConstraints(pattern=r"^pyo_[a-z0-9]{8,48}$")]
 AssetStr = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{2,16}$")]
 AmountMinorStr = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,38}$")]
 DestinationStr = Annotated[str, StringConstraints(pattern=r"^\S{1,256}$")]
-Status = Literal["REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED"]
+Status = Literal["REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "COMPLETED_SHORT", "FAILED"]
 
 
 class PayoutPath(BaseModel):
@@ -67,6 +67,15 @@ class PayoutEntry(BaseModel):
     reason: str | None
     createdAt: str
     updatedAt: str
+    deliveredMinor: str | None = Field(
+        description="once COMPLETED or COMPLETED_SHORT: the minor units that reached the destination "
+        "(less than amountMinor only when COMPLETED_SHORT: a token that takes a fee on transfer); "
+        "null before"
+    )
+    debitedMinor: str | None = Field(
+        description="once COMPLETED or COMPLETED_SHORT: the minor units that left the payout wallet, "
+        "which the operator's balance is debited; null before"
+    )
 
 
 class PayoutDetail(PayoutEntry):

@@ -158,6 +158,18 @@ def entry(payout: Payout) -> dict[str, Any]:
         "reason": payout.reason,
         "createdAt": clock.iso(payout.created_at),
         "updatedAt": clock.iso(payout.updated_at),
+        **delivery(payout),
+    }
+
+
+def delivery(payout: Payout) -> dict[str, str | None]:
+    """deliveredMinor and debitedMinor: set once the payout is COMPLETED or COMPLETED_SHORT (a
+    COMPLETED payout recorded before these were kept delivered its amount in full)."""
+    if payout.status not in ("COMPLETED", "COMPLETED_SHORT"):
+        return {"deliveredMinor": None, "debitedMinor": None}
+    return {
+        "deliveredMinor": payout.delivered_minor or payout.amount_minor,
+        "debitedMinor": payout.debited_minor or payout.amount_minor,
     }
 
 

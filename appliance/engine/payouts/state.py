@@ -7,7 +7,12 @@ REQUESTED  the instruction is recorded; the pipeline has not signed it (it may w
 SIGNED     a transaction at a reserved (wallet, nonce) is signed and stored; it is (re)sent from
            the stored bytes only.
 BROADCAST  the chain accepted the stored bytes; waiting for inclusion and confirmations.
-COMPLETED  included with the asset's confirmations and succeeded on chain.
+COMPLETED  included with the asset's confirmations and succeeded on chain: the amount reached
+           the destination.
+COMPLETED_SHORT  included and succeeded, but the token delivered less than the amount (a
+           fee-on-transfer token): ``delivered_minor`` reached the destination, ``debited_minor``
+           left the payout wallet and is what the operator's ledger is debited. Final: never
+           released to be paid again (issue 44, item 6).
 FAILED     can never succeed (reverted on chain, or its nonce was consumed by a transaction the
            engine did not send); never while a payload at its nonce can still land.
 """
@@ -22,7 +27,9 @@ from appliance.common.compiled import insert_new, prepare_insert
 from appliance.engine.ledger import book
 from appliance.engine.models import Payout, PayoutTransition
 
-STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "FAILED")
+STATUSES = ("REQUESTED", "SIGNED", "BROADCAST", "COMPLETED", "COMPLETED_SHORT", "FAILED")
+FINAL = ("COMPLETED", "COMPLETED_SHORT", "FAILED")
+PAID = ("COMPLETED", "COMPLETED_SHORT")  # final, and something reached the destination
 
 # A payout is created REQUESTED (record_new); from there:
 LEGAL_MOVES: dict[str, set[str]] = {
@@ -30,8 +37,9 @@ LEGAL_MOVES: dict[str, set[str]] = {
     "SIGNED": {"BROADCAST", "FAILED"},
     # SIGNED again: the transaction left the canonical chain (a reorg, or dropped by the node)
     # and the same stored bytes are re-sent.
-    "BROADCAST": {"COMPLETED", "FAILED", "SIGNED"},
+    "BROADCAST": {"COMPLETED", "COMPLETED_SHORT", "FAILED", "SIGNED"},
     "COMPLETED": set(),
+    "COMPLETED_SHORT": set(),
     "FAILED": set(),
 }
 

@@ -71,7 +71,9 @@ def facts(event_type: str, body: dict[str, Any]) -> list[tuple[str, str, str, in
         fee = int(data.get("networkFeeMinor") or 0)
         fee_asset = data.get("feeAssetCode") or "ETH"
         if event_type == PAYOUT_COMPLETED:
-            amount = int(data["amountMinor"])
+            # What left custody: less or more than the amount for a fee-on-transfer token's
+            # COMPLETED_SHORT (debitedMinor; absent from events written before it was kept).
+            amount = int(data.get("debitedMinor") or data["amountMinor"])
             out.append(("PAYOUTS", data["asset"], day, 1, amount, 0))
             movement(data["asset"], 1, amount, 0)
         if fee:
