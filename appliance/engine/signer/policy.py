@@ -27,7 +27,7 @@ PAYOUT_WALLET = (0, 0)
 FEE_WALLET = (0, 1)
 TRANSFER_SELECTOR = keccak(text="transfer(address,uint256)")[:4]
 TRANSFER_CALL_BYTES = 4 + 32 + 32
-CLOSED = ("COMPLETED", "FAILED")
+CLOSED = ("COMPLETED", "COMPLETED_SHORT", "FAILED")
 
 
 @dataclasses.dataclass(frozen=True)
