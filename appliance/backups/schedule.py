@@ -19,6 +19,7 @@ after a tenth of the interval (at least a minute, at most the interval)."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -83,10 +84,18 @@ class BackupScheduler:
             settings.backup_keep_weekly,
         )
         self.kept = settings.backup_history_kept
+        # Set when serve stops: a run ends after the step under way (a drill, a prune), not
+        # after the whole run, so that a stop is not held up by minutes of drills.
+        self.stopping = threading.Event()
 
     def worker(self) -> Worker:
         idle = max(1.0, min(60.0, self.interval.total_seconds() / 10))
-        return lambda stop: run_worker("backups", database, stop, self.run_pass, idle_seconds=idle)
+
+        def work(stop: threading.Event) -> None:
+            self.stopping = stop
+            run_worker("backups", database, stop, self.run_pass, idle_seconds=idle)
+
+        return work
 
     def _due(self) -> bool:
         interval = self.interval
@@ -96,7 +105,10 @@ class BackupScheduler:
         )
 
     def run_pass(self) -> int:
-        """One scheduled backup when one is due and this process holds the turn; 1 when it ran."""
+        """One scheduled backup when one is due and this process holds the turn. Returns 0 even
+        after a run, so that the worker pauses before the next pass: a run longer than the
+        interval is followed by the next one a pause later, not at once, and another process
+        may take its turn meanwhile."""
         if not self._due():
             return 0
         started = clock.now()
@@ -106,7 +118,7 @@ class BackupScheduler:
         finally:
             retry = min(self.interval, max(RETRY, self.interval / 10))
             self.turn.release(last_run_at=started if passed else started - self.interval + retry)
-        return 1
+        return 0
 
     def run(self, started) -> bool:  # type: ignore[no-untyped-def]
         """Back up, drill, prune, drill again; False when no backup could be taken."""
@@ -144,12 +156,16 @@ class BackupScheduler:
         )
         log.info("scheduled backup %s taken in %.1f s (%d bytes) into %s", name, seconds, size, labels)
         unlock = Unlock(passphrase=lambda: passphrase)
-        for place in places:
-            self.drill(place, name, unlock)
-        for place in places:
-            self.prune(place)
-        for place in places:
-            self.drill_again(place, name, unlock)
+        steps = [
+            *[lambda p=p: self.drill(p, name, unlock) for p in places],
+            *[lambda p=p: self.prune(p) for p in places],
+            *[lambda p=p: self.drill_again(p, name, unlock) for p in places],
+        ]
+        for step in steps:
+            if self.stopping.is_set():
+                log.info("scheduled backup %s: serve is stopping, the rest waits for the next run", name)
+                break
+            step()
         return True
 
     def drill(self, place: Destination, name: str, unlock: Unlock) -> bool:
