@@ -14,7 +14,9 @@ PostgreSQL is dumped with ``pg_dump`` (one snapshot of its own) in the same orde
 
 The manifest lists every file with its size and SHA-256 (as stored in the backup), the appliance
 version and each database's schema version; restore checks all of them and refuses a backup whose
-schema is newer than the migrations this binary knows.
+schema is newer than the migrations this binary knows. For each SQLite database it also records
+every table's row count in the copy (``rowCounts``), which restore drills compare
+(appliance/backups/drill.py).
 
 Encrypted (issue 41): a backup holds everything that opens the live install (appliance.key signs
 access tokens and unseals operators' HMAC secrets; the databases hold sealed secrets and hashes;

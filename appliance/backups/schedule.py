@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from appliance.backup import BackupError, Unlock, create_backup
@@ -120,7 +120,7 @@ class BackupScheduler:
             self.turn.release(last_run_at=started if passed else started - self.interval + retry)
         return 0
 
-    def run(self, started) -> bool:  # type: ignore[no-untyped-def]
+    def run(self, started: datetime) -> bool:
         """Back up, drill, prune, drill again; False when no backup could be taken."""
         settings = self.settings
         name = backup_name(started)
@@ -165,6 +165,7 @@ class BackupScheduler:
             if self.stopping.is_set():
                 log.info("scheduled backup %s: serve is stopping, the rest waits for the next run", name)
                 break
+            self.turn.renew()  # a long run keeps its turn (LEASE from each step's start)
             step()
         return True
 
