@@ -194,8 +194,12 @@ def backups_probe(interval: timedelta) -> Probe:
             )
         warning = None
         if good is None or clock.now() - good.finished_at > 2 * interval:
-            age = "no backup has been taken yet" if good is None else f"the last good backup is {good.name}"
-            warning = f"{age}, older than twice the interval ({_hours(2 * interval)})"
+            warning = (
+                "no backup has been taken yet"
+                if good is None
+                else f"the last good backup, {good.name}, is older than twice the interval "
+                f"({_hours(2 * interval)})"
+            )
             if failed_runs:
                 warning += f"; {failed_count} runs failed since, the last: {failed_runs[0].error}"
         if warning is None:
