@@ -14,7 +14,9 @@ PostgreSQL is dumped with ``pg_dump`` (one snapshot of its own) in the same orde
 
 The manifest lists every file with its size and SHA-256 (as stored in the backup), the appliance
 version and each database's schema version; restore checks all of them and refuses a backup whose
-schema is newer than the migrations this binary knows.
+schema is newer than the migrations this binary knows. For each SQLite database it also records
+every table's row count in the copy (``rowCounts``), which restore drills compare
+(appliance/backups/drill.py).
 
 Encrypted (issue 41): a backup holds everything that opens the live install (appliance.key signs
 access tokens and unseals operators' HMAC secrets; the databases hold sealed secrets and hashes;
@@ -96,6 +98,7 @@ class Database:
     target: str  # its path inside the backup
     snapshot: sqlite3.Connection | None = None
     schema_version: int | None = None
+    row_counts: dict[str, int] | None = None  # each table's rows in the copy (SQLite only)
 
 
 # -- hashing and copying -------------------------------------------------------------------------
@@ -233,9 +236,22 @@ def _copy_pinned(database: Database, target: Path) -> None:
         check = copy.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             raise BackupError(f"{database.name} copy failed its integrity check: {check}")
+        database.row_counts = row_counts(copy)
     finally:
         copy.close()
     os.chmod(target, 0o600)
+
+
+def row_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Rows of every table of a SQLite database: recorded in the manifest at backup time, so that
+    a restore drill (appliance/backups/drill.py) can tell a restored copy from a truncated one."""
+    tables = [
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    return {name: int(conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]) for name in tables}
 
 
 def libpq_command(url: str) -> tuple[str, dict[str, str]]:
@@ -370,7 +386,12 @@ def create_backup(
             "sqliteVersion": sqlite3.sqlite_version,
             "encryption": sealer.header if sealer is not None else None,
             "databases": {
-                d.name: {"backend": d.backend, "path": d.target, "schemaVersion": d.schema_version}
+                d.name: {
+                    "backend": d.backend,
+                    "path": d.target,
+                    "schemaVersion": d.schema_version,
+                    **({"rowCounts": d.row_counts} if d.row_counts is not None else {}),
+                }
                 for d in databases
             },
             "chainHeights": heights,

@@ -20,10 +20,11 @@ ENV_PREFIX = "APPLIANCE_"
 SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
-# Read by the commands themselves, not settings: the backup passphrase never rests in a settings file.
-NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE", "APPLIANCE_ADMIN_PASSWORD"})
-# Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
-NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_ADMIN_PASSWORD"})
+# Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing
+# (APPLIANCE_BACKUP_PASSPHRASE is read by `backup` and `restore` too, and by `serve`'s scheduled
+# backups as the setting backup_passphrase).
+NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase", "backup_passphrase"})
 DEFAULT_LOCAL_RPC_GAS_CAP = 5_000_000
 BLOCK_GAS_LIMIT = 30_000_000  # eth_local's (appliance/engine/chain/local.py GAS_LIMIT)
 
@@ -197,6 +198,32 @@ class Settings:
     # before a token sweep) may carry: the signer refuses more (docs/engine-treasury.md, The signer).
     signer_gas_cap_wei: int = 10**18
 
+    # Scheduled backups (docs/operations.md, Scheduled backups and restore drills): every
+    # backup_every_hours (0: off; a fraction for less than an hour, 0.25 is every 15 minutes) one
+    # process of the deployment takes an encrypted backup into backup_to_dir and/or the bucket
+    # backup_s3_bucket, restores it in a drill, and prunes beyond the backup_keep_* counts.
+    backup_every_hours: float = 0.0
+    backup_to_dir: str = ""
+    backup_s3_bucket: str = ""
+    backup_s3_prefix: str = "appliance-backups/"
+    # The bucket's server and credentials: empty means the s3_* settings' (the objects' server).
+    backup_s3_endpoint: str = ""
+    backup_s3_access_key: str = ""
+    backup_s3_secret_key: str = dataclasses.field(default="", repr=False)
+    backup_s3_region: str = ""
+    # What the backups are encrypted under: APPLIANCE_BACKUP_PASSPHRASE (never in appliance.toml)
+    # or the file named here (systemd's LoadCredential= fits).
+    backup_passphrase: str = dataclasses.field(default="", repr=False)
+    backup_passphrase_file: str = ""
+    # Retention: the newest backup_keep_last, and the newest backup of each of the last N hours,
+    # days and ISO weeks that have one; the newest backup whose drill passed is never pruned.
+    backup_keep_last: int = 3
+    backup_keep_hourly: int = 24
+    backup_keep_daily: int = 7
+    backup_keep_weekly: int = 4
+    # How many backup runs and drill results are kept in the dispatch database's history.
+    backup_history_kept: int = 100
+
     @property
     def dispatch_db_url(self) -> str:
         return self.dispatch_database or f"sqlite:///{self.data_dir / 'dispatch.db'}"
@@ -368,7 +395,13 @@ def absolute_path(value: str | os.PathLike[str]) -> Path:
 
 
 # Settings that name a file: made absolute when read, like the data directory.
-PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file", "custody_passphrase_file")
+PATH_SETTINGS = (
+    "smtp_ca_file",
+    "webhook_ca_file",
+    "custody_passphrase_file",
+    "backup_to_dir",
+    "backup_passphrase_file",
+)
 
 
 def _absolute_paths(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -491,3 +524,32 @@ def _check(settings: Settings) -> None:
         raise SettingsError("setting metrics: must be loopback, open or off")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise SettingsError("setting log_level: must be DEBUG, INFO, WARNING or ERROR")
+    _check_backups(settings)
+
+
+# The shortest schedule (tests run one of a few seconds; a real one is hours).
+MIN_BACKUP_SECONDS = 5
+
+
+def _check_backups(settings: Settings) -> None:
+    hours = settings.backup_every_hours
+    if not (hours == 0 or MIN_BACKUP_SECONDS / 3600 <= hours <= 24 * 366):
+        raise SettingsError(f"setting backup_every_hours: 0 (off) or {MIN_BACKUP_SECONDS} seconds to a year")
+    for name in ("backup_keep_last", "backup_keep_hourly", "backup_keep_daily", "backup_keep_weekly"):
+        if not 0 <= getattr(settings, name) <= 10_000:
+            raise SettingsError(f"setting {name}: 0 to 10000")
+    if settings.backup_keep_last < 1:
+        raise SettingsError("setting backup_keep_last: at least 1 (the newest backup is always kept)")
+    if not 1 <= settings.backup_history_kept <= 100_000:
+        raise SettingsError("setting backup_history_kept: 1 to 100000")
+    if settings.backup_s3_bucket:
+        endpoint = settings.backup_s3_endpoint or settings.s3_endpoint
+        access = settings.backup_s3_access_key or settings.s3_access_key
+        secret = settings.backup_s3_secret_key or settings.s3_secret_key
+        if not (endpoint and access and secret):
+            raise SettingsError(
+                "setting backup_s3_bucket: needs backup_s3_endpoint, backup_s3_access_key and "
+                "backup_s3_secret_key (or the s3_* ones)"
+            )
+    if hours and not (settings.backup_to_dir or settings.backup_s3_bucket):
+        raise SettingsError("setting backup_every_hours: give backup_to_dir or backup_s3_bucket (or both)")

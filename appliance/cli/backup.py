@@ -1,4 +1,5 @@
-"""backup and restore: a consistent online copy of a data directory, and its restore."""
+"""backup, backup verify and restore: a consistent online copy of a data directory, a restore
+drill by hand, and its restore."""
 
 from __future__ import annotations
 
@@ -127,13 +128,13 @@ def _encryption_words(scheme: str | None) -> str:
     )
 
 
-@click.command("backup")
+@click.group("backup", invoke_without_command=True, subcommand_metavar="[verify PATH]")
 @click.option(
     "--out",
     "out",
-    required=True,
+    default=None,
     type=output_path(),
-    help="A new directory to write the backup to.",
+    help="A new directory to write the backup to (required unless a subcommand is given).",
 )
 @click.option(
     "--recipient",
@@ -153,17 +154,26 @@ def _encryption_words(scheme: str | None) -> str:
     help="Write the backup in the clear (it then opens the live install: keep it as secret as the keys).",
 )
 @command_options
+@click.pass_context
 def backup_command(
-    out: Path,
+    ctx: click.Context,
+    out: Path | None,
     recipients: tuple[str, ...],
     passphrase_file: Path | None,
     no_encryption: bool,
     settings: Settings,
     as_json: bool,
 ) -> None:
-    """Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves."""
+    """Copy the data directory (databases, chain, objects, keys), encrypted, while the appliance serves.
+
+    `appliance backup verify PATH` restores a backup into a scratch directory and checks it (a
+    restore drill by hand)."""
     from appliance.backup import BackupError, create_backup
 
+    if ctx.invoked_subcommand is not None:
+        return
+    if out is None:
+        raise click.UsageError("Missing option '--out'.")
     sealer = backup_sealer(recipients, passphrase_file, no_encryption)
     try:
         with _progress_bar("backup") as progress:
@@ -267,6 +277,54 @@ def restore_command(
             f"appliance serve --data-dir {result['dataDir']}"
         ),
     )
+
+
+@backup_command.command("verify")
+@click.argument("where", metavar="PATH")
+@click.option(
+    "--passphrase-file",
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+    help=f"The backup's passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
+)
+@click.option(
+    "--identity",
+    "identity_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+    help="An age identity file (AGE-SECRET-KEY-1…) for a backup encrypted to its recipient.",
+)
+@command_options
+def verify_command(
+    where: str,
+    passphrase_file: Path | None,
+    identity_files: tuple[Path, ...],
+    settings: Settings,
+    as_json: bool,
+) -> None:
+    """Restore a backup (a directory, or s3://BUCKET/PREFIX/NAME) into a scratch directory and
+    check it as a restore drill does; exit 1 when it fails."""
+    from appliance.backups.drill import drill, scratch_directory
+    from appliance.backups.storage import StorageError, resolve
+
+    unlock = restore_unlock(passphrase_file, identity_files)
+    with scratch_directory(settings.data_dir) as scratch:
+        try:
+            label, source = resolve(settings, where, scratch / "fetched")
+        except StorageError as exc:
+            raise click.ClickException(str(exc)) from None
+        if not source.is_dir():
+            raise click.ClickException(f"{where}: no such backup directory")
+        result = drill(source, scratch, unlock, label=label)
+    emit(as_json, result.as_json(), lambda: _describe_drill(result.as_json()))
+    if not result.passed:
+        sys.exit(1)
+
+
+def _describe_drill(result: dict[str, Any]) -> str:
+    outcome = "passed" if result["passed"] else "FAILED"
+    lines = [f"{result['backup']}: restore drill {outcome} in {result['seconds']} s"]
+    lines += [f"  {c['check']}: {c['status']} ({c['detail']})" for c in result["checks"]]
+    return "\n".join(lines)
 
 
 def register(group: click.Group) -> None:

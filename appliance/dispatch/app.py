@@ -3,9 +3,13 @@ into one DispatchRuntime and registers every area's routes. Nothing here runs at
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Blueprint, Flask
 
 from appliance import __version__
+from appliance.backups.history import backups_probe
+from appliance.backups.schedule import backup_workers
 from appliance.common import keys, metrics, ratelimit
 from appliance.common.api import build_openapi
 from appliance.common.db import bind_database, checkpoint_workers
@@ -128,6 +132,8 @@ def build_health(settings: Settings, router: Router, store: ObjectStore) -> Heal
     health.register("tiles", tiles_probe(settings.data_dir, settings.tiles_url))
     if isinstance(store, S3ObjectStore):  # the embedded store is the data directory's, checked above
         health.register("objects", store.probe)
+    if settings.backup_every_hours:  # scheduled backups and their drills (appliance/backups/)
+        health.register("backups", backups_probe(timedelta(hours=settings.backup_every_hours)))
     return health
 
 
@@ -152,6 +158,7 @@ def build_workers(
             lambda stop: run_worker("order-webhooks", database, stop, webhooks.run_pass, idle_seconds=0.5),
         ),
         *checkpoint_workers(database, settings.sqlite_checkpoint_seconds),
+        *backup_workers(settings),  # the whole appliance's scheduled backups (appliance/backups/)
     ]
 
 

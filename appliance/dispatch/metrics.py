@@ -1,8 +1,10 @@
 """The dispatch service's gauges for GET /metrics: the mail, recipient-message and order-webhook
-queues and the single-holder leases (housekeeping, each SMPP provider's sender)."""
+queues, the single-holder leases (housekeeping, each SMPP provider's sender, backups) and
+the scheduled backups' last run and drill (appliance/backups/history.py)."""
 
 from __future__ import annotations
 
+from appliance.backups.history import backup_gauges
 from appliance.common.metrics import DatabaseCollector, Lease, Queue
 from appliance.dispatch.db import database
 from appliance.dispatch.models import JobLease, OutgoingMail, RecipientMessage, WebhookDelivery
@@ -17,4 +19,5 @@ def collector() -> DatabaseCollector:
             Queue("order_webhooks", WebhookDelivery, lambda: WebhookDelivery.status == "queued"),
         ],
         leases=[Lease("job", JobLease, "name")],
+        extra=[backup_gauges],
     )
