@@ -9,7 +9,8 @@ that a newer appliance migrated refused by an older one.
 - **A backup first.** When an existing install (schema above 0) has migrations pending, the whole
   data directory is backed up (appliance/backup.py, the same format `appliance backup` writes) into
   ``upgrade-backups/`` in the data directory before the first migration runs; a failed backup
-  stops the upgrade. It is sealed under ``APPLIANCE_BACKUP_PASSPHRASE`` when that is set, and
+  stops the upgrade. It is sealed under the backup passphrase (``backup_passphrase``, from
+  ``APPLIANCE_BACKUP_PASSPHRASE``, or ``backup_passphrase_file``) when one is set, and
   otherwise kept as the live files are (the data directory is 0700 and holds the same databases in
   the clear); the newest three are kept. Rolling back is restoring it (docs/operations.md).
 - **Never backwards.** A database holding a migration this executable does not know was migrated
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 LOCK_FILE = ".migrate.lock"
 BACKUPS = "upgrade-backups"
 KEEP_BACKUPS = 3
-PASSPHRASE_ENV = "APPLIANCE_BACKUP_PASSPHRASE"
 
 
 class NewerDatabase(MigrationError):
@@ -98,6 +98,7 @@ def needs_backup(plans: list[Plan]) -> bool:
 def backup_before(settings: Settings, plans: list[Plan]) -> Path:
     """Back the data directory up before migrating; returns the backup's directory."""
     from appliance.backup import BackupError, create_backup
+    from appliance.backups.schedule import NoPassphrase, backup_passphrase
     from appliance.common.sealing import Sealer
 
     folder = settings.data_dir / BACKUPS
@@ -105,8 +106,10 @@ def backup_before(settings: Settings, plans: list[Plan]) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     words = "-".join(f"{p.service}-{p.schema_version:04d}" for p in plans)
     out = folder / f"{stamp}-{words}"
-    passphrase = os.environ.get(PASSPHRASE_ENV)
-    sealer = Sealer.with_passphrase(passphrase) if passphrase else None
+    try:
+        sealer: Sealer | None = Sealer.with_passphrase(backup_passphrase(settings))
+    except NoPassphrase:  # none set: kept as the live files are, inside the data directory
+        sealer = None
     try:
         create_backup(settings, out, sealer=sealer)
     except (BackupError, OSError) as exc:
