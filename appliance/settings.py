@@ -21,7 +21,9 @@ SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
 # Read by the commands themselves, not settings: the backup passphrase never rests in a settings file.
-NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE"})
+# APPLIANCE_SIGNER_KEEPER is `serve` telling itself, across the exec that clears the custody secrets
+# from its memory, which process keeps its signer (appliance/engine/signer/keeper.py).
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_BACKUP_PASSPHRASE", "APPLIANCE_SIGNER_KEEPER"})
 # Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing.
 NOT_IN_SETTINGS_FILE = frozenset({"custody_passphrase"})
 DEFAULT_LOCAL_RPC_GAS_CAP = 5_000_000
@@ -194,6 +196,13 @@ class Settings:
     # The most one gas transfer from the fee wallet (to the payout wallet, or to a deposit address
     # before a token sweep) may carry: the signer refuses more (docs/engine-treasury.md, The signer).
     signer_gas_cap_wei: int = 10**18
+    # An external signer (`appliance signer`, run as its own OS user: docs/security.md, Deployments):
+    # the path of its socket. Empty: `serve` starts its own signer at signer.sock in the data
+    # directory. Set: `serve` starts none and its engine asks the one listening there.
+    signer_socket: str = ""
+    # `appliance signer` with this group: its socket is 0660 in that group, whose members (the
+    # serving side's user) are the only other users who can connect. Empty: 0600, its own user only.
+    signer_socket_group: str = ""
 
     @property
     def dispatch_db_url(self) -> str:
@@ -366,7 +375,7 @@ def absolute_path(value: str | os.PathLike[str]) -> Path:
 
 
 # Settings that name a file: made absolute when read, like the data directory.
-PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file", "custody_passphrase_file")
+PATH_SETTINGS = ("smtp_ca_file", "webhook_ca_file", "custody_passphrase_file", "signer_socket")
 
 
 def _absolute_paths(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,9 @@ COMMANDS: dict[str, Entry] = {
     "serve": Entry(
         "serve", "Migrate, then serve the dispatch API and the engine API until SIGINT or SIGTERM."
     ),
+    "signer": Entry(
+        "serve", "The signer on its own, as its own OS user (docs/security.md, Deployments), until SIGTERM."
+    ),
     "sweeps": Entry("treasury", "Recent sweeps of deposit addresses into the payout wallet."),
     "treasury": Entry("treasury", "Custody wallets' balances per asset, on chain and expected."),
     "webhook": Entry("operator", "Operators' webhook endpoints."),

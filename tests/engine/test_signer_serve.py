@@ -63,10 +63,15 @@ class Served:
             credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
         return int.from_bytes(credentials[:4], "little", signed=True)
 
+    def keeper_pid(self) -> int:
+        """The signer's parent: the keeper serve forked to hold the passphrase and restart it."""
+        return parent_of(self.signer_pid())
+
     def others(self) -> list[int]:
-        """serve's own process and every serving process it forked, the signer left out."""
-        signer = self.signer_pid()
-        return [self.process.pid, *(pid for pid in children(self.process.pid) if pid != signer)]
+        """serve's own process and every serving process it forked, the keeper left out (the signer
+        is the keeper's child)."""
+        keeper = self.keeper_pid()
+        return [self.process.pid, *(pid for pid in children(self.process.pid) if pid != keeper)]
 
     def call(self, method: str, path: str, payload: Any = None, key: str | None = None) -> requests.Response:
         body = b"" if payload is None else json.dumps(payload).encode()
@@ -82,6 +87,10 @@ class Served:
         answer = self.call("GET", f"/v1/payouts/{payout_id}")
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def children(parent: int) -> list[int]:
@@ -227,7 +236,7 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     mode = os.stat(served.socket).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
     signer = served.signer_pid()
-    assert signer in children(served.process.pid)
+    assert served.keeper_pid() in children(served.process.pid)
     assert network_sockets_but_the_database(signer, served.settings) == [], (
         "the signer holds a network socket"
     )
@@ -236,6 +245,7 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     wait_for(
         lambda: served.payout("pyo_signer0001")["status"] == "COMPLETED", 90, "the payout did not complete"
     )
+    assert not memory_holds(served.keeper_pid(), " ".join(served.words.split()[:8]).encode())
 
     # Eight words of the 24 in a row: where the decrypted key would sit in a process that read it.
     words = " ".join(served.words.split()[:8]).encode()
@@ -244,6 +254,28 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     assert len(others) == 3  # serve and its two serving processes (the first runs the workers)
     for pid in others:
         assert not memory_holds(pid, words), f"process {pid} holds the custody key's words"
+
+
+def test_the_passphrase_given_in_the_environment_is_in_no_serving_process_environment_or_memory(
+    served: Served,
+) -> None:
+    """Issue 43, finding 1: serve handed APPLIANCE_CUSTODY_PASSPHRASE to every serving process (in
+    its environment and its settings); whoever ran code in one decrypted custody.key with it."""
+    passphrase = PASSPHRASE.encode()
+    keeper = served.keeper_pid()
+    # The search finds it where it is: the keeper was forked from the serve that read it.
+    assert memory_holds(keeper, passphrase)
+    served.pay("pyo_secret0001")  # the serving processes and workers at work meanwhile
+    wait_for(
+        lambda: served.payout("pyo_secret0001")["status"] == "COMPLETED", 90, "the payout did not complete"
+    )
+    others = served.others()
+    assert len(others) == 3  # serve and its two serving processes
+    for pid in others:
+        environment = Path(f"/proc/{pid}/environ").read_bytes()
+        assert passphrase not in environment, f"process {pid} has the passphrase in its environment"
+        assert b"APPLIANCE_CUSTODY_PASSPHRASE" not in environment
+        assert not memory_holds(pid, passphrase), f"process {pid} holds the custody passphrase"
 
 
 def test_the_signer_refuses_a_payout_transaction_unlike_the_stored_payout_or_of_a_paused_operator(

@@ -3,12 +3,19 @@ data directory (signer.sock, mode 0600, its owner's only: a peer of another user
 well), holds no network socket (those a restart inherits from `serve` are closed first), and
 answers wire.py's requests, signing only what policy.py allows against the engine database.
 
-It reports on ``report`` (a pipe to `serve`): ``ready`` once it listens, or ``error:CLASS:message``
-when the key cannot be opened; it keeps the pipe open for life, so that `serve` sees it end."""
+It makes itself non-dumpable first (prctl PR_SET_DUMPABLE 0): a process of the same user can then
+neither ptrace it nor read its memory through /proc/PID/mem, and its /proc files are root's.
+
+Started by `serve` (supervisor.py), it reports on ``report`` (a pipe to `serve`): ``ready`` once it
+listens, or ``error:CLASS:message`` when the key cannot be opened; it keeps the pipe open for life,
+so that `serve` sees it end. Run on its own (`appliance signer`, as another OS user: docs/security.md,
+Deployments), it has no pipe and no parent to follow; with a socket group its socket is 0660 in
+that group, and a peer of any user the kernel let connect (the group's members) is answered."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -16,6 +23,7 @@ import socket
 import socketserver
 import stat
 import struct
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ log = logging.getLogger("appliance.engine.signer")
 SOCKET_NAME = "signer.sock"
 ACCOUNT_LIMIT = 2**31  # BIP32 hardened indices
 PEER_CREDENTIALS = struct.Struct("3i")  # pid, uid, gid
+PR_SET_DUMPABLE = 4  # linux/prctl.h
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -53,6 +62,9 @@ def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
                 "fingerprint": custody.fingerprint,
                 "source": custody.source,
                 "refusal": refusal,
+                # The user it runs as: the serving side compares it with its own (a plain key read
+                # by that same user protects nothing: custody_record.custody_probe's warning).
+                "uid": os.getuid(),
             }
         if op == "xpub":
             return {"ok": True, "xpub": signer.custody.account_xpub(_number(request, "account"))}
@@ -89,6 +101,7 @@ def _number(request: dict[str, Any], name: str) -> int:
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     signer: Signer
+    group_members_too = False  # the socket is 0660 in a group: the kernel admitted whoever connected
 
 
 class _Connection(socketserver.BaseRequestHandler):
@@ -99,7 +112,7 @@ class _Connection(socketserver.BaseRequestHandler):
         _pid, uid, _gid = PEER_CREDENTIALS.unpack(
             sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEER_CREDENTIALS.size)
         )
-        if uid != os.getuid():
+        if uid != os.getuid() and not self.server.group_members_too:
             log.warning("signer: a process of uid %d connected; refused", uid)
             return
         with contextlib.suppress(OSError, wire.WireError):
@@ -123,7 +136,20 @@ def _close_network_sockets(keep: set[int]) -> None:
                 os.close(fd)
 
 
-def _listen(path: Path) -> _Server:
+def make_undumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): no process of this user may ptrace this one or read its memory
+    (/proc/PID/mem, /proc/PID/environ), and it leaves no core dump; children inherit it until they
+    exec. Linux only: elsewhere the log says the signer goes without."""
+    if not sys.platform.startswith("linux"):
+        log.info("signer: prctl(PR_SET_DUMPABLE) is Linux's: this signer stays dumpable by its user")
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"prctl(PR_SET_DUMPABLE, 0): {os.strerror(errno)}")
+
+
+def _listen(path: Path, group: int | None = None) -> _Server:
     path.unlink(missing_ok=True)  # a socket left by a signer that was killed
     previous = os.umask(0o177)  # created 0600: no moment when another user could connect
     try:
@@ -131,7 +157,12 @@ def _listen(path: Path) -> _Server:
             server = _Server(address, _Connection, bind_and_activate=True)
     finally:
         os.umask(previous)
-    os.chmod(path, 0o600)
+    if group is None:
+        os.chmod(path, 0o600)
+    else:  # the group first, then its permission: never open to the group the file had before
+        os.chown(path, -1, group)
+        os.chmod(path, 0o660)
+        server.group_members_too = True
     return server
 
 
@@ -143,10 +174,16 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(0)
 
 
-def run(settings: Settings, path: Path, report: int, parent: int) -> None:
-    """The signer process's life (it never returns normally: SIGTERM ends it)."""
-    _close_network_sockets(keep={report})
-    threading.Thread(target=_exit_with_parent, args=(parent,), name="signer-parent", daemon=True).start()
+def run(
+    settings: Settings, path: Path, report: int | None, parent: int | None, group: int | None = None
+) -> None:
+    """The signer process's life (it never returns normally: SIGTERM ends it). ``report`` and
+    ``parent`` None: run on its own (`appliance signer`), the key's problem raised, not reported."""
+    if report is not None:
+        _close_network_sockets(keep={report})
+    make_undumpable()  # before the key or its passphrase is read
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), name="signer-parent", daemon=True).start()
     try:
         bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         custody = load_for(settings)
@@ -157,12 +194,15 @@ def run(settings: Settings, path: Path, report: int, parent: int) -> None:
         # inside its write transaction: recording it then would wait for that caller's lock.
         custody.verify()
         signer = Signer(custody, declared_assets(settings), settings.signer_gas_cap_wei)
-        server = _listen(path)
+        server = _listen(path, group)
         server.signer = signer
     except CustodyError as exc:
+        if report is None:
+            raise
         os.write(report, f"error:{type(exc).__name__}:{exc}\n".encode())
         return
     log.info("signer listening on %s (key fingerprint %s, %s)", path, custody.fingerprint, custody.source)
-    os.write(report, b"ready\n")
+    if report is not None:
+        os.write(report, b"ready\n")
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     server.serve_forever(poll_interval=1.0)
