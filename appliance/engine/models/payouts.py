@@ -37,6 +37,9 @@ class Payout(BaseModel):
     next_attempt_at = UTCDateTimeField(null=True)
     work_attempts = peewee.IntegerField(default=0)
     fee_minor = peewee.CharField(max_length=78, null=True)
+    # The operator's Ed25519 signature over the canonical instruction (128 hex digits), as submitted
+    # in instructionSignature; required while the operator has a signing key (migrations 0019).
+    instruction_signature = peewee.CharField(max_length=128, null=True)
 
     class Meta:
         table_name = "payout"
