@@ -391,3 +391,55 @@ def test_a_deposit_is_swept_into_the_payout_wallet_through_the_signer_process(se
         int(sweep["amountMinor"]) + int(sweep["feeMinor"]) <= ETHER // 10 < int(sweep["amountMinor"]) * 1.01
     )
     assert "refused" not in (served.settings.data_dir.parent / "serve.log").read_text()
+
+
+def test_the_passphrase_typed_on_serves_terminal_reaches_only_its_keeper_and_signer(
+    settings: Settings, engine_app
+) -> None:
+    """The terminal's prompt is answered in the keeper: serve and its serving processes, forked
+    from serve, never read it (before, serve asked and kept it in its settings)."""
+    import pty
+    import threading
+
+    passphrase = "typed " + os.urandom(12).hex()
+    (settings.data_dir / "custody.key").write_text(new_mnemonic() + "\n")
+    encrypt_in_place(settings.data_dir, lambda: passphrase)
+    port = free_port()
+    command = serve_command(settings.data_dir, free_port(), port, "--only", "engine", "--processes", "2")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("APPLIANCE_")}
+    pid, terminal = pty.fork()
+    if pid == 0:  # pragma: no cover - serve, on the terminal's slave side
+        os.execve(command[0], command, environment)
+    output = bytearray()
+    prompted = threading.Event()
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(terminal, 4096):
+                output.extend(chunk)
+                if b"Custody passphrase" in output:
+                    prompted.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert prompted.wait(90), bytes(output).decode(errors="replace")
+        os.write(terminal, passphrase.encode() + b"\n")
+
+        def ready() -> bool:
+            with contextlib.suppress(requests.RequestException):
+                return requests.get(f"{base}/health/ready", timeout=2).status_code == 200
+            return False
+
+        wait_for(ready, 90, "the engine did not become ready")  # ready: the signer answers
+        keeper = next(child for child in children(pid) if any(parent_of(g) == child for g in children(child)))
+        assert memory_holds(keeper, passphrase.encode())  # the search finds it where it is
+        serving = [pid, *(child for child in children(pid) if child != keeper)]
+        assert len(serving) == 3
+        for process in serving:
+            assert not memory_holds(process, passphrase.encode()), f"process {process} holds it"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        os.close(terminal)
