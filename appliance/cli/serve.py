@@ -96,10 +96,14 @@ def start_signer(settings: Settings) -> SignerKeeper | None:
 
 def external_signer(settings: Settings) -> Path:
     """The socket of the signer `appliance signer` runs apart (the setting signer_socket): `serve`
-    starts none of its own, and refuses the custody secrets that would only serve one."""
+    starts none of its own, and refuses the custody key and secrets that would only serve one."""
+    from appliance.engine.custody import custody_path
+
+    key = custody_path(settings.data_dir)
     given = [
         name
         for name, value in (
+            (str(key), key.is_file()),
             ("APPLIANCE_CUSTODY_KEY", settings.custody_key),
             ("APPLIANCE_CUSTODY_PASSPHRASE", settings.custody_passphrase),
             ("custody_passphrase_file", settings.custody_passphrase_file),

@@ -258,18 +258,27 @@ def test_the_signer_as_its_own_user_is_reached_through_its_socket_group_only_and
 def test_serve_refuses_custody_secrets_when_signer_socket_names_an_external_signer(
     settings: Settings, tmp_path: Path
 ) -> None:
-    done = subprocess.run(
-        serve_command(settings.data_dir, free_port(), free_port(), "--only", "engine"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=environment(
-            APPLIANCE_SIGNER_SOCKET=str(tmp_path / "signer.sock"), APPLIANCE_CUSTODY_PASSPHRASE="given"
-        ),
+    def serve(**extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            serve_command(settings.data_dir, free_port(), free_port(), "--only", "engine"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=environment(APPLIANCE_SIGNER_SOCKET=str(tmp_path / "signer.sock"), **extra),
+        )
+
+    opening = f"error: signer_socket names an external signer ({tmp_path / 'signer.sock'}): serve starts no "
+    given = serve(APPLIANCE_CUSTODY_PASSPHRASE="given")
+    assert given.returncode == 1, given.stderr
+    assert given.stderr.strip().splitlines()[-1] == (
+        opening
+        + "signer of its own, so APPLIANCE_CUSTODY_PASSPHRASE must be given to `appliance signer` only"
     )
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
-        f"error: signer_socket names an external signer ({tmp_path / 'signer.sock'}): serve starts no "
-        "signer of its own, so APPLIANCE_CUSTODY_PASSPHRASE must be given to `appliance signer` only"
+    (settings.data_dir / "custody.key").write_text(new_mnemonic() + "\n")
+    beside = serve()
+    assert beside.returncode == 1, beside.stderr
+    assert beside.stderr.strip().splitlines()[-1] == (
+        opening + f"signer of its own, so {settings.data_dir / 'custody.key'} must be given to "
+        "`appliance signer` only"
     )
