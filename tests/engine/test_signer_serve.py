@@ -443,3 +443,38 @@ def test_the_passphrase_typed_on_serves_terminal_reaches_only_its_keeper_and_sig
             os.kill(pid, signal.SIGTERM)
         os.waitpid(pid, 0)
         os.close(terminal)
+
+
+def test_serve_killed_outright_leaves_no_keeper_nor_signer_behind(settings: Settings) -> None:
+    (settings.data_dir / "custody.key").write_text(new_mnemonic() + "\n")
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("APPLIANCE_")}
+    process = subprocess.Popen(
+        serve_command(settings.data_dir, free_port(), port, "--only", "engine", "--processes", "1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+        start_new_session=True,
+    )
+    try:
+
+        def ready() -> bool:
+            with contextlib.suppress(requests.RequestException):
+                return requests.get(f"http://127.0.0.1:{port}/health/ready", timeout=2).status_code == 200
+            return False
+
+        wait_for(ready, 90, "the engine did not become ready")
+        (keeper,) = children(process.pid)
+        (signer,) = children(keeper)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        wait_for(
+            lambda: not Path(f"/proc/{keeper}").exists() and not Path(f"/proc/{signer}").exists(),
+            30,
+            "the keeper or the signer outlived serve",
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)

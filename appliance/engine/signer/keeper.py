@@ -120,8 +120,10 @@ def _keeper(settings: Settings, prepare: Prepare, report: int, parent: int) -> N
         # SIGTERM stays blocked (as forked): taken here, between looks at whether serve still runs.
         while os.getppid() == parent:
             if signal.sigtimedwait({signal.SIGTERM}, 1.0) is not None:
+                supervisor.stop()
                 break
-        supervisor.stop()
+        # serve killed outright: end at once, the socket left as it is (a serve started meanwhile
+        # may listen there already); the signer, whose parent this is, ends itself within a second.
     except BaseException:
         log.exception("the signer's keeper failed")
         code = 1
