@@ -15,6 +15,7 @@ signature scheme are appliance/engine/instructions.py's, docs/engine-auth.md des
 from __future__ import annotations
 
 from appliance.common import clock
+from appliance.common.compiled import CompiledSelect, Slot
 from appliance.common.db import write_transaction
 from appliance.common.problems import BadRequest
 from appliance.engine.db import database
@@ -28,14 +29,18 @@ class SigningKeyError(ValueError):
     """A key or operator the command cannot use (the message is one line)."""
 
 
+# Run on every submission: compiled once (the partial unique index answers it).
+_KEY_IN_FORCE = CompiledSelect(
+    lambda: OperatorSigningKey.select(OperatorSigningKey.public_key).where(
+        (OperatorSigningKey.operator == Slot("operator_id")) & OperatorSigningKey.revoked_at.is_null()
+    )
+)
+
+
 def signing_key_of(operator_id: str) -> str | None:
     """The operator's public key in force (hex), or None."""
-    row = (
-        OperatorSigningKey.select(OperatorSigningKey.public_key)
-        .where((OperatorSigningKey.operator == operator_id) & OperatorSigningKey.revoked_at.is_null())
-        .first()
-    )
-    return None if row is None else str(row.public_key)
+    rows = _KEY_IN_FORCE.raw_rows(database, operator_id=operator_id)
+    return str(rows[0][0]) if rows else None
 
 
 def check_signature(
