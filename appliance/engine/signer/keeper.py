@@ -141,6 +141,8 @@ def exec_without_secrets(keeper: SignerKeeper | None, command: str) -> NoReturn:
     environment (its keeper, if any, named in APPLIANCE_SIGNER_KEEPER). Only the command run as a
     program can: an embedding caller (a test's CliRunner) is refused with CustodyError."""
     if sys.argv[1:2] != [command]:
+        if keeper is not None:
+            keeper.stop()
         raise CustodyError(
             f"{' and '.join(secrets_in_environment())} in this process's environment: `{command}` "
             "clears it by executing itself again, which it can only do as the appliance command"
