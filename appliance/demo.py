@@ -190,12 +190,13 @@ DEMO_PAYOUTS = (
 
 def chain_step(settings: Settings, state: dict[str, Any]) -> list[str]:
     """The custody key and a funded payout wallet on the embedded chain, so payouts complete."""
+    from appliance.cli.custody import ask_passphrase
     from appliance.engine.chain.registry import open_local_chain
     from appliance.engine.signer.apart import key_facts
 
     # Read in a child process: this one forks the serving processes next, and only the signer
     # process may ever hold the key (docs/engine-treasury.md, The signer).
-    custody = key_facts(settings)
+    custody = key_facts(settings, ask_passphrase)
     keep = (
         "encrypted: keep its passphrase"
         if custody["encrypted"]

@@ -20,7 +20,10 @@ ENV_PREFIX = "APPLIANCE_"
 SETTINGS_FILE = "appliance.toml"
 # APPLIANCE_* variables that are not settings: APPLIANCE_DEBUG asks the command line for tracebacks
 # (appliance/cli/_errors.py), read before any setting is.
-NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_ADMIN_PASSWORD"})
+# Read by the commands themselves, not settings. APPLIANCE_SIGNER_KEEPER is `serve` telling itself,
+# across the exec that clears the custody secrets from its memory, which process keeps its signer
+# (appliance/engine/signer/keeper.py).
+NOT_SETTINGS = frozenset({"APPLIANCE_DEBUG", "APPLIANCE_ADMIN_PASSWORD", "APPLIANCE_SIGNER_KEEPER"})
 # Settings refused in appliance.toml: a passphrase written beside the key it opens protects nothing
 # (APPLIANCE_BACKUP_PASSPHRASE is read by `backup` and `restore` too, and by `serve`'s scheduled
 # backups as the setting backup_passphrase).
@@ -197,6 +200,13 @@ class Settings:
     # The most one gas transfer from the fee wallet (to the payout wallet, or to a deposit address
     # before a token sweep) may carry: the signer refuses more (docs/engine-treasury.md, The signer).
     signer_gas_cap_wei: int = 10**18
+    # An external signer (`appliance signer`, run as its own OS user: docs/security.md, Deployments):
+    # the path of its socket. Empty: `serve` starts its own signer at signer.sock in the data
+    # directory. Set: `serve` starts none and its engine asks the one listening there.
+    signer_socket: str = ""
+    # `appliance signer` with this group: its socket is 0660 in that group, whose members (the
+    # serving side's user) are the only other users who can connect. Empty: 0600, its own user only.
+    signer_socket_group: str = ""
 
     # Scheduled backups (docs/operations.md, Scheduled backups and restore drills): every
     # backup_every_hours (0: off; a fraction for less than an hour, 0.25 is every 15 minutes) one
@@ -401,6 +411,7 @@ PATH_SETTINGS = (
     "custody_passphrase_file",
     "backup_to_dir",
     "backup_passphrase_file",
+    "signer_socket",
 )
 
 

@@ -64,6 +64,9 @@ COMMANDS: dict[str, Entry] = {
     "signer-policy": Entry(
         "signer_policy", "The signer's own limits, allow-lists, fee ceilings and journal (signer.db)."
     ),
+    "signer": Entry(
+        "serve", "The signer on its own, as its own OS user (docs/security.md, Deployments), until SIGTERM."
+    ),
     "sweeps": Entry("treasury", "Recent sweeps of deposit addresses into the payout wallet."),
     "treasury": Entry("treasury", "Custody wallets' balances per asset, on chain and expected."),
     "webhook": Entry("operator", "Operators' webhook endpoints."),

@@ -31,8 +31,9 @@ def ask_passphrase(confirm: bool) -> str | None:
 
 def with_passphrase(settings: Settings) -> Settings:
     """``settings`` carrying the passphrase of an encrypted custody.key, asked on the terminal when
-    neither APPLIANCE_CUSTODY_PASSPHRASE nor custody_passphrase_file gives it: `serve` asks once,
-    before its serving processes start, and they open the key with it."""
+    neither APPLIANCE_CUSTODY_PASSPHRASE nor custody_passphrase_file gives it. Under `serve` only
+    the signer's keeper calls it (keeper.py), so the passphrase never enters a serving process;
+    `appliance signer` calls it for itself."""
     from appliance.engine.custody_file import file_is_encrypted, passphrase_of
 
     if settings.custody_key.strip() or not file_is_encrypted(settings.data_dir):

@@ -1,4 +1,5 @@
-"""`appliance operator create|add-secret|remove-secret|list`: engine operators and their secrets.
+"""`appliance operator create|add-secret|remove-secret|list|add-signing-key|remove-signing-key`:
+engine operators, their secrets and the Ed25519 keys they sign payout instructions with.
 A secret is printed exactly once, when created. The ledger and spending-control commands of the
 same group are in _ledger.py (a private module: not a command module of its own)."""
 
@@ -92,6 +93,65 @@ def list_command(settings: Settings, as_json: bool) -> None:
         lambda: (
             "\n".join(f"{o['operatorId']}: {', '.join(o['secretIds'])}" for o in operators) or "no operators"
         ),
+    )
+
+
+def _signing_key(operator_id: str, change: Callable[[], Any]) -> Any:
+    from appliance.engine.payouts.instructions import SigningKeyError
+
+    try:
+        return change()
+    except SigningKeyError as exc:
+        raise click.ClickException(f"operator {operator_id}: {exc}") from None
+
+
+@operator_group.command("add-signing-key")
+@click.argument("operator_id")
+@click.option(
+    "--public-key",
+    "public_key",
+    required=True,
+    help="The operator's Ed25519 public key, 64 hex digits (its private key stays with the operator).",
+)
+@command_options
+def add_signing_key_command(operator_id: str, public_key: str, settings: Settings, as_json: bool) -> None:
+    """Require the operator's signature on every payout instruction, with this key (replaces one)."""
+    from appliance.engine.payouts.instructions import set_signing_key
+
+    result = _with_engine(
+        settings, lambda _key: _signing_key(operator_id, lambda: set_signing_key(operator_id, public_key))
+    )
+    # The signer's own copy (signer.db), which the serving side cannot write: it verifies there.
+    # After the engine's: a failure here leaves the engine the stricter side (asking for signatures).
+    from appliance.engine.signer import admin as signer_admin
+
+    signer_admin.set_signing_key(settings, operator_id, result["publicKey"])
+    emit(
+        as_json,
+        result,
+        f"operator {operator_id}: payouts need an instruction signature by {result['publicKey']}",
+    )
+
+
+@operator_group.command("remove-signing-key")
+@click.argument("operator_id")
+@command_options
+def remove_signing_key_command(operator_id: str, settings: Settings, as_json: bool) -> None:
+    """Revoke the operator's signing key: its payouts need no instruction signature from then on."""
+    from appliance.engine.payouts.instructions import remove_signing_key
+    from appliance.engine.signer import admin as signer_admin
+
+    # The signer's copy first: a failure there leaves the engine still asking for signatures (the
+    # stricter side), never the engine accepting payouts the signer would then refuse to sign.
+    signer_admin.remove_signing_key(settings, operator_id)
+    result = _with_engine(
+        settings, lambda _key: _signing_key(operator_id, lambda: remove_signing_key(operator_id))
+    )
+    emit(
+        as_json,
+        result,
+        f"operator {operator_id}: "
+        + ("signing key revoked" if result["revoked"] else "had no signing key in force"),
     )
 
 

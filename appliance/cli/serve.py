@@ -1,7 +1,8 @@
-"""serve and demo."""
+"""serve, demo and signer."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from appliance.cli.admin import migrate_all
 from appliance.settings import Settings
 
 if TYPE_CHECKING:
-    from appliance.engine.signer.supervisor import SignerSupervisor
+    from appliance.engine.signer.keeper import SignerKeeper
 
 
 def build_apps(
@@ -75,36 +76,71 @@ def check_ports_free(settings: Settings, only: str | None) -> None:
                 ) from None
 
 
-def start_signer(settings: Settings) -> tuple[Settings, SignerSupervisor | None]:
-    """The signer process, started before anything else (docs/engine-treasury.md, The signer): it
-    alone opens the custody key; this process and the serving processes forked from it never do.
-    A key that is there but unusable (custody.key emptied or damaged, a wrong APPLIANCE_CUSTODY_KEY,
-    no passphrase or a wrong one for an encrypted key) stops `serve` here with one line. No key at
-    all is no failure and starts no signer: the engine serves, payouts wait (payout-engine spec).
-    Returns the settings carrying a passphrase typed on the terminal (the signer opens the key with
-    it when it is restarted) and the signer's supervisor."""
+def start_signer(settings: Settings) -> SignerKeeper | None:
+    """The signer, started before anything else (docs/engine-treasury.md, The signer) by its keeper
+    (appliance/engine/signer/keeper.py): they alone open the custody key or hold its passphrase
+    (asked on the terminal by the keeper when neither APPLIANCE_CUSTODY_PASSPHRASE nor
+    custody_passphrase_file gives it); this process and the serving processes forked from it never
+    do. A key that is there but unusable (custody.key emptied or damaged, a wrong
+    APPLIANCE_CUSTODY_KEY, no passphrase or a wrong one for an encrypted key) stops `serve` here
+    with one line. No key at all is no failure and starts no signer: the engine serves, payouts
+    wait (payout-engine spec)."""
     from appliance.cli.custody import with_passphrase
-    from appliance.engine.signer.supervisor import SignerSupervisor, has_custody_key
+    from appliance.engine.signer.keeper import SignerKeeper
+    from appliance.engine.signer.supervisor import has_custody_key
 
-    settings = with_passphrase(settings)
     if not has_custody_key(settings):
-        return settings, None
-    supervisor = SignerSupervisor(settings)
-    supervisor.start()
-    return settings, supervisor
+        return None
+    return SignerKeeper.start(settings, with_passphrase)
 
 
-def serve_settings(settings: Settings, only: str | None) -> None:
+def external_signer(settings: Settings) -> Path:
+    """The socket of the signer `appliance signer` runs apart (the setting signer_socket): `serve`
+    starts none of its own, and refuses the custody key and secrets that would only serve one."""
+    from appliance.engine.custody import custody_path
+
+    key = custody_path(settings.data_dir)
+    given = [
+        name
+        for name, value in (
+            (str(key), key.is_file()),
+            ("APPLIANCE_CUSTODY_KEY", settings.custody_key),
+            ("APPLIANCE_CUSTODY_PASSPHRASE", settings.custody_passphrase),
+            ("custody_passphrase_file", settings.custody_passphrase_file),
+        )
+        if value
+    ]
+    if given:
+        raise click.ClickException(
+            f"signer_socket names an external signer ({settings.signer_socket}): serve starts no "
+            f"signer of its own, so {' and '.join(given)} must be given to `appliance signer` only"
+        )
+    return Path(settings.signer_socket)
+
+
+def serve_settings(settings: Settings, only: str | None, command: str = "serve") -> None:
+    """Serve; ``command`` is the one this process runs as a program (it executes itself again as
+    that command to clear custody secrets from its environment: keeper.exec_without_secrets)."""
+    from appliance.engine.signer.keeper import adopted, exec_without_secrets, secrets_in_environment
+
     check_ports_free(settings, only)
     migrate_all(settings)
-    supervisor = None
-    if only in (None, "engine"):
-        settings, supervisor = start_signer(settings)
+    keeper = adopted(settings)
+    signer: Path | None = None
+    if keeper is None and only in (None, "engine"):
+        if settings.signer_socket:
+            signer = external_signer(settings)
+        else:
+            keeper = start_signer(settings)
+    if secrets_in_environment():
+        exec_without_secrets(keeper, command)  # never returns
+    if keeper is not None:
+        signer = keeper.path
     try:
-        _serve(settings, only, supervisor.path if supervisor is not None else None)
+        _serve(settings, only, signer)
     finally:
-        if supervisor is not None:
-            supervisor.stop()  # last: serving processes finishing requests may still sign
+        if keeper is not None:
+            keeper.stop()  # last: serving processes finishing requests may still sign
 
 
 def _serve(settings: Settings, only: str | None, signer: Path | None) -> None:
@@ -164,17 +200,58 @@ def serve_command(only: str | None, settings: Settings, as_json: bool) -> None:
 @command_options
 def demo_command(only: str | None, settings: Settings, as_json: bool) -> None:
     """A ready-to-try install on the embedded defaults, then serve."""
-    from appliance.cli.custody import with_passphrase
     from appliance.demo import prepare_demo
+    from appliance.engine.signer.keeper import KEEPER_VARIABLE
 
-    check_ports_free(settings, only)
-    migrate_all(settings)
-    settings = with_passphrase(settings)  # an encrypted custody.key: asked once, here
-    for line in prepare_demo(settings):
-        click.echo(line)
-    serve_settings(settings, only)
+    # Executed again without the custody secrets (serve_settings): prepared before, not again.
+    if KEEPER_VARIABLE not in os.environ:
+        check_ports_free(settings, only)
+        migrate_all(settings)
+        # An encrypted custody.key with no passphrase given: asked by the short-lived process that
+        # reads the key's addresses, and again by the signer's keeper (neither is this process).
+        for line in prepare_demo(settings):
+            click.echo(line)
+    serve_settings(settings, only, "demo")
+
+
+def socket_group(name: str) -> int | None:
+    """The group id of the setting signer_socket_group (a name or a number; empty: None)."""
+    import grp
+
+    if not name:
+        return None
+    try:
+        return int(name) if name.isdigit() else grp.getgrnam(name).gr_gid
+    except KeyError:
+        raise click.ClickException(f"setting signer_socket_group: there is no group {name!r}") from None
+
+
+@click.command("signer")
+@command_options
+def signer_command(settings: Settings, as_json: bool) -> None:
+    """The signer on its own, as its own OS user (docs/security.md, Deployments), until SIGTERM."""
+    import signal
+    import sys
+
+    from appliance.cli.custody import with_passphrase
+    from appliance.common.filemodes import private_umask
+    from appliance.engine.signer import process
+
+    group = socket_group(settings.signer_socket_group)
+    path = Path(settings.signer_socket) if settings.signer_socket else process.socket_path(settings.data_dir)
+    private_umask()
+    process.make_undumpable()  # before the passphrase is asked or read
+    settings = with_passphrase(settings)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the socket is removed on the way out
+    try:
+        process.run(settings, path, None, None, group)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def register(group: click.Group) -> None:
     group.add_command(serve_command)
     group.add_command(demo_command)
+    group.add_command(signer_command)

@@ -5,6 +5,13 @@ uses too).
     client = EngineClient("http://127.0.0.1:8081", "op_demo0001", secret)
     client.submit_payout("pyo_order0001", "USDC", "2500000", "0xabc…")
 
+An operator with a signing key (docs/engine-auth.md, Instruction signatures) gives its Ed25519
+private key (64 hex digits) as ``instruction_key``: every payout then carries ``instructionSignature``
+over its canonical instruction (instructions.py beside it, which needs ``cryptography``; the
+asset's chainId is asked of GET /v1/assets once unless given).
+
+    client = EngineClient(base, "op_demo0001", secret, instruction_key=private_key_hex)
+
 Each attempt is signed afresh (new timestamp) while the Idempotency-Key stays the same, so a retry
 can never pay twice. Only transport failures and 429, 502, 503 and 504 are retried, at most three
 attempts in all, each with a 10-second timeout and jittered exponential backoff; a 4xx is never
@@ -52,6 +59,7 @@ class EngineClient:
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        instruction_key: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.operator_id = operator_id
@@ -65,6 +73,8 @@ class EngineClient:
         self._lock = threading.Lock()
         self._last_second: dict[str, int] = {}
         self.attempts_made = 0  # of the last request, for callers that report it
+        self.instruction_key = instruction_key
+        self._chains: dict[str, str] = {}  # asset code -> chainId, from GET /v1/assets
 
     # -- protocol --------------------------------------------------------------------------------
 
@@ -151,6 +161,7 @@ class EngineClient:
         destination: str,
         *,
         idempotency_key: str | None = None,
+        chain_id: str | None = None,
     ) -> dict[str, Any]:
         key = idempotency_key or f"{payout_id}:{secrets.token_hex(8)}"
         payload = {
@@ -159,7 +170,33 @@ class EngineClient:
             "amountMinor": amount_minor,
             "destination": destination,
         }
+        if self.instruction_key is not None:
+            payload["instructionSignature"] = self.instruction_signature(
+                payout_id, asset, amount_minor, destination, chain_id or self.chain_of(asset)
+            )
         return self._json(self.request("POST", "/v1/payouts", json_body=payload, idempotency_key=key))
+
+    def instruction_signature(
+        self, payout_id: str, asset: str, amount_minor: str, destination: str, chain_id: str
+    ) -> str:
+        """The operator's Ed25519 signature (128 hex digits) over the canonical instruction."""
+        from appliance.engine.instructions import canonical
+        from appliance.engine.instructions import sign as sign_instruction
+
+        if self.instruction_key is None:
+            raise ValueError("no instruction_key: this client signs no instructions")
+        message = canonical(payout_id, asset, amount_minor, destination, chain_id)
+        return sign_instruction(self.instruction_key, message)
+
+    def chain_of(self, asset: str) -> str:
+        """The chainId of the one offered asset entry coded ``asset`` (asked once)."""
+        if asset not in self._chains:
+            entries = self._json(self.request("GET", "/v1/assets"))["assets"]
+            chains = {entry["chainId"] for entry in entries if entry["assetCode"] == asset}
+            if len(chains) != 1:
+                raise EngineError(None, None, f"asset {asset} names {len(chains)} chains here: give chain_id")
+            self._chains[asset] = chains.pop()
+        return self._chains[asset]
 
     def get_export(self, job_id: str) -> dict[str, Any]:
         return self._json(self.request("GET", f"/v1/exports/{job_id}"))

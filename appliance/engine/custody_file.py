@@ -17,8 +17,9 @@ the file the setting ``custody_passphrase_file`` names (systemd's ``LoadCredenti
 without any of them an encrypted key cannot be opened and the error says which to give.
 
 scrypt costs a few tenths of a second per opening on purpose; a key opened once is kept for the
-process (by the SHA-256 of the file and of the passphrase), so that the serving processes forked
-by ``serve`` after it opened the key do not pay it again.
+process (by the SHA-256 of the file and of the passphrase), so that a command opening it twice
+pays once. Under ``serve`` only the signer and its keeper ever see the passphrase
+(appliance/engine/signer/keeper.py): never ``serve`` itself nor its serving processes.
 """
 
 from __future__ import annotations

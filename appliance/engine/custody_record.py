@@ -7,6 +7,7 @@ another seed into the shared database (docs/engine-treasury.md, Custody key)."""
 from __future__ import annotations
 
 import logging
+import os
 
 import peewee
 
@@ -21,7 +22,9 @@ log = logging.getLogger("appliance.engine.custody")
 
 ONLY_ROW = 1
 PLAIN_WARNING = (
-    "custody.key is not encrypted: run `appliance custody encrypt` (docs/engine-treasury.md, Custody key)"
+    "custody.key is not encrypted and the signer runs as this user: any process of the user can read "
+    "it; only an encrypted key (`appliance custody encrypt`) or a signer run as its own OS user "
+    "protects it (docs/security.md, Deployments)"
 )
 ENVIRONMENT_WARNING = "the custody key is given in the clear in APPLIANCE_CUSTODY_KEY"
 
@@ -95,14 +98,16 @@ def custody_probe(custody: CustodyKeys | None) -> Probe:
             # Under `serve` these come from the signer process, asked afresh: a signer that does
             # not answer fails readiness (payouts wait and deposit addresses answer 503 meanwhile).
             describe = getattr(custody, "describe", None)
-            if describe is not None:
-                describe()
+            described = describe() if describe is not None else {}
             data = {"fingerprint": custody.fingerprint, "encrypted": custody.encrypted}
         except CustodyError as exc:
             return Check("fail", str(exc))
         if row is not None and (why := refusal(custody.fingerprint, row)) is not None:
             return Check("fail", why, data)
-        if not custody.encrypted:
+        # A plain key read by a signer of another OS user is out of this user's reach (that user's
+        # files are not readable here): no warning then. The key in the environment always warns.
+        apart = described.get("uid", os.getuid()) != os.getuid()
+        if not custody.encrypted and (custody.source == ENVIRONMENT or not apart):
             warning = ENVIRONMENT_WARNING if custody.source == ENVIRONMENT else PLAIN_WARNING
             return Check("pass", "warning: " + warning, {**data, "warning": warning})
         return Check("pass", "", data)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from appliance.cli.admin import migrate_all
 from appliance.cli.serve import start_signer
 from appliance.engine.custody import Custody
 from appliance.engine.custody_file import CustodyError, CustodyPassphraseError, decrypt_words, load_for
+from appliance.engine.signer.client import SignerClient
 from appliance.settings import SettingsError, load_settings
 from tests.engine.pipeline_harness import PAYOUT_WALLET, TEST_MNEMONIC
 
@@ -172,7 +174,7 @@ def test_custody_encrypt_refuses_a_damaged_key_or_none_and_leaves_the_file_as_it
     assert key.read_text() == "abandon abandon\n"
 
 
-def test_serve_asks_on_a_terminal_once_and_hands_the_passphrase_to_its_signer(
+def test_serve_has_its_signers_keeper_ask_on_a_terminal_once_and_never_holds_the_passphrase(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert run(tmp_path, "custody", "init", "--encrypt", env=with_passphrase()).exit_code == 0
@@ -180,20 +182,27 @@ def test_serve_asks_on_a_terminal_once_and_hands_the_passphrase_to_its_signer(
     with pytest.raises(CustodyPassphraseError, match="no passphrase was given"):
         start_signer(settings)  # standard input is no terminal here
 
-    asked: list[bool] = []
+    asked = tmp_path / "asked"  # written by the keeper, a process of its own
+
+    def prompt(*args: object, **kwargs: object) -> str:
+        with asked.open("a") as record:
+            record.write(f"{os.getpid()}\n")
+        return PASSPHRASE
+
     monkeypatch.setattr(custody_cli, "stdin_is_terminal", lambda: True)
-    monkeypatch.setattr(custody_cli.click, "prompt", lambda *a, **kw: asked.append(True) or PASSPHRASE)
+    monkeypatch.setattr(custody_cli.click, "prompt", prompt)
     migrate_all(settings, ["engine"])  # as serve does first: the signer checks the fingerprint
-    ready, signer = start_signer(settings)
+    keeper = start_signer(settings)
     try:
-        assert asked == [True] and ready.custody_passphrase == PASSPHRASE
-        assert PASSPHRASE not in repr(ready)
-        assert signer is not None and signer.starts == 1  # it opened the key, asking nobody
-        opened = load_for(ready)  # what the signer does when it is started again, asking nobody
-        assert opened is not None and opened.encrypted and asked == [True]
+        assert keeper is not None
+        assert asked.read_text() == f"{keeper.pid}\n"  # asked once, by the keeper, not here
+        described = SignerClient(keeper.path).describe()
+        assert described["source"] == "encrypted" and described["refusal"] is None
+        assert settings.custody_passphrase == "" and PASSPHRASE not in repr(settings)
     finally:
-        if signer is not None:
-            signer.stop()
+        if keeper is not None:
+            keeper.stop()
+    assert not keeper.path.exists()
 
 
 def test_the_passphrase_is_refused_in_the_settings_file_beside_the_key(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from appliance.common.health import Check
 from appliance.engine.custody import KEY_REFUSED, Custody, CustodyRefused
-from appliance.engine.custody_record import custody_probe, guard, recorded
+from appliance.engine.custody_record import PLAIN_WARNING, custody_probe, guard, recorded
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
 from appliance.settings import Settings
@@ -137,7 +137,10 @@ def test_a_key_in_the_clear_passes_health_with_a_warning(settings: Settings, har
         "encrypted": False,
         "warning": check.data["warning"],
     }
-    assert "custody.key is not encrypted: run `appliance custody encrypt`" in check.detail
+    assert check.detail == "warning: " + PLAIN_WARNING
+    assert "only an encrypted key (`appliance custody encrypt`) or a signer run as its own OS user" in (
+        check.detail
+    )
 
 
 def test_an_encrypted_key_passes_health_without_a_warning_and_health_warns_of_a_plain_one(
@@ -149,10 +152,7 @@ def test_an_encrypted_key_passes_health_without_a_warning_and_health_warns_of_a_
     (settings.data_dir / "custody.key").write_text(TEST_MNEMONIC + "\n")
     plain = make_harness(harness_settings(settings, {"APPLIANCE_CUSTODY_KEY": ""}), _mine, operator=False)
     report = {"engine": {"checks": {"custody": {"status": "pass", **probe(plain.app).data}}}}
-    assert _not_built_warnings(report) == [
-        "warning: engine custody: custody.key is not encrypted: run `appliance custody encrypt` "
-        "(docs/engine-treasury.md, Custody key)"
-    ]
+    assert _not_built_warnings(report) == ["warning: engine custody: " + PLAIN_WARNING]
 
     encrypt_in_place(settings.data_dir, lambda: "a passphrase")
     encrypted = make_harness(

@@ -63,10 +63,15 @@ class Served:
             credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
         return int.from_bytes(credentials[:4], "little", signed=True)
 
+    def keeper_pid(self) -> int:
+        """The signer's parent: the keeper serve forked to hold the passphrase and restart it."""
+        return parent_of(self.signer_pid())
+
     def others(self) -> list[int]:
-        """serve's own process and every serving process it forked, the signer left out."""
-        signer = self.signer_pid()
-        return [self.process.pid, *(pid for pid in children(self.process.pid) if pid != signer)]
+        """serve's own process and every serving process it forked, the keeper left out (the signer
+        is the keeper's child)."""
+        keeper = self.keeper_pid()
+        return [self.process.pid, *(pid for pid in children(self.process.pid) if pid != keeper)]
 
     def call(self, method: str, path: str, payload: Any = None, key: str | None = None) -> requests.Response:
         body = b"" if payload is None else json.dumps(payload).encode()
@@ -82,6 +87,10 @@ class Served:
         answer = self.call("GET", f"/v1/payouts/{payout_id}")
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def children(parent: int) -> list[int]:
@@ -227,7 +236,7 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     mode = os.stat(served.socket).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
     signer = served.signer_pid()
-    assert signer in children(served.process.pid)
+    assert served.keeper_pid() in children(served.process.pid)
     assert network_sockets_but_the_database(signer, served.settings) == [], (
         "the signer holds a network socket"
     )
@@ -236,6 +245,7 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     wait_for(
         lambda: served.payout("pyo_signer0001")["status"] == "COMPLETED", 90, "the payout did not complete"
     )
+    assert not memory_holds(served.keeper_pid(), " ".join(served.words.split()[:8]).encode())
 
     # Eight words of the 24 in a row: where the decrypted key would sit in a process that read it.
     words = " ".join(served.words.split()[:8]).encode()
@@ -244,6 +254,28 @@ def test_the_signer_alone_holds_the_key_on_an_owner_only_socket_and_a_payout_goe
     assert len(others) == 3  # serve and its two serving processes (the first runs the workers)
     for pid in others:
         assert not memory_holds(pid, words), f"process {pid} holds the custody key's words"
+
+
+def test_the_passphrase_given_in_the_environment_is_in_no_serving_process_environment_or_memory(
+    served: Served,
+) -> None:
+    """Issue 43, finding 1: serve handed APPLIANCE_CUSTODY_PASSPHRASE to every serving process (in
+    its environment and its settings); whoever ran code in one decrypted custody.key with it."""
+    passphrase = PASSPHRASE.encode()
+    keeper = served.keeper_pid()
+    # The search finds it where it is: the keeper was forked from the serve that read it.
+    assert memory_holds(keeper, passphrase)
+    served.pay("pyo_secret0001")  # the serving processes and workers at work meanwhile
+    wait_for(
+        lambda: served.payout("pyo_secret0001")["status"] == "COMPLETED", 90, "the payout did not complete"
+    )
+    others = served.others()
+    assert len(others) == 3  # serve and its two serving processes
+    for pid in others:
+        environment = Path(f"/proc/{pid}/environ").read_bytes()
+        assert passphrase not in environment, f"process {pid} has the passphrase in its environment"
+        assert b"APPLIANCE_CUSTODY_PASSPHRASE" not in environment
+        assert not memory_holds(pid, passphrase), f"process {pid} holds the custody passphrase"
 
 
 def test_the_signer_refuses_a_payout_transaction_unlike_the_stored_payout_or_of_a_paused_operator(
@@ -359,3 +391,90 @@ def test_a_deposit_is_swept_into_the_payout_wallet_through_the_signer_process(se
         int(sweep["amountMinor"]) + int(sweep["feeMinor"]) <= ETHER // 10 < int(sweep["amountMinor"]) * 1.01
     )
     assert "refused" not in (served.settings.data_dir.parent / "serve.log").read_text()
+
+
+def test_the_passphrase_typed_on_serves_terminal_reaches_only_its_keeper_and_signer(
+    settings: Settings, engine_app
+) -> None:
+    """The terminal's prompt is answered in the keeper: serve and its serving processes, forked
+    from serve, never read it (before, serve asked and kept it in its settings)."""
+    import pty
+    import threading
+
+    passphrase = "typed " + os.urandom(12).hex()
+    (settings.data_dir / "custody.key").write_text(new_mnemonic() + "\n")
+    encrypt_in_place(settings.data_dir, lambda: passphrase)
+    port = free_port()
+    command = serve_command(settings.data_dir, free_port(), port, "--only", "engine", "--processes", "2")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("APPLIANCE_")}
+    pid, terminal = pty.fork()
+    if pid == 0:  # pragma: no cover - serve, on the terminal's slave side
+        os.execve(command[0], command, environment)
+    output = bytearray()
+    prompted = threading.Event()
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(terminal, 4096):
+                output.extend(chunk)
+                if b"Custody passphrase" in output:
+                    prompted.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert prompted.wait(90), bytes(output).decode(errors="replace")
+        os.write(terminal, passphrase.encode() + b"\n")
+
+        def ready() -> bool:
+            with contextlib.suppress(requests.RequestException):
+                return requests.get(f"{base}/health/ready", timeout=2).status_code == 200
+            return False
+
+        wait_for(ready, 90, "the engine did not become ready")  # ready: the signer answers
+        keeper = next(child for child in children(pid) if any(parent_of(g) == child for g in children(child)))
+        assert memory_holds(keeper, passphrase.encode())  # the search finds it where it is
+        serving = [pid, *(child for child in children(pid) if child != keeper)]
+        assert len(serving) == 3
+        for process in serving:
+            assert not memory_holds(process, passphrase.encode()), f"process {process} holds it"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        os.close(terminal)
+
+
+def test_serve_killed_outright_leaves_no_keeper_nor_signer_behind(settings: Settings) -> None:
+    (settings.data_dir / "custody.key").write_text(new_mnemonic() + "\n")
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("APPLIANCE_")}
+    process = subprocess.Popen(
+        serve_command(settings.data_dir, free_port(), port, "--only", "engine", "--processes", "1"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+        start_new_session=True,
+    )
+    try:
+
+        def ready() -> bool:
+            with contextlib.suppress(requests.RequestException):
+                return requests.get(f"http://127.0.0.1:{port}/health/ready", timeout=2).status_code == 200
+            return False
+
+        wait_for(ready, 90, "the engine did not become ready")
+        (keeper,) = children(process.pid)
+        (signer,) = children(keeper)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        wait_for(
+            lambda: not Path(f"/proc/{keeper}").exists() and not Path(f"/proc/{signer}").exists(),
+            30,
+            "the keeper or the signer outlived serve",
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)

@@ -11,7 +11,7 @@ from appliance.engine.models.deposits import (
     DepositAddress,
     ScannedBlock,
 )
-from appliance.engine.models.operators import Operator, OperatorSecret
+from appliance.engine.models.operators import Operator, OperatorSecret, OperatorSigningKey
 from appliance.engine.models.payouts import Payout, PayoutAttempt, PayoutTransition, SeenSignature
 from appliance.engine.models.reports import ExportJob, ExportRow, Projection, ProjectionGap, ReportRow
 from appliance.engine.models.transactions import (
@@ -42,6 +42,7 @@ __all__ = [
     "ForeignTransaction",
     "Operator",
     "OperatorSecret",
+    "OperatorSigningKey",
     "Payout",
     "PayoutAttempt",
     "PayoutTransition",

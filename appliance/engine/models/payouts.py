@@ -41,6 +41,9 @@ class Payout(BaseModel):
     # fee-on-transfer token delivers less: COMPLETED_SHORT), as decimal strings.
     delivered_minor = peewee.CharField(max_length=78, null=True)
     debited_minor = peewee.CharField(max_length=78, null=True)
+    # The operator's Ed25519 signature over the canonical instruction (128 hex digits), as submitted
+    # in instructionSignature; required while the operator has a signing key (migrations 0019).
+    instruction_signature = peewee.CharField(max_length=128, null=True)
 
     class Meta:
         table_name = "payout"

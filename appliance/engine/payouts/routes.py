@@ -40,7 +40,8 @@ def submit_payout(body: schemas.PayoutSubmit):
     operator's payouts of the asset within its rolling approval window pass its rolling approval
     threshold, one beyond its rolling 24 h volume or (ledger mode prefunded) above its available
     balance is accepted and waits in REQUESTED with the reason on its detail
-    (docs/engine-treasury.md)."""
+    (docs/engine-treasury.md). An operator with a signing key sends `instructionSignature` with
+    every payout (400 when it is missing or does not verify; docs/engine-auth.md)."""
     result, replayed = service.submit(
         runtime().chains,
         current_operator(),
@@ -50,6 +51,7 @@ def submit_payout(body: schemas.PayoutSubmit):
         body.amountMinor,
         body.destination,
         admit=pending_admission().recorder(),
+        signature=body.instructionSignature,
     )
     return result, 200 if replayed else 201
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
@@ -24,6 +24,22 @@ class PayoutSubmit(Schema):
     asset: AssetStr
     amountMinor: AmountMinorStr = Field(description="decimal string of minor units; a JSON number is refused")
     destination: DestinationStr
+    # Not part of the specification's body, whose unknown fields are ignored: typed loosely here so
+    # that a client of the specification sending something else under this name is answered as
+    # before; the service checks it (appliance/engine/payouts/instructions.py).
+    instructionSignature: Any = Field(
+        default=None,
+        description=(
+            "Extra to the specification: the operator's Ed25519 signature (128 lower-case hex digits) "
+            "over the canonical instruction, the UTF-8 bytes of "
+            '`{"amountMinor":…,"asset":…,"chainId":…,"destination":…,"payoutId":…}` (keys sorted, no '
+            "whitespace, destination lower-cased, chainId the asset's chain). Required, and verified, "
+            "while the operator has a signing key (`appliance operator add-signing-key`): missing or "
+            "not verifying is answered 400 with `errors[].field` instructionSignature. Without a key "
+            "a well-formed one is stored unverified and anything else ignored. docs/engine-auth.md"
+        ),
+        json_schema_extra={"type": "string", "pattern": "^[0-9a-f]{128}$"},
+    )
 
 
 class PayoutSubmitted(BaseModel):

@@ -19,8 +19,10 @@ from appliance.common.group_commit import GroupCommit
 from appliance.common.problems import ApiError, BadRequest, Conflict, NotFound
 from appliance.engine.chain.registry import MAX_UINT256, Chains, check_destination
 from appliance.engine.db import database
+from appliance.engine.instructions import SIGNATURE_HEX
 from appliance.engine.ledger import controls
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, PayoutTransition
+from appliance.engine.payouts.instructions import check_signature
 from appliance.engine.payouts.state import prepare_new
 
 
@@ -67,6 +69,15 @@ def _replay_or_conflict(
 _ADMISSIONS = GroupCommit(database)
 
 
+def _well_formed(signature: object) -> str | None:
+    """The body's instructionSignature in lower case when it is 128 hex digits, else None (for
+    an operator with a key that is answered 400 as missing or not verifying)."""
+    if not isinstance(signature, str):
+        return None
+    lowered = signature.lower()
+    return lowered if SIGNATURE_HEX.match(lowered) else None
+
+
 def submit(
     chains: Chains,
     operator_id: str,
@@ -77,6 +88,7 @@ def submit(
     destination: str,
     *,
     admit: Callable[[], None] = lambda: None,
+    signature: object = None,
 ) -> tuple[dict[str, str], bool]:
     """Record a payout once; returns (body, replayed). The asset must name exactly one offered
     asset entry and the destination must be an address of its chain (400 before anything is stored).
@@ -84,7 +96,10 @@ def submit(
     ``admit`` records the request's signature as seen (401 if it was seen before); it runs inside
     the same write transaction as the payout (or its replay answer), so that a submission commits
     once. A submission refused for any other reason uses its signature up all the same, so that a
-    repeat of the request is a replay (401) like any other."""
+    repeat of the request is a replay (401) like any other.
+
+    ``signature`` is the body's instructionSignature (payouts/instructions.py): checked against the
+    operator's signing key when it has one (400), stored with the payout when well-formed."""
     try:
         chain_id = chains.resolve_payout_asset(asset).chain_id
         check_destination(destination)
@@ -93,6 +108,10 @@ def submit(
                 "amountMinor is larger than an EVM amount can be (2^256 - 1).",
                 errors=[{"field": "amountMinor", "message": "above 2^256 - 1"}],
             )
+        instruction_signature = _well_formed(signature)
+        check_signature(
+            operator_id, payout_id, asset, amount_minor, destination, chain_id, instruction_signature
+        )
     except ApiError:
         with write_transaction(database):
             admit()
@@ -108,6 +127,7 @@ def submit(
         amount_minor=amount_minor,
         destination=destination,
         created_at=clock.now(),
+        instruction_signature=instruction_signature,
     )
     store = prepare_new(payout)  # built and bound now: the batch holding the write lock only runs it
 

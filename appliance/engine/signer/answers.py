@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from appliance.engine.custody import CustodyRefused
@@ -29,6 +30,9 @@ def answer(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
                 "fingerprint": custody.fingerprint,
                 "source": custody.source,
                 "refusal": refusal,
+                # The user it runs as: the serving side compares it with its own (a plain key read
+                # by that same user protects nothing: custody_record.custody_probe's warning).
+                "uid": os.getuid(),
             }
         if op == "xpub":
             return {"ok": True, "xpub": signer.custody.account_xpub(_number(request, "account"))}

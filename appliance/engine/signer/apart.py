@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from appliance.engine.custody import CustodyError, CustodyRefused
-from appliance.engine.custody_file import CustodyPassphraseError
+from appliance.engine.custody_file import Ask, CustodyPassphraseError
 from appliance.settings import Settings
 
 ERRORS: dict[str, type[CustodyError]] = {
@@ -18,11 +18,11 @@ ERRORS: dict[str, type[CustodyError]] = {
 }
 
 
-def _facts(settings: Settings) -> dict[str, Any]:
+def _facts(settings: Settings, ask: Ask | None) -> dict[str, Any]:
     from appliance.engine.custody_file import create_custody_key, file_is_encrypted, load_for
 
     created = file_is_encrypted(settings.data_dir) is None and create_custody_key(settings.data_dir)[0]
-    custody = load_for(settings)  # an encrypted key opens with the passphrase serve asked for
+    custody = load_for(settings, ask)  # an encrypted key: its passphrase asked here if need be
     if custody is None:
         raise CustodyError(f"there is no custody key in {settings.data_dir}")
     return {
@@ -34,16 +34,17 @@ def _facts(settings: Settings) -> dict[str, Any]:
     }
 
 
-def key_facts(settings: Settings) -> dict[str, Any]:
+def key_facts(settings: Settings, ask: Ask | None = None) -> dict[str, Any]:
     """{"created", "fingerprint", "encrypted", "payoutAddress", "feeAddress"}, creating a plain
-    custody.key when there is none; the key's problem as the CustodyError it is."""
+    custody.key when there is none; the key's problem as the CustodyError it is. The passphrase of
+    an encrypted key is asked (``ask``) by the child, so that it never enters this process."""
     read, write = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
         os.close(read)
         code = 0
         try:
-            answer: dict[str, Any] = {"facts": _facts(settings)}
+            answer: dict[str, Any] = {"facts": _facts(settings, ask)}
         except BaseException as exc:
             answer, code = {"error": type(exc).__name__, "message": str(exc)}, 1
         try:

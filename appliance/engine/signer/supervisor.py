@@ -106,26 +106,7 @@ class SignerSupervisor:
         return pid, read, pidfd
 
     def _await_ready(self, pid: int, report: int, pidfd: int | None) -> CustodyError | None:
-        buffer = b""
-        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-        while b"\n" not in buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                return CustodyError(f"the signer process did not start within {READY_TIMEOUT_SECONDS:.0f} s")
-            readable, _, _ = select.select([report, *_some(pidfd)], [], [], left)
-            if not readable:
-                continue
-            chunk = os.read(report, 4096) if report in readable else b""
-            if not chunk:
-                return CustodyError("the signer process exited while starting (its log says why)")
-            buffer += chunk
-        line = buffer.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-        if line == "ready":
-            return None
-        _, name, message = [*line.split(":", 2), "", ""][:3]
-        return ERRORS.get(name, CustodyError)(message or line)
+        return await_report(pid, report, pidfd, "the signer process")
 
     def _reap(self, pid: int) -> None:
         # serve's own os.wait() may have collected it already (it waits for any child)
@@ -176,6 +157,31 @@ class SignerSupervisor:
                     os.kill(pid, signal.SIGKILL)
                 self._watch.join(STOP_SECONDS)
         self.path.unlink(missing_ok=True)
+
+
+def await_report(pid: int, report: int, pidfd: int | None, what: str) -> CustodyError | None:
+    """Wait for the ``ready`` line on ``report`` (None), or the CustodyError it reports instead,
+    or that ``what`` ended or stayed silent (the process is then killed)."""
+    buffer = b""
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return CustodyError(f"{what} did not start within {READY_TIMEOUT_SECONDS:.0f} s")
+        readable, _, _ = select.select([report, *_some(pidfd)], [], [], left)
+        if not readable:
+            continue
+        chunk = os.read(report, 4096) if report in readable else b""
+        if not chunk:
+            return CustodyError(f"{what} exited while starting (its log says why)")
+        buffer += chunk
+    line = buffer.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    if line == "ready":
+        return None
+    _, name, message = [*line.split(":", 2), "", ""][:3]
+    return ERRORS.get(name, CustodyError)(message or line)
 
 
 def _some(fd: int | None) -> list[int]:
