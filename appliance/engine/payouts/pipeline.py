@@ -37,6 +37,7 @@ from appliance.engine.outgoing.fencing import Fencing, restored_heights
 from appliance.engine.payouts import readiness
 from appliance.engine.payouts.facts import Holdings, PayoutFacts, custody_missing, fencing_stop
 from appliance.engine.payouts.following import Outcome, PayoutFollowing, announce, wait_on
+from appliance.engine.payouts.instructions import instruction_for
 from appliance.engine.payouts.readiness import REASON_LENGTH, Adopted, Fail, Sign, TopUp, Wait, WaitKind, wait
 from appliance.engine.payouts.state import StaleMove, transition
 
@@ -208,7 +209,7 @@ class Pipeline:
             with write_transaction(database):
                 broadcast = transactions.reserve_and_sign(
                     custody, PAYOUT_WALLET, verdict.call, (asset.chain_id, asset.network_id), known,
-                    "payout", payout.id, check=check,
+                    "payout", payout.id, check=check, instruction=instruction_for(payout),
                 )  # fmt: skip
                 transition(
                     payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash

@@ -27,7 +27,8 @@ class AdminError(Exception):
 def signer_socket(settings: Settings) -> Path:
     from appliance.engine.signer.process import socket_path
 
-    return socket_path(settings.data_dir)
+    # An external signer (`appliance signer` as its own user) is reached where settings name it.
+    return Path(settings.signer_socket) if settings.signer_socket else socket_path(settings.data_dir)
 
 
 def _listening(path: Path) -> bool:
