@@ -22,6 +22,11 @@ const TEXT = {
   chainOk: (n, head) => `The chain of ${n} entries verifies; head ${head}.`,
   chainBroken: (id, why) => `The audit chain is BROKEN at entry ${id}: it ${why}.`,
   critical: "critical",
+  adopt: "Adopt for payout",
+  payoutIdLabel: "Payout id",
+  adopted: "Transaction adopted.",
+  rejectForeign: "Reject",
+  foreignRejected: "Transaction recorded as a foreign outflow.",
 };
 
 const $ = (id) => document.getElementById(id);
@@ -75,8 +80,26 @@ function fill(tableId, rows, build) {
   body.replaceChildren(...rows.map((row) => { const tr = document.createElement("tr"); build(tr, row); return tr; }));
 }
 
-async function act(method, path, done) {
-  try { await call(method, path); say(done); await load(); } catch (error) { say(TEXT.failed + error.message); }
+async function act(method, path, done, body) {
+  try { await call(method, path, body); say(done); await load(); } catch (error) { say(TEXT.failed + error.message); }
+}
+
+function adoptForm(t) {
+  const form = document.createElement("form");
+  form.className = "inline";
+  const label = document.createElement("label");
+  label.className = "sr-only"; label.textContent = TEXT.payoutIdLabel; label.htmlFor = `adopt-${t.txHash}`;
+  const input = document.createElement("input");
+  input.id = `adopt-${t.txHash}`; input.required = true; input.placeholder = TEXT.payoutIdLabel; input.size = 16;
+  const submit = document.createElement("button");
+  submit.type = "submit"; submit.className = "small"; submit.textContent = TEXT.adopt;
+  form.append(label, input, " ", submit);
+  form.dataset.adopt = t.txHash;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    act("POST", `/admin/api/foreign/${t.chainId}/${t.txHash}/adopt`, TEXT.adopted, {payoutId: input.value.trim()});
+  });
+  return form;
 }
 
 function render(data) {
@@ -90,6 +113,16 @@ function render(data) {
       td.append(button(TEXT.acknowledge, () => act("POST", `/admin/api/findings/${f.id}/acknowledge`, TEXT.acknowledged),
         {acknowledge: f.id}));
     }
+    tr.append(td);
+  });
+  fill("foreign", data.foreign, (tr, t) => {
+    tr.dataset.foreign = t.txHash;
+    tr.append(cell(t.chainId), cell(`${t.role} ${t.wallet}`, "mono"), cell(t.nonce), cell(t.txHash, "mono"),
+      cell(`${t.valueMinor} to ${t.to}${t.data !== "0x" ? " (with data)" : ""}`, "mono"));
+    const td = document.createElement("td");
+    td.append(adoptForm(t), " ",
+      button(TEXT.rejectForeign, () => act("POST", `/admin/api/foreign/${t.chainId}/${t.txHash}/reject`, TEXT.foreignRejected),
+        {rejectForeign: t.txHash}));
     tr.append(td);
   });
   fill("approvals", data.approvals, (tr, p) => {

@@ -134,3 +134,54 @@ def test_a_payout_awaiting_approval_is_listed_and_approved_from_the_console(harn
     actions = [e["action"] for e in client.get("/admin/api/overview").json["audit"]]
     assert "payout.approved" in actions
     assert client.get("/admin/api/overview").json["auditChain"]["ok"] is True
+
+
+def test_a_transaction_the_engine_did_not_sign_is_listed_and_rejected_from_the_console(
+    harness: Harness,
+) -> None:
+    totp = enrol(harness)
+    runtime = harness.app.extensions["engine"]
+    chain = runtime.chains.get("eth_local")
+    harness.submit("pyo_beforeforeign", 4000)  # the engine's own first: it knows the wallet from here
+    harness.until_status("pyo_beforeforeign", "COMPLETED")
+    # Someone holding the key pays from the payout wallet at its next nonce.
+    raw, stolen = runtime.custody.key.sign_transaction(
+        0,
+        0,
+        {
+            "chainId": chain.network_id,
+            "nonce": chain.nonce(PAYOUT_WALLET),
+            "to": "0x000000000000000000000000000000000000dEaD",
+            "value": ETHER,
+            "gas": 21_000,
+            "maxFeePerGas": 10**10,
+            "maxPriorityFeePerGas": 10**9,
+            "type": 2,
+        },
+    )
+    chain.send_raw_transaction(raw)
+    chain.mine()
+    harness.submit("pyo_afterforeign", 5000)
+    for _ in range(3):
+        harness.skip_waits()
+        harness.run_pass()
+    assert harness.payout("pyo_afterforeign").status == "REQUESTED"
+
+    client = harness.app.test_client()
+    assert (
+        client.post("/admin/api/session", json={"password": PASSWORD, "code": code_at(totp)}).status_code
+        == 200
+    )
+    (found,) = client.get("/admin/api/overview").json["foreign"]
+    assert found["txHash"] == stolen and found["role"] == "payout"
+    wrong = client.post(
+        f"/admin/api/foreign/eth_local/{stolen}/adopt", json={"payoutId": "pyo_afterforeign"}, headers=CHANGE
+    )
+    assert wrong.status_code == 409  # it pays 1 ETH to someone else, not this payout
+    rejected = client.post(f"/admin/api/foreign/eth_local/{stolen}/reject", headers=CHANGE)
+    assert rejected.status_code == 200, rejected.json
+    assert rejected.json["status"] == "rejected" and rejected.json["walletReleased"] is True
+    assert client.get("/admin/api/overview").json["foreign"] == []
+    actions = [e["action"] for e in client.get("/admin/api/overview").json["audit"]]
+    assert "foreign.rejected" in actions
+    harness.until_status("pyo_afterforeign", "BROADCAST")  # the wallet signs again

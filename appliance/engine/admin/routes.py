@@ -183,3 +183,50 @@ def pause(operator_id: str, action: str) -> Any:
     """Pause an operator (its submissions are answered 503 and nothing more of its is signed), or
     resume it."""
     return service.set_paused(operator_id, action == "pause", "administrator console")
+
+
+class ForeignPath(Schema):
+    chain_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{3,32}$")]
+    tx_hash: Annotated[str, StringConstraints(pattern=r"^0x[0-9a-f]{64}$")]
+
+
+class Adoption(Schema):
+    payoutId: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    operatorId: Annotated[str, StringConstraints(pattern=r"^op_[a-z0-9]{8,48}$")] | None = None
+    memo: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/admin/api/foreign/<chain_id>/<tx_hash>/adopt",
+    path=ForeignPath,
+    body=Adoption,
+    guard=ADMIN,
+    errors=(409,),
+    tags=TAGS,
+)
+def adopt_foreign(chain_id: str, tx_hash: str, body: Adoption):
+    """Adopt a transaction found at one of the engine's nonces that it does not hold as the payout
+    it pays exactly (a REQUESTED payout, never signed), releasing its wallet."""
+    return service.decide_foreign(
+        runtime().chains, chain_id, tx_hash, body.payoutId, body.operatorId, body.memo
+    )
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/admin/api/foreign/<chain_id>/<tx_hash>/reject",
+    path=ForeignPath,
+    body=Decision,
+    guard=ADMIN,
+    errors=(409,),
+    tags=TAGS,
+    body_required=False,
+)
+def reject_foreign(chain_id: str, tx_hash: str, body: Decision | None = None):
+    """Record such a transaction as a foreign outflow (reconcile keeps its finding), releasing its
+    wallet."""
+    memo = body.memo if body is not None else None
+    return service.decide_foreign(runtime().chains, chain_id, tx_hash, None, None, memo)

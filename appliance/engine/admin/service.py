@@ -150,9 +150,36 @@ def overview(chains: Chains) -> dict[str, Any]:
     verification = audit.verify()
     return {
         "findings": findings(chains),
+        "foreign": foreign_pending(),
         "approvals": awaiting_approval(chains),
         "operators": operators(chains),
         "sweeps": sweeps(),
         "audit": audit_tail(),
         "auditChain": verification.as_json(),
     }
+
+
+def foreign_pending() -> list[dict[str, Any]]:
+    from appliance.engine.payouts import foreign
+
+    return foreign.listing("pending")
+
+
+def decide_foreign(
+    chains: Chains,
+    chain_id: str,
+    tx_hash: str,
+    payout_id: str | None,
+    operator_id: str | None,
+    memo: str | None,
+) -> dict[str, Any]:
+    """Adopt a foreign transaction for the payout it pays (``payout_id``), or reject it (None)."""
+    from appliance.engine.payouts import foreign
+    from appliance.engine.payouts.cancel import CancelError, find
+
+    try:
+        if payout_id is None:
+            return foreign.reject(chain_id, tx_hash, ACTOR, memo)
+        return foreign.adopt(chains, chain_id, tx_hash, find(payout_id, operator_id), ACTOR, memo)
+    except (foreign.ForeignError, CancelError) as exc:
+        raise Conflict(str(exc)) from None

@@ -19,6 +19,7 @@ from typing import Any
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
+from appliance.engine import audit
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
 from appliance.engine.models import ForeignTransaction, Payout, Wallet
@@ -87,6 +88,10 @@ def _decide(row: ForeignTransaction, status: str, by: str, note: str | None, pay
     if changed != 1:
         raise ForeignError(f"transaction {row.tx_hash} was decided meanwhile")
     row.decided_by = by[:200]
+    decided = {"wallet": row.wallet, "nonce": str(row.nonce), "by": by[:200], "note": note}
+    if payout is not None:
+        decided["payoutId"] = payout.payout_id
+    audit.record(f"foreign.{status}", f"tx:{row.chain_id}/{row.tx_hash}", after=decided)
 
 
 def _release(chain_id: str, address: str) -> bool:
