@@ -139,6 +139,16 @@ def test_a_day_of_orders_is_imported_planned_for_tomorrow_and_applied_in_fewer_t
             page.select_option(f"{row} [data-plan-field='start']", "depot")  # typed by keyboard: not counted
         clicks.click("#plan-suggest")
         page.wait_for_selector("[data-lane] [data-stop]", timeout=60000)
+        # One stop kept in place: the next suggestion leaves it first in its courier's lane.
+        lane, first = page.eval_on_selector(
+            "[data-lane] [data-stop]", "e => [e.closest('[data-lane]').dataset.lane, e.dataset.stop]"
+        )
+        clicks.click(f"[data-lock='{first}']")
+        clicks.click("#plan-suggest")
+        wait_until(
+            page, "!document.body.dataset.planBusy && !document.getElementById('plan-suggest').disabled"
+        )
+        page.wait_for_selector(f"[data-lane='{lane}'] li[data-stop]:first-child[data-stop='{first}']")
         placed = page.eval_on_selector_all("[data-lane] [data-stop]", "els => els.map(e => e.dataset.stop)")
         left = page.eval_on_selector_all(
             "[data-unassigned]",
