@@ -111,10 +111,15 @@ export class Planner {
       if (pick.checked) { this.fleet.chosen.add(courier.id); } else { this.fleet.chosen.delete(courier.id); }
       this.fleet.render(); this.renderCouriers();
     });
-    const name = document.createElement("span");
-    name.textContent = courier.displayName;
-    tr.append(cell(pick), cell(name), cell(input("capacity", "number", T.maxStops, {min: 1, max: 200})),
-      cell(input("shiftStart", "time", T.shiftFrom)), cell(input("shiftEnd", "time", T.shiftUntil)), cell(input("start", null, T.startAt)));
+    // Narrow enough for the side column at 1,280 px: the choice with the name, the shift's two
+    // times one above the other.
+    const name = document.createElement("label");
+    name.className = "check-name";
+    name.append(pick, " ", courier.displayName);
+    const shift = document.createElement("div");
+    shift.className = "shift-times";
+    shift.append(input("shiftStart", "time", T.shiftFrom), input("shiftEnd", "time", T.shiftUntil));
+    tr.append(cell(name), cell(input("capacity", "number", T.maxStops, {min: 1, max: 200})), cell(shift), cell(input("start", null, T.startAt)));
     return tr;
   }
 

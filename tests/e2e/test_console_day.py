@@ -355,4 +355,11 @@ def test_the_actions_column_fits_the_window_at_1280_and_1440_pixels(board, lang)
                 "#orders th", "els => els.map(e => Math.round(e.getBoundingClientRect().width))"
             )
             assert edge <= min(width, wrap) + 0.5, (lang, width, edge, wrap, str(columns))
+            # The plan panel's per-courier settings fit the side column too.
+            settings = page.evaluate(
+                "Math.max(...[...document.querySelectorAll('#plan-couriers th:last-child, "
+                "#plan-couriers td:last-child')].map(e => e.getBoundingClientRect().right))"
+            )
+            panel = page.evaluate("document.getElementById('plan-panel').getBoundingClientRect().right")
+            assert settings <= panel, (lang, width, settings, panel)
             screenshot(page, f"console-board-{lang}-{width}")
