@@ -108,6 +108,8 @@ def test_a_day_of_orders_is_imported_planned_for_tomorrow_and_applied_in_fewer_t
     tomorrow = _tomorrow().isoformat()
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1440, "height": 1000}, locale="en-US").new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         sign_in_console(page, url, "lilit@arev.am")
         page.click("[data-lang='en']")
         clicks = Clicks(page)  # counted from here: the file to the applied plan
@@ -204,6 +206,7 @@ def test_a_day_of_orders_is_imported_planned_for_tomorrow_and_applied_in_fewer_t
         assert [o["handedOverFrom"]["courierName"] for o in mine if o["id"] == str(first.id)] == [
             giver.user.display_name
         ]
+        assert errors == []  # no script of the console failed on the way
 
 
 @pytest.fixture
