@@ -51,6 +51,7 @@ export class Planner {
 
   followBoard() {
     const day = $("day-date").value;
+    if (this.plan) { this.reset(); }  // a plan shown was for the day the board showed before
     const today = yerevanDate(), tomorrow = yerevanDate(new Date(Date.now() + 24 * 3600 * 1000));
     $("plan-day").value = day === today ? "today" : day === tomorrow ? "tomorrow" : "pick";
     $("plan-date-box").hidden = $("plan-day").value !== "pick";
