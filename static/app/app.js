@@ -2,7 +2,7 @@
 // with idempotency keys, proof photos through the presigned PUT, GPS while on shift; moves and
 // fixes wait in IndexedDB (outbox.js) while there is no signal. A client of the JSON API only.
 import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
-import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
+import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf, yerevanDate} from "/static/js/i18n.js";
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
 import {openEventStream} from "/static/js/events.js";
@@ -240,7 +240,36 @@ function renderRun() {
     li.append(title, attentionBox(move), settled);
     return li;
   });
-  list.replaceChildren(...orphans, ...run.map((order, index) => {
+  // Planned days (issue 45): a stop whose window is on a later Yerevan day belongs to that day's
+  // run, shown below today's under its date, numbered, without moves until the day comes.
+  const today = yerevanDate();
+  const dayOf = (order) => { const at = order.deliveryWindowStart || order.deliveryWindowEnd; return at ? yerevanDate(new Date(at)) : today; };
+  const now = run.filter((order) => dayOf(order) <= today);
+  const later = run.filter((order) => dayOf(order) > today);
+  // Pick up all at the depot: every stop of today still waiting to be picked up, in one tap.
+  const waiting = now.filter((order) => order.status === "assigned" && !pending.some((m) => m.orderId === order.id));
+  $("pick-up-all").hidden = waiting.length < 2;
+  $("pick-up-all").textContent = T.pickUpAll + " (" + waiting.length + ")";
+  pickUpAll.orders = waiting;
+  const days = [...new Set(later.map(dayOf))].sort();
+  $("planned").hidden = days.length === 0;
+  $("planned").replaceChildren(...days.map((day) => {
+    const box = document.createElement("div");
+    box.dataset.plannedDay = day;
+    const head = document.createElement("h2");
+    head.textContent = T.plannedFor + new Date(day + "T12:00:00+04:00").toLocaleDateString(lang, {weekday: "long", day: "numeric", month: "long", timeZone: "Asia/Yerevan"});
+    const stops = document.createElement("ol");
+    stops.className = "run";
+    stops.append(...later.filter((order) => dayOf(order) === day).map((order, index) => stopItem(order, index, true)));
+    box.append(head, stops);
+    return box;
+  }));
+  list.replaceChildren(...orphans, ...now.map((order, index) => stopItem(order, index, false)));
+  $("no-run").hidden = run.length > 0;
+}
+
+function stopItem(order, index, planned) {
+  {
     const queued = pending.filter((m) => m.orderId === order.id && !m.refused);
     const refused = refusedOf(order.id);
     const status = queued.length ? queued[queued.length - 1].body.status : order.status;
@@ -251,6 +280,7 @@ function renderRun() {
     li.dataset.attention = String(refused.length > 0);
     if (!arrived.has(order.id)) { arrived.set(order.id, cause); }
     li.dataset.arrivedBy = arrived.get(order.id);
+    if (planned) { li.dataset.planned = "true"; }
     const title = document.createElement("h3");
     const seq = document.createElement("span");
     seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);
@@ -298,7 +328,9 @@ function renderRun() {
     links.append(geo, mapLink, call);
     li.append(title, where, door, note, handed, who, extra, lockedNote, links);
     if (refused.length) { li.append(attentionBox(refused[refused.length - 1])); }
-    if (queued.length) {
+    if (planned) {
+      // Tomorrow's stop: seen and numbered now, moved once its day comes.
+    } else if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";
       wait.textContent = T.queued + " · " + T.willSend;
@@ -317,8 +349,7 @@ function renderRun() {
       li.append(row);
     }
     return li;
-  }));
-  $("no-run").hidden = run.length > 0;
+  }
 }
 
 // ---- moves ---------------------------------------------------------------------------------
@@ -351,6 +382,25 @@ function startMove(order, status) {
     queueMove(order, {status: status}, null);
   }
 }
+// At the depot: one tap marks every stop of today still assigned as picked up. Each is its own
+// move through the outbox with its own idempotency key (the endpoint of a single pick-up), so
+// without signal they wait and go out together, and a retry never moves one twice.
+async function pickUpAll() {
+  const orders = pickUpAll.orders || [];
+  if (!orders.length) { return; }
+  $("pick-up-all").disabled = true;
+  try {
+    for (const order of orders) {
+      await outbox.addMove({orderId: order.id, publicId: order.publicId, body: {status: "picked_up", idempotencyKey: idempotencyKey()},
+                            photo: null, photoKey: null, queuedAt: new Date().toISOString()});
+    }
+    pending = await outbox.moves();
+    renderRun(); renderQueue();
+    toast(T.pickedUpAll.replace("{n}", String(orders.length)));
+    flush();
+  } finally { $("pick-up-all").disabled = false; }
+}
+$("pick-up-all").addEventListener("click", () => pickUpAll());
 $("deliver-close").addEventListener("click", () => $("deliver-dialog").close());
 $("fail-close").addEventListener("click", () => $("fail-dialog").close());
 

@@ -67,3 +67,8 @@ export const TEXTS = {
     phone: "Phone", vehicle: "Vehicle", save: "Save", saved: "Saved", status_delivered: "Delivered", status_failed: "Failed",
   },
 };
+
+// Planned days and "pick up all" at the depot (issue 45).
+Object.assign(TEXTS.hy, {pickUpAll: "Վերցրել եմ բոլորը", pickedUpAll: "Վերցված է՝ {n}", plannedFor: "Պլանավորված՝ "});
+Object.assign(TEXTS.ru, {pickUpAll: "Забрал все", pickedUpAll: "Забрано: {n}", plannedFor: "Запланировано на "});
+Object.assign(TEXTS.en, {pickUpAll: "Picked up all", pickedUpAll: "{n} picked up", plannedFor: "Planned for "});

@@ -73,6 +73,18 @@ export class Board {
       onPick: (found) => this.placeFound(found),
     });
     this.importer = new Importer(ctx, () => this.load());
+    // Where the dispatcher was on the board, by order id: a dialog that closes returns there even
+    // when the row it was opened from has been redrawn meanwhile.
+    document.querySelector("#orders tbody").addEventListener("focusin", (event) => {
+      const key = this.focusKey(event.target);
+      if (key) { this.lastFocus = key; }
+    });
+    document.querySelectorAll("dialog").forEach((dialog) => dialog.addEventListener("close", () => {
+      setTimeout(() => {
+        const active = document.activeElement;
+        if (!active || active === document.body || !active.isConnected) { this.restoreFocus(this.lastFocus); }
+      }, 0);
+    }));
     setInterval(() => { if (this.ctx.session) { this.checkRisk(); } }, 60000);
   }
 
@@ -170,18 +182,61 @@ export class Board {
       ...couriers.map((c) => el("option", {value: c.id}, c.displayName)));
     filter.value = chosen;
     const rows = this.visible().sort((a, b) => (a.status === b.status ? (b.createdAt > a.createdAt ? 1 : -1) : STATES.indexOf(a.status) - STATES.indexOf(b.status)));
-    tbody.replaceChildren(...rows.map((order) => this.row(order, couriers)));
+    this.shown = rows;
+    this.drawRows(tbody, rows, couriers);
+    this.ctx.bulk && this.ctx.bulk.render();
     $("no-orders").hidden = !this.loaded || rows.length > 0;
     if (this.ctx.fleet) { this.ctx.fleet.showOrders([...this.orders.values()].filter((o) => OPEN.has(o.status))); }
+  }
+
+  // Rows are kept by order id and rebuilt only when what they show changed, then put in order
+  // without touching the rows already in place: a redraw (a live update, an assignment, a closed
+  // dialog) leaves the row the dispatcher is on, and focus is put back by order id and control
+  // (data-focus) when its row had to be rebuilt or moved (WCAG 2.4.3).
+  drawRows(tbody, rows, couriers) {
+    const focus = this.focusKey(document.activeElement) || null;
+    const couriersKey = couriers.map((c) => [c.id, c.displayName, c.active, c.shift ? c.shift.status : ""].join(":")).join("|");
+    const kept = new Map([...tbody.children].map((tr) => [tr.dataset.orderId, tr]));
+    const wanted = rows.map((order) => {
+      const signature = JSON.stringify([order, this.risk.get(order.id) || null, this.selected.has(order.id), couriersKey, this.ctx.lang]);
+      const old = kept.get(order.id);
+      kept.delete(order.id);
+      if (old && old.dataset.signature === signature) { return old; }
+      const fresh = this.row(order, couriers);
+      fresh.dataset.signature = signature;
+      if (old) { old.replaceWith(fresh); }
+      return fresh;
+    });
+    kept.forEach((tr) => tr.remove());
+    wanted.forEach((tr, index) => { if (tbody.children[index] !== tr) { tbody.insertBefore(tr, tbody.children[index] || null); } });
+    if (focus && !tbody.contains(document.activeElement)) { this.restoreFocus(focus); }
+  }
+
+  // {orderId, control} of a board control, or undefined outside the board's rows.
+  focusKey(element) {
+    const row = element && element.closest && element.closest("#orders tbody tr[data-order-id]");
+    if (!row || !element.dataset.focus) { return undefined; }
+    return {orderId: row.dataset.orderId, control: element.dataset.focus};
+  }
+
+  restoreFocus(key) {
+    if (!key) { return; }
+    const row = document.querySelector("#orders tbody tr[data-order-id='" + key.orderId + "']");
+    if (!row) { return; }
+    // The same control, else (an Assign button greyed once the order is assigned) the courier list,
+    // else the order's number, which every row has.
+    const target = [key.control, "courier", "detail"].map((c) => row.querySelector("[data-focus='" + c + "']"))
+      .find((candidate) => candidate && !candidate.disabled);
+    if (target) { target.focus(); }
   }
 
   row(order, couriers) {
     const T = this.ctx.T;
     const lang = this.ctx.lang;
     const risk = this.risk.get(order.id);
-    const pick = el("input", {type: "checkbox", checked: this.selected.has(order.id), dataset: {select: order.id},
+    const pick = el("input", {type: "checkbox", checked: this.selected.has(order.id), dataset: {select: order.id, focus: "select"},
                               "aria-label": T.choose + " " + order.publicId});
-    pick.addEventListener("change", () => { if (pick.checked) { this.selected.add(order.id); } else { this.selected.delete(order.id); } });
+    pick.addEventListener("change", () => { if (pick.checked) { this.selected.add(order.id); } else { this.selected.delete(order.id); } this.render(); });
     const window = order.deliveryWindowStart || order.deliveryWindowEnd
       ? timeOf(order.deliveryWindowStart, lang) + "–" + timeOf(order.deliveryWindowEnd, lang) : "";
     const status = el("td", {}, el("span", {className: "badge", dataset: {status: order.status}}, this.stateLabel(order.status)));
@@ -199,32 +254,47 @@ export class Board {
       status.append(" ", badge, el("span", {className: "small muted", dataset: {attentionReason: order.id}}, " " + flag.reason));
     }
     let courierCell;
+    const stop = this.stopNumber(order);
     if (order.status === "ready" || order.status === "assigned") {
-      const select = el("select", {dataset: {assign: order.id}, "aria-label": T.assignTo + " " + order.publicId},
+      // Choosing in the list assigns nothing: the Assign button (or Enter in the list) does, so an
+      // arrow key never notifies a courier (WCAG 3.2.2).
+      const select = el("select", {dataset: {assign: order.id, focus: "courier"}, "aria-label": T.assignTo + " " + order.publicId},
         el("option", {value: ""}, order.courierId ? "" : T.noCourier),
         ...this.byShift(couriers.filter((c) => c.active)).map((c) => el("option", {value: c.id, selected: c.id === order.courierId,
           dataset: {shift: c.shift ? c.shift.status : "off"}}, c.displayName + " · " + this.ctx.fleet.shiftLabel(c))));
       if (order.courierId) { select.firstChild.remove(); }
-      select.addEventListener("change", () => { if (select.value) { this.assign(order, select.value); } });
-      courierCell = el("td", {}, select);
+      const go = el("button", {type: "button", className: "small", dataset: {assignGo: order.id, focus: "assign"}, disabled: true,
+                               "aria-label": T.assignTo + " " + order.publicId}, T.assignTo);
+      const chosen = () => select.value && select.value !== (order.courierId || "");
+      select.addEventListener("change", () => { go.disabled = !chosen(); });
+      select.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && chosen()) { event.preventDefault(); this.assign(order, select.value); }
+      });
+      go.addEventListener("click", () => { if (chosen()) { this.assign(order, select.value); } });
+      courierCell = el("td", {}, el("div", {className: "assign"}, stop, select, go));
     } else {
       const courier = couriers.find((c) => c.id === order.courierId) || null;
-      courierCell = el("td", {}, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "");
+      courierCell = el("td", {}, stop, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "");
     }
     const actions = el("div", {className: "actions"});
     moves(order).forEach(([to, label]) => {
-      const button = el("button", {type: "button", className: "small ghost", dataset: {move: to}}, T[label]);
+      const button = el("button", {type: "button", className: "small ghost", dataset: {move: to, focus: "move-" + to}}, T[label]);
       const onTheWay = ["picked_up", "arrived"].includes(order.status);
       button.addEventListener("click", () => (onTheWay && to === "failed" ? this.openFail(order) : onTheWay && to === "delivered" ? this.openBehalf(order) : this.move(order, to)));
       actions.append(button);
     });
     if (OPEN.has(order.status) && order.status !== "draft" || order.status === "delivered") {
-      const link = el("button", {type: "button", className: "small", dataset: {link: order.id}}, T.trackingLink);
+      const link = el("button", {type: "button", className: "small", dataset: {link: order.id, focus: "link"}}, T.trackingLink);
       link.addEventListener("click", () => this.openLink(order));
       actions.append(link);
     }
+    if (order.allowedMoves && order.allowedMoves.reassign) {  // a phone died, a scooter broke
+      const hand = el("button", {type: "button", className: "small ghost", dataset: {handover: order.id, focus: "handover"}}, T.handOver);
+      hand.addEventListener("click", () => this.ctx.handover.open(order));
+      actions.append(hand);
+    }
     if (risk && ["picked_up", "arrived"].includes(order.status)) {  // the late notice, one click away
-      const late = el("button", {type: "button", className: "small", dataset: {late: order.id}}, T.lateText);
+      const late = el("button", {type: "button", className: "small", dataset: {late: order.id, focus: "late"}}, T.lateText);
       late.addEventListener("click", async () => { await this.openLink(order); await this.lateText(); });
       actions.append(late);
     }
@@ -243,8 +313,15 @@ export class Board {
     return [...couriers].sort((a, b) => rank(a) - rank(b) || a.displayName.localeCompare(b.displayName));
   }
 
+  // The order's place in its courier's run (a plan applied, or a hand-assignment at the end).
+  stopNumber(order) {
+    if (!order.courierId || !order.sequence || !OPEN.has(order.status)) { return null; }
+    return el("span", {className: "stop-no", dataset: {stopNumber: order.id}, title: this.ctx.T.stopNumber + " " + order.sequence,
+                       "aria-label": this.ctx.T.stopNumber + " " + order.sequence}, String(order.sequence));
+  }
+
   detailButton(order) {
-    const b = el("button", {type: "button", className: "link", dataset: {detail: order.id}}, order.publicId);
+    const b = el("button", {type: "button", className: "link", dataset: {detail: order.id, focus: "detail"}}, order.publicId);
     b.addEventListener("click", () => this.openDetail(order.id));
     return b;
   }

@@ -5,11 +5,14 @@ import {Api, ApiError} from "/static/js/api.js";
 import {openEventStream} from "/static/js/events.js";
 import {applyTexts, initialLanguage, rememberLanguage} from "/static/js/i18n.js";
 import {TEXTS} from "/console/texts.js";
+import "/console/texts-day.js";
 import {Board} from "/console/board.js";
 import {Fleet} from "/console/fleet.js";
 import {Planner} from "/console/plan.js";
 import {Admin} from "/console/admin.js";
 import {Reports} from "/console/reports.js";
+import {Bulk} from "/console/bulk.js";
+import {Handover} from "/console/handover.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -52,6 +55,8 @@ const fleet = new Fleet(ctx);
 const planner = new Planner(ctx, board, fleet);
 const admin = new Admin(ctx);
 const reports = new Reports(ctx);
+ctx.bulk = new Bulk(ctx, board);
+ctx.handover = new Handover(ctx, board);
 ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
 let stream = null;
 let workspaceCompany = null;

@@ -33,6 +33,7 @@ export class Fleet {
     if (this.map) { this.map.setDepots(depots); this.map.resize(); }
     this.render();
     this.ctx.board.render();
+    if (this.ctx.planner) { this.ctx.planner.renderCouriers(); }
   }
 
   async refetch(courierId) {
@@ -86,7 +87,10 @@ export class Fleet {
       pick.disabled = !courier.active;
       pick.dataset.chooseCourier = courier.id;
       pick.setAttribute("aria-label", T.choose + " " + courier.displayName);
-      pick.addEventListener("change", () => { if (pick.checked) { this.chosen.add(courier.id); } else { this.chosen.delete(courier.id); } });
+      pick.addEventListener("change", () => {
+        if (pick.checked) { this.chosen.add(courier.id); } else { this.chosen.delete(courier.id); }
+        if (this.ctx.planner) { this.ctx.planner.renderCouriers(); }  // the plan panel's choice is this one
+      });
       const who = document.createElement("div");
       who.className = "who";
       const name = document.createElement("strong");

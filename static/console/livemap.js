@@ -104,9 +104,17 @@ export class LiveMap {
         m = new maplibregl.Marker({element: marker("order", order.publicId)}).setLngLat(at(order.pin)).addTo(this.map);
         this.orders.set(order.id, m);
       } else { m.setLngLat(at(order.pin)); }
-      m.getElement().dataset.id = order.id;
-      m.getElement().dataset.status = order.status;
-      m.getElement().classList.toggle("done", order.status === "delivered");
+      const element = m.getElement();
+      element.dataset.id = order.id;
+      element.dataset.status = order.status;
+      element.classList.toggle("done", order.status === "delivered");
+      // Its stop number in the courier's run once it has one (a plan applied, a hand-assignment).
+      const stop = order.courierId && order.sequence && order.status !== "delivered" ? String(order.sequence) : "";
+      element.classList.toggle("numbered", Boolean(stop));
+      element.textContent = stop;
+      if (stop) { element.dataset.stop = stop; } else { delete element.dataset.stop; }
+      element.setAttribute("aria-label", order.publicId + (stop ? " · " + stop : ""));
+      element.title = element.getAttribute("aria-label");
     });
     [...this.orders.keys()].forEach((id) => { if (!keep.has(id)) { this.orders.get(id).remove(); this.orders.delete(id); } });
   }

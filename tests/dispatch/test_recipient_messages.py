@@ -13,6 +13,7 @@ from datetime import timedelta
 import pytest
 
 from appliance.common import clock
+from appliance.dispatch.auth.sessions import token_hash
 from appliance.dispatch.messages.outbox import queue
 from appliance.dispatch.messages.secrets import unseal
 from appliance.dispatch.messages.smpp import HOST_REFUSED, UNREACHABLE
@@ -22,6 +23,7 @@ from appliance.dispatch.models import (
     Order,
     OrderEvent,
     OutgoingMail,
+    RecipientLink,
     RecipientMessage,
     RecipientSettings,
     TrackingLink,
@@ -659,3 +661,21 @@ def test_a_provider_name_that_resolves_to_loopback_after_it_was_saved_is_not_con
             listener.accept()  # nothing reached the loopback listener
     row = RecipientMessage.get()
     assert (row.status, row.attempts, row.last_error) == ("queued", 1, HOST_REFUSED)
+
+
+def test_the_link_a_message_carried_is_the_link_in_force_the_console_shows(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    # Issued through tracking/links.issue like the dispatcher's: kept sealed, so the console can
+    # show it (it was issued without, and the console said a link existed but could not show it).
+    response = dispatch_client.patch(
+        "/company/messages", json={"emailEnabled": True, "events": ["assigned"]}, headers=owner.headers
+    )
+    assert response.status_code == 200
+    order = assigned_order(dispatch_client, dispatcher, courier, recipientEmail="gayane@example.am")
+    with dispatch_app.app_context():
+        sender.run_pass()
+    sent = TrackingLink.get_by_id(RecipientLink.get().link_id)  # the link the mail carried
+    shown = dispatch_client.get(f"/orders/{order['id']}/tracking", headers=dispatcher.headers).json["link"]
+    assert shown["path"] is not None
+    assert token_hash(shown["path"].removeprefix("/t/")) == sent.token_hash

@@ -108,9 +108,12 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         # Assign, then reassign to the other courier.
         row = f"#orders tbody tr[data-order-id='{gayane.id}']"
         page.select_option(f"{row} select[data-assign]", str(narek.id))
+        assert Order.get_by_id(gayane.id).status == "ready"  # a choice in the list assigns nothing
+        page.click(f"{row} [data-assign-go]")
         page.wait_for_selector(f"{row}[data-status='assigned']")
         assert page.inner_text("[data-count='assigned']") == "1"
         page.select_option(f"{row} select[data-assign]", str(armen.id))
+        page.click(f"{row} [data-assign-go]")
         wait_until(page, f"document.querySelector(\"{row} select\").value === '{armen.id}'")
         assert Order.get_by_id(gayane.id).status == "assigned"
         page.select_option("#filter-courier", str(armen.id))
@@ -177,6 +180,7 @@ def test_a_dispatcher_creates_assigns_and_shares_a_tracking_link(board) -> None:
         # Unassign the other order: back to ready, by the API's own move.
         other = f"#orders tbody tr[data-order-id='{created['Tigran Mkrtchyan'].id}']"
         page.select_option(f"{other} select[data-assign]", str(narek.id))
+        page.click(f"{other} [data-assign-go]")
         page.wait_for_selector(f"{other}[data-status='assigned']")
         page.click(f"{other} [data-move='ready']")
         page.wait_for_selector(f"{other}[data-status='ready']")

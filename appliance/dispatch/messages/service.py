@@ -4,7 +4,6 @@ dispatcher sends (previewed first, with its SMS segment count), and the text of 
 from __future__ import annotations
 
 import json
-import secrets
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +11,6 @@ from appliance.common import clock
 from appliance.common.addresses import HostRefused, checked_addresses
 from appliance.common.db import write_transaction
 from appliance.common.problems import Conflict, Invalid, NotFound
-from appliance.dispatch.auth.sessions import token_hash
 from appliance.dispatch.db import database
 from appliance.dispatch.messages import outbox
 from appliance.dispatch.messages.secrets import seal, seal_token, unseal_token
@@ -27,6 +25,7 @@ from appliance.dispatch.models import (
 )
 from appliance.dispatch.orders.state import audit, late_notice_allowed
 from appliance.dispatch.runtime import DispatchRuntime
+from appliance.dispatch.tracking import links
 from appliance.settings import Settings
 
 # A tracking token is secrets.token_urlsafe(24): 32 characters (the preview's stand-in).
@@ -203,33 +202,31 @@ def recipient_link(app_settings: Settings, master_key: bytes, order: Order) -> s
     """The tracking link the order's messages carry: the one sent before while it lives, else a
     new one (call inside a write transaction). A new one does not revoke other links: a link the
     dispatcher gave by phone keeps working."""
-    moment = clock.now()
     kept = RecipientLink.get_or_none(RecipientLink.order == order.id)
     if kept is not None:
         link = TrackingLink.get_or_none(TrackingLink.id == kept.link_id)
-        if link is not None and link.revoked_at is None and link.expires_at > moment + LINK_MARGIN:
+        if link is not None and links.is_live(link.revoked_at, link.expires_at, margin=LINK_MARGIN):
             return (
                 app_settings.dispatch_public_url
                 + "/t/"
                 + unseal_token(master_key, order.id, kept.token_cipher)
             )
-    token = secrets.token_urlsafe(24)
-    link = TrackingLink.create(
-        company=order.company_id,
-        order=order.id,
-        token_hash=token_hash(token),
-        created_at=moment,
-        expires_at=moment + timedelta(hours=app_settings.tracking_ttl_hours),
+    issued = links.issue(
+        master_key,
+        app_settings.dispatch_public_url,
+        order,
+        app_settings.tracking_ttl_hours,
+        revoke_others=False,
     )
-    cipher = seal_token(master_key, order.id, token)
+    cipher = seal_token(master_key, order.id, issued.token)
     if kept is None:
-        RecipientLink.create(order=order.id, link=link.id, token_cipher=cipher)
+        RecipientLink.create(order=order.id, link=issued.link.id, token_cipher=cipher)
     else:
-        RecipientLink.update(link=link.id, token_cipher=cipher).where(
+        RecipientLink.update(link=issued.link.id, token_cipher=cipher).where(
             RecipientLink.order == order.id
         ).execute()
-    audit(order, "tracking_link_issued", None, expiresAt=clock.iso(link.expires_at), forMessages=True)
-    return app_settings.dispatch_public_url + "/t/" + token
+    audit(order, "tracking_link_issued", None, expiresAt=clock.iso(issued.link.expires_at), forMessages=True)
+    return issued.url
 
 
 # -- the late notice ---------------------------------------------------------------------------

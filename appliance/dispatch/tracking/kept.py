@@ -26,6 +26,7 @@ from appliance.dispatch.db import database
 from appliance.dispatch.eta.service import OPEN  # the stops an estimate counts
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, Rating, TrackingLink
 from appliance.dispatch.runtime import DispatchRuntime
+from appliance.dispatch.tracking import links
 
 KEEP_SECONDS = 5
 _KEEP = timedelta(seconds=KEEP_SECONDS)
@@ -100,9 +101,6 @@ def kept_view(rt: DispatchRuntime, digest: str, make: Callable[[], dict[str, Any
 
 
 def _ended(state: tuple[Any, ...]) -> bool:
-    """Revoked or expired since it was kept (the same test as find_link, on the state's columns)."""
+    """Revoked or expired since it was kept (`links.is_live`, as find_link, on the state's columns)."""
     _order, revoked_at, expires_at = state[:3]
-    if revoked_at is not None:
-        return True
-    expires = TrackingLink.expires_at.python_value(expires_at)
-    return expires is None or expires <= clock.now()
+    return not links.is_live(revoked_at, TrackingLink.expires_at.python_value(expires_at))

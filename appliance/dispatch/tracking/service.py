@@ -7,18 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import secrets
 from datetime import timedelta
 from typing import Any
 
 import peewee
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from appliance.common import clock
 from appliance.common.compiled import CompiledSelect, Slot, by_primary_key
 from appliance.common.db import write_transaction
-from appliance.common.keys import subkey
 from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.auth.sessions import token_hash
 from appliance.dispatch.company.serializers import logo_url
@@ -29,6 +25,7 @@ from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Ratin
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.state import audit, late_notice_allowed
 from appliance.dispatch.runtime import DispatchRuntime
+from appliance.dispatch.tracking import links
 from appliance.dispatch.tracking.texts import LATE_TEXTS, render
 
 GRID_DEGREES = 0.001  # about 111 m of latitude; the grid cell is the disclosed precision
@@ -85,46 +82,11 @@ def line_index(company_id: int, courier_id: int) -> int:
     return digest[0] % 8
 
 
-def _seal(master_key: bytes, order_id: int, token: str) -> bytes:
-    """The token encrypted (AES-GCM, bound to its order), so the console can show the link in force
-    rather than issue a new one, which would end the link the recipient already has."""
-    nonce = os.urandom(12)
-    return nonce + AESGCM(subkey(master_key, "tracking-link-display")).encrypt(
-        nonce, token.encode(), str(order_id).encode()
-    )
-
-
-def _unseal(master_key: bytes, order_id: int, blob: bytes) -> str:
-    blob = bytes(blob)
-    return (
-        AESGCM(subkey(master_key, "tracking-link-display"))
-        .decrypt(blob[:12], blob[12:], str(order_id).encode())
-        .decode()
-    )
-
-
 def issue_link(rt: DispatchRuntime, order: Order, ttl_hours: int) -> dict[str, Any]:
-    """A new link for the order, revoking the previous ones (call inside a transaction)."""
-    TrackingLink.update(revoked_at=clock.now()).where(
-        (TrackingLink.order == order.id) & TrackingLink.revoked_at.is_null()
-    ).execute()
-    token = secrets.token_urlsafe(24)  # 192 bits
-    moment = clock.now()
-    link = TrackingLink.create(
-        company=order.company_id,
-        order=order.id,
-        token_hash=token_hash(token),
-        token_cipher=_seal(rt.master_key, order.id, token),
-        created_at=moment,
-        expires_at=moment + timedelta(hours=ttl_hours),
-    )
-    path = f"/t/{token}"
-    return {
-        "token": token,
-        "path": path,
-        "url": rt.settings.dispatch_public_url + path,
-        "expiresAt": clock.iso(link.expires_at),
-    }
+    """A new link for the order, ending the ones before (call inside a transaction)."""
+    return links.issue(
+        rt.master_key, rt.settings.dispatch_public_url, order, ttl_hours, revoke_others=True
+    ).answer()
 
 
 def create_link(
@@ -147,17 +109,13 @@ def link_in_force(rt: DispatchRuntime, company_id: int, order_id: int) -> dict[s
         raise NotFound("No such order.")
     link = (
         TrackingLink.select()
-        .where(
-            (TrackingLink.order == order.id)
-            & TrackingLink.revoked_at.is_null()
-            & (TrackingLink.expires_at > clock.now())
-        )
+        .where((TrackingLink.order == order.id) & links.live())
         .order_by(TrackingLink.id.desc())
         .first()
     )
     if link is None:
         return None
-    path = f"/t/{_unseal(rt.master_key, order.id, link.token_cipher)}" if link.token_cipher else None
+    path = f"/t/{links.unseal(rt.master_key, order.id, link.token_cipher)}" if link.token_cipher else None
     return {
         "path": path,
         "url": rt.settings.dispatch_public_url + path if path else None,
@@ -211,7 +169,7 @@ def find_link(token: str) -> TrackingLink:
     """The live link of a token; unknown, expired and revoked all raise the same NotFound."""
     digest = token_hash(token)  # always hashed, so every miss costs the same
     link = _LINK_BY_HASH.first(database, digest=digest)
-    if link is None or link.revoked_at is not None or link.expires_at <= clock.now():
+    if link is None or not links.is_live(link.revoked_at, link.expires_at):
         raise NotFound(NOT_FOUND_DETAIL)
     return link
 
