@@ -230,20 +230,25 @@ def restore_unlock(passphrase_file: Path | None, identity_files: tuple[Path, ...
     return Unlock(passphrase=passphrase, identities=tuple(identities))
 
 
+def _unlock_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--passphrase-file and --identity: how `restore` and `backup verify` open a backup."""
+    fn = click.option(
+        "--identity",
+        "identity_files",
+        multiple=True,
+        type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+        help="An age identity file (AGE-SECRET-KEY-1…) for a backup encrypted to its recipient.",
+    )(fn)
+    return click.option(
+        "--passphrase-file",
+        type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
+        help=f"The backup's passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
+    )(fn)
+
+
 @click.command("restore")
 @click.argument("source", type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path))
-@click.option(
-    "--passphrase-file",
-    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
-    help=f"The backup's passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
-)
-@click.option(
-    "--identity",
-    "identity_files",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
-    help="An age identity file (AGE-SECRET-KEY-1…) for a backup encrypted to its recipient.",
-)
+@_unlock_options
 @command_options
 def restore_command(
     source: Path,
@@ -281,18 +286,7 @@ def restore_command(
 
 @backup_command.command("verify")
 @click.argument("where", metavar="PATH")
-@click.option(
-    "--passphrase-file",
-    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
-    help=f"The backup's passphrase in this file (else {PASSPHRASE_ENV}, else asked on a terminal).",
-)
-@click.option(
-    "--identity",
-    "identity_files",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
-    help="An age identity file (AGE-SECRET-KEY-1…) for a backup encrypted to its recipient.",
-)
+@_unlock_options
 @command_options
 def verify_command(
     where: str,
