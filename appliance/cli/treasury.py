@@ -46,9 +46,11 @@ def _positions_text(result: dict[str, Any]) -> str:
     "--acknowledge",
     "acknowledge",
     default=None,
-    metavar="CHAIN:ADDRESS:NONCE",
-    help="Acknowledge the unknown outflow at this wallet's nonce (after looking at it): it leaves "
-    "the findings and the readiness check; who and when are kept.",
+    metavar="CHAIN:ADDRESS:NONCE|TXHASH|FROM-TO",
+    help="Acknowledge, after looking at it, the unknown outflow at this wallet's nonce, or the "
+    "findings of this address naming a transaction (an unexplained outflow, a sweep's taken "
+    "nonce) or a block range (a flow mismatch): they leave the findings and the readiness check; "
+    "who and when are kept.",
 )
 @command_options
 def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool) -> None:
@@ -59,13 +61,24 @@ def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool
     from appliance.engine.treasury import reconcile as rec
 
     if acknowledge is not None:
-        match = re.fullmatch(r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):([0-9]{1,20})", acknowledge)
+        match = re.fullmatch(
+            r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):([0-9]{1,20}|0x[0-9a-fA-F]{64}|[0-9]{1,20}-[0-9]{1,20})",
+            acknowledge,
+        )
         if match is None:
-            raise click.ClickException("--acknowledge takes CHAIN:ADDRESS:NONCE, e.g. eth_main:0xAbC…:7")
-        chain_id, address, nonce = match.group(1), eip55(match.group(2)), int(match.group(3))
-        done = _with_engine(settings, lambda: rec.acknowledge(chain_id, address, nonce, _who()))
-        if not done:
-            raise click.ClickException(f"no open unknown outflow at nonce {nonce} of {address} on {chain_id}")
+            raise click.ClickException(
+                "--acknowledge takes CHAIN:ADDRESS:NONCE, CHAIN:ADDRESS:TXHASH or CHAIN:ADDRESS:FROM-TO, "
+                "e.g. eth_main:0xAbC…:7"
+            )
+        chain_id, address, ref = match.group(1), eip55(match.group(2)), match.group(3)
+        if ref.isdigit():
+            done = _with_engine(settings, lambda: rec.acknowledge(chain_id, address, int(ref), _who()))
+            if not done:
+                raise click.ClickException(
+                    f"no open unknown outflow at nonce {ref} of {address} on {chain_id}"
+                )
+        elif not _with_engine(settings, lambda: rec.acknowledge_ref(chain_id, address, ref, _who())):
+            raise click.ClickException(f"no open finding naming {ref} of {address} on {chain_id}")
     result = _with_engine(settings, lambda chains, custody: rec.reconcile(chains, custody), chains=True)
     if as_json:
         emit(as_json, result, "")

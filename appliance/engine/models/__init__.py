@@ -15,7 +15,17 @@ from appliance.engine.models.operators import Operator, OperatorSecret
 from appliance.engine.models.payouts import Payout, PayoutAttempt, PayoutTransition, SeenSignature
 from appliance.engine.models.reports import ExportJob, ExportRow, Projection, ProjectionGap, ReportRow
 from appliance.engine.models.transactions import Broadcast, BroadcastTransition, SignedPayload, Wallet
-from appliance.engine.models.treasury import Sweep, TreasuryBalance, TreasuryFinding, TreasuryRun
+from appliance.engine.models.treasury import (
+    Sweep,
+    TreasuryAllowance,
+    TreasuryBalance,
+    TreasuryFinding,
+    TreasuryFlowCheckpoint,
+    TreasuryFlowCursor,
+    TreasuryMovement,
+    TreasuryNonceCursor,
+    TreasuryRun,
+)
 from appliance.engine.models.webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -45,8 +55,13 @@ __all__ = [
     "SeenSignature",
     "SignedPayload",
     "Sweep",
+    "TreasuryAllowance",
     "TreasuryBalance",
     "TreasuryFinding",
+    "TreasuryFlowCheckpoint",
+    "TreasuryFlowCursor",
+    "TreasuryMovement",
+    "TreasuryNonceCursor",
     "TreasuryRun",
     "Wallet",
     "WebhookDelivery",

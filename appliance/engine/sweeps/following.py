@@ -13,6 +13,7 @@ from appliance.engine.chain.base import Chain, FeeQuote, Receipt, TransactionRej
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
+from appliance.engine.ledger import deployment
 from appliance.engine.models import Broadcast, DepositAddress, SignedPayload, Sweep
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, topups, transactions
@@ -55,8 +56,16 @@ class SweepFollowing:
                 tx_hash=receipt.tx_hash,
                 reason=None if receipt.success else "the sweep reverted on chain; its network fee was paid",
             )
+            self.charge_deployment(asset.chain_id, f"sweep:{sweep.id}", fee, "the network fee of a sweep")
         log.info("sweep of %s %s from %s completed: %s", amount, asset.code, deposit.address, receipt.tx_hash)
         return 1
+
+    def charge_deployment(self, chain_id: str, ref: str, fee: int, memo: str) -> None:
+        """A sweep's (or its gas top-up's) network fee: the deployment's cost, not an operator's
+        (ledger/deployment.py), posted in the transaction that records it."""
+        native = self.chains.native_or_none(chain_id)
+        if native is not None:
+            deployment.post_cost(deployment.SWEEP_FEE, chain_id, native.code, fee, ref=ref, memo=memo)
 
     def close(
         self,

@@ -329,6 +329,12 @@ class Sweeper:
                 return 0
             with write_transaction(database):
                 follow.finalise(topup, receipt)
+                self.following.charge_deployment(
+                    asset.chain_id,
+                    f"sweep_topup:{topup.id}",
+                    receipt.gas_used * receipt.effective_gas_price,
+                    "the network fee of a sweep's gas top-up",
+                )
             if not receipt.success:  # a plain transfer does not revert; counted all the same
                 with write_transaction(database):
                     self.following.close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")

@@ -61,20 +61,42 @@ from appliance.engine.outgoing.transactions import VERIFIED_MARGIN, transaction_
 from appliance.engine.sweeps.planning import minimum as sweep_minimum
 from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
+from appliance.engine.treasury.flows import FlowRun
 from appliance.engine.treasury.positions import Position, chain_positions, wallet_addresses
 
 log = logging.getLogger("appliance.engine.treasury")
 
 KINDS = (
+    "solvency_shortfall",
     "unknown_outflow",
+    "unexplained_outflow",
+    "flow_mismatch",
+    "allowance",
+    "stuck_payout",
     "balance_mismatch",
     "payout_not_on_chain",
     "deposit_not_recorded",
     "stuck_transaction",
+    "sweep_nonce_taken",
     "unswept",
     "low_balance",
 )
-CRITICAL = frozenset({"unknown_outflow", "balance_mismatch", "payout_not_on_chain", "deposit_not_recorded"})
+CRITICAL = frozenset(
+    {
+        "solvency_shortfall",
+        "unknown_outflow",
+        "unexplained_outflow",
+        "flow_mismatch",
+        "allowance",
+        "stuck_payout",
+        "balance_mismatch",
+        "payout_not_on_chain",
+        "deposit_not_recorded",
+        "sweep_nonce_taken",
+    }
+)
+# Findings of money gone: they stay until an administrator acknowledges them (the chain keeps them).
+STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "sweep_nonce_taken"})
 STUCK_AFTER = timedelta(minutes=10)
 UNSWEPT_AFTER = timedelta(hours=1)
 # COMPLETED payouts are checked against the chain for this long after they completed (a reorg
@@ -132,6 +154,7 @@ class ChainRun:
     known: dict[str, TreasuryFinding] = dataclasses.field(default_factory=dict)
     # Unknown outflows found before that this run found explained: finding key → why.
     explained: dict[str, str] = dataclasses.field(default_factory=dict)
+    flows: FlowRun | None = None
 
     def run(self) -> None:
         chain = self.chains.chains[self.chain_id]
@@ -143,6 +166,18 @@ class ChainRun:
         }
         head = chain.head().number
         self._wallets()
+        self.flows = FlowRun(self.chains, self.chain_id, self.custody, self.reader)
+        try:
+            self.flows.run(head)
+        except ChainError as exc:
+            # A node without the window's state or logs (pruned, a provider's log limits): the
+            # flows wait for the next run, from the same cursor; the rest is reconciled.
+            log.warning("treasury: %s flows not read this run: %s", self.chain_id, exc)
+            self.flows = None
+        for f in self.flows.findings if self.flows is not None else []:
+            self.findings.append(
+                Finding(f.kind, self.chain_id, f.asset_code, f.address, f.expected, f.actual, f.detail, f.ref)
+            )
         self._deposits(head)
         self._nonces(head)
         self._completed()
@@ -521,7 +556,7 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                             expected_minor=str(f.expected),
                             actual_minor=str(f.actual),
                             detail=f.detail,
-                            sticky=f.kind == "unknown_outflow",
+                            sticky=f.kind in STICKY,
                             first_seen_at=moment,
                             last_seen_at=moment,
                             acknowledged_at=None,
@@ -547,6 +582,8 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                         resolved_at=None,  # found again: open again
                         resolution=None,
                     ).where(TreasuryFinding.id == row.id).execute()
+            if run.flows is not None:
+                run.flows.commit()
             TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
             for position, low in run.wallets:
                 insert_if_new(
@@ -623,6 +660,24 @@ def acknowledge(chain_id: str, address: str, nonce: int, by: str) -> int:
                 & (TreasuryFinding.chain_id == chain_id)
                 & (TreasuryFinding.address == address)
                 & (TreasuryFinding.key == finding_key("unknown_outflow", chain_id, "", address, str(nonce)))
+                & is_open()
+            )
+            .execute()
+        )
+
+
+def acknowledge_ref(chain_id: str, address: str, ref: str, by: str) -> int:
+    """An administrator has looked at the findings of ``address`` that stay until acknowledged
+    and name ``ref``: a transaction hash (an unexplained outflow, a sweep's taken nonce) or a
+    block range (a flow mismatch, ``FROM-TO``). Returns how many were acknowledged."""
+    with write_transaction(database):
+        return int(
+            TreasuryFinding.update(acknowledged_at=clock.now(), acknowledged_by=by[:200])
+            .where(
+                TreasuryFinding.kind.in_(sorted(STICKY - {"unknown_outflow"}))
+                & (TreasuryFinding.chain_id == chain_id)
+                & (TreasuryFinding.address == address)
+                & TreasuryFinding.key.endswith(":" + ref.lower())
                 & is_open()
             )
             .execute()
