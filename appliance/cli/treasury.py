@@ -20,21 +20,37 @@ def treasury_command(settings: Settings, as_json: bool) -> None:
     """Every custody wallet's balance per asset, on chain and as the engine's records expect
     (deposit addresses only when they hold or are owed something)."""
     from appliance.engine.treasury.positions import all_positions, positions_body
+    from appliance.engine.treasury.solvency import all_exposures
 
     result = _with_engine(
-        settings, lambda chains, custody: positions_body(all_positions(chains, custody)), chains=True
+        settings,
+        lambda chains, custody: {
+            **positions_body(all_positions(chains, custody)),
+            "exposures": all_exposures(chains.chains),
+        },
+        chains=True,
     )
     emit(as_json, result, lambda: _positions_text(result))
 
 
 def _positions_text(result: dict[str, Any]) -> str:
     rows = result["positions"]
+    exposures = [
+        f"exposure {e['chainId']} {e['assetCode']} {e['operatorId']}: paid out {e['exposureMinor']} beyond "
+        f"what it was credited (ceiling {e['ceilingMinor'] or 'none'})"
+        for e in result.get("exposures", [])
+    ]
     if not rows:
-        return "no custody wallets (no custody key and no deposit address holds anything)"
+        return "\n".join(
+            ["no custody wallets (no custody key and no deposit address holds anything)", *exposures]
+        )
     return "\n".join(
-        f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
-        f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
-        for p in rows
+        [
+            f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
+            f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
+            for p in rows
+        ]
+        + exposures
     )
 
 
@@ -61,10 +77,8 @@ def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool
     from appliance.engine.treasury import reconcile as rec
 
     if acknowledge is not None:
-        match = re.fullmatch(
-            r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):([0-9]{1,20}|0x[0-9a-fA-F]{64}|[0-9]{1,20}-[0-9]{1,20})",
-            acknowledge,
-        )
+        ref_pattern = r"([0-9]{1,20}|0x[0-9a-fA-F]{64}|[0-9]{1,20}-[0-9]{1,20})"
+        match = re.fullmatch(r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):" + ref_pattern, acknowledge)
         if match is None:
             raise click.ClickException(
                 "--acknowledge takes CHAIN:ADDRESS:NONCE, CHAIN:ADDRESS:TXHASH or CHAIN:ADDRESS:FROM-TO, "
@@ -107,6 +121,16 @@ def _findings_text(result: dict[str, Any]) -> str:
         f"actual {f['actualMinor']} ({f['detail']})"
         for f in result["findings"]
     ]
+    lines += ["solvency:"] if result.get("solvency") else []
+    for s in result.get("solvency", []):
+        lines.append(
+            f"  {s['chainId']} {s['assetCode']}: owed {s['owedMinor']}, held {s['heldMinor']}, "
+            f"shortfall {s['shortfallMinor']}, deployment costs {s['deploymentCostsMinor']}"
+        )
+        lines += [
+            f"    exposure {e['operatorId']}: {e['exposureMinor']} (ceiling {e['ceilingMinor'] or 'none'})"
+            for e in s["exposures"]
+        ]
     return "\n".join(lines)
 
 

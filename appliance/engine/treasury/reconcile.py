@@ -62,7 +62,14 @@ from appliance.engine.sweeps.planning import minimum as sweep_minimum
 from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
 from appliance.engine.treasury.flows import FlowRun
-from appliance.engine.treasury.positions import Position, chain_positions, wallet_addresses
+from appliance.engine.treasury.positions import (
+    Position,
+    chain_positions,
+    deposit_addresses,
+    holding,
+    wallet_addresses,
+)
+from appliance.engine.treasury.solvency import AssetSolvency, chain_solvency, landed_payouts
 
 log = logging.getLogger("appliance.engine.treasury")
 
@@ -155,6 +162,7 @@ class ChainRun:
     # Unknown outflows found before that this run found explained: finding key → why.
     explained: dict[str, str] = dataclasses.field(default_factory=dict)
     flows: FlowRun | None = None
+    solvency: list[AssetSolvency] = dataclasses.field(default_factory=list)
 
     def run(self) -> None:
         chain = self.chains.chains[self.chain_id]
@@ -181,6 +189,7 @@ class ChainRun:
         self._deposits(head)
         self._nonces(head)
         self._completed()
+        self._solvency()
 
     # -- payout and fee wallets ------------------------------------------------------------------------
 
@@ -212,6 +221,37 @@ class ChainRun:
                         position.on_chain,
                         f"the {position.role} wallet holds {position.on_chain}, {why} "
                         f"(open payouts need {position.expected})",
+                    )
+                )
+
+    # -- solvency --------------------------------------------------------------------------------------
+
+    def _solvency(self) -> None:
+        """What the operators are owed against what custody holds, per asset (treasury/solvency.py):
+        the wallets as _wallets read them at the head, the deposit addresses read at the head."""
+        assets = self.chains.assets_of(self.chain_id)
+        deposits = [(address, asset) for address in deposit_addresses(self.chain_id) for asset in assets]
+        balances = self.reader.balances([holding(address, asset) for address, asset in deposits])
+        held = [p for p, _ in self.wallets] + [
+            Position(self.chain_id, asset.code, "deposit", address, amount, 0)
+            for (address, asset), amount in zip(deposits, balances, strict=True)
+        ]
+        landed = landed_payouts(self.chain_id, self.reader)
+        self.solvency = chain_solvency(self.chain_id, [a.code for a in assets], held, landed)
+        for item in self.solvency:
+            if item.shortfall > 0:
+                self.findings.append(
+                    Finding(
+                        "solvency_shortfall",
+                        self.chain_id,
+                        item.asset_code,
+                        "",
+                        item.owed,
+                        item.held,
+                        f"operators are owed {item.owed} (available balances {item.owed - item.in_flight}, "
+                        f"payouts in flight {item.in_flight}) and custody holds {item.held}: short by "
+                        f"{item.shortfall}; the deployment's own costs so far are {item.costs}; "
+                        + _exposure_text(item.exposures),
                     )
                 )
 
@@ -502,6 +542,14 @@ class ChainRun:
             )
 
 
+def _exposure_text(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no unlimited operator paid out beyond what it was credited"
+    return "unlimited operators paid out beyond what they were credited: " + ", ".join(
+        f"{r['operatorId']} by {r['exposureMinor']}" for r in rows
+    )
+
+
 def _same_hash(tx_hash: str, hashes: Iterable[str]) -> bool:
     return tx_hash.lower() in {h.lower() for h in hashes}
 
@@ -512,7 +560,8 @@ def _token(assets: Iterable[Asset], contract: str) -> Asset | None:
 
 def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
     """Reconcile every chain, store the findings and wallet balances, and answer the current
-    (unacknowledged) findings: ``{"checkedAt", "findings"}``."""
+    (unacknowledged) findings and each reconciled chain's solvency per asset:
+    ``{"checkedAt", "findings", "solvency"}``."""
     runs: list[ChainRun] = []
     for chain_id in sorted(chains.chains):
         run = ChainRun(chains, chain_id, custody, BulkReader(chains.chains[chain_id]))
@@ -524,7 +573,11 @@ def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
         runs.append(run)
     checked_at = clock.now()
     store(runs, checked_at)
-    return {"checkedAt": clock.iso(checked_at), "findings": [finding_body(r) for r in current_findings()]}
+    return {
+        "checkedAt": clock.iso(checked_at),
+        "findings": [finding_body(r) for r in current_findings()],
+        "solvency": [item.body() for run in runs for item in run.solvency],
+    }
 
 
 def store(runs: list[ChainRun], moment: datetime) -> None:
