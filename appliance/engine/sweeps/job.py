@@ -70,7 +70,9 @@ class Sweeper:
         self.sweep_lease = SingletonLease.of(TreasuryRun, RUN, duration=lease, holder=self.holder)
         self._told: set[str] = set()  # waits already logged (once each, not every pass)
         self._heads: dict[str, int] = {}  # each chain's head, read once per pass
-        self.following = SweepFollowing(chains, custody, self.ceilings, self._once, self._head, self._signer)
+        self.following = SweepFollowing(
+            chains, custody, self.ceilings, self._once, self._head, self._signer, self.fencing
+        )
 
     # -- the job -----------------------------------------------------------------------------------
 

@@ -105,6 +105,10 @@ CRITICAL = frozenset(
 # Findings of money gone: they stay until an administrator acknowledges them (the chain keeps them).
 STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "sweep_nonce_taken"})
 STUCK_AFTER = timedelta(minutes=10)
+# A payout's transaction not mined after this is critical: every later nonce of the payout wallet
+# (every other operator's payouts) queues behind it, and an hour is well past what a replacement
+# at the fee ceiling takes on any configured chain (docs/engine-treasury.md).
+STUCK_PAYOUT_CRITICAL_AFTER = timedelta(hours=1)
 UNSWEPT_AFTER = timedelta(hours=1)
 # COMPLETED payouts are checked against the chain for this long after they completed (a reorg
 # deeper than any asset's confirmations, or a node that lost them).
@@ -359,6 +363,12 @@ class ChainRun:
             for nonce in range(count):
                 if nonce not in mine:
                     self._unknown(address, nonce, head, "no transaction the engine signed holds this nonce")
+                elif mine[nonce].status == "final" and mine[nonce].mined_tx_hash is None:
+                    # Made final without a receipt: a foreign transaction took the nonce (a
+                    # sweep's or a payout's, once the transaction at it had its confirmations).
+                    self._unknown(
+                        address, nonce, head, "the nonce the engine reserved was used by another transaction"
+                    )
         self._taken(reserved, used, head)
         self._explain(reserved, head)
 
@@ -389,16 +399,21 @@ class ChainRun:
                     "the nonce the engine reserved was used by another transaction",
                 )
             elif row.created_at <= stuck_before:
+                critical = (
+                    row.purpose == "payout" and row.created_at <= clock.now() - STUCK_PAYOUT_CRITICAL_AFTER
+                )
+                behind = sum(1 for other in pending if other.wallet == row.wallet and other.nonce > row.nonce)
                 self.findings.append(
                     Finding(
-                        "stuck_transaction",
+                        "stuck_payout" if critical else "stuck_transaction",
                         self.chain_id,
                         native.code if native else "",
                         row.wallet,
                         0,
                         0,
                         f"nonce {row.nonce} ({row.purpose}, {row.tx_hash}) signed at "
-                        f"{clock.iso(row.created_at)} is not mined yet",
+                        f"{clock.iso(row.created_at)} is not mined yet"
+                        + (f"; {behind} later transaction(s) of the wallet wait behind it" if behind else ""),
                         ref=row.tx_hash,
                     )
                 )

@@ -1,0 +1,121 @@
+"""Item 11 of issue 44 against anvil: bounded reconcile and sweep planning, dust swept once fees
+fall, a sweep whose nonce a foreign transaction took, and a payout stuck for an hour."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from appliance.common import clock
+from appliance.engine.db import database
+from appliance.engine.models import DepositAddress, Sweep
+from appliance.engine.sweeps.job import Sweeper
+from appliance.engine.treasury.reconcile import acknowledge
+from appliance.settings import Settings
+from tests.conftest import free_port
+from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
+from tests.engine.books import custody_account
+from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET
+from tests.engine.test_deposits import address_for, watch
+from tests.engine.test_treasury_anvil import CHAIN, OUTSIDER, Setup, make_setup
+
+
+@pytest.fixture
+def node() -> Iterator[Anvil]:
+    with running_anvil(free_port()) as anvil:
+        yield anvil
+
+
+@pytest.fixture
+def setup(settings: Settings, node: Anvil) -> Setup:
+    return make_setup(settings, node, multicall=True)
+
+
+def test_a_payout_stuck_an_hour_with_later_nonces_queued_behind_it_is_critical(setup: Setup) -> None:
+    setup.node.rpc("evm_setAutomine", False)
+    setup.harness.submit("pyo_stuckfirst1", 66)
+    setup.harness.until_status("pyo_stuckfirst1", "BROADCAST", mine=False)
+    setup.harness.submit("pyo_stuckafter1", 77)
+    setup.harness.until_status("pyo_stuckafter1", "BROADCAST", mine=False)
+    clock.advance(timedelta(minutes=11))
+    findings = setup.reconcile()["findings"]
+    assert [(f["kind"], f["address"]) for f in findings] == [("stuck_transaction", PAYOUT_WALLET)] * 2
+    assert setup.ready_treasury()[1] == "pass"
+    clock.advance(timedelta(minutes=50))
+    findings = setup.reconcile()["findings"]
+    assert [(f["kind"], f["address"]) for f in findings] == [("stuck_payout", PAYOUT_WALLET)] * 2
+    first = next(f for f in findings if setup.harness.payout("pyo_stuckfirst1").tx_hash in f["detail"])
+    assert "1 later transaction(s) of the wallet wait behind it" in first["detail"]
+    status, check = setup.ready_treasury()
+    assert status == 503 and check == "fail"
+
+
+def _deposit_key(deposit: DepositAddress) -> Any:
+    path = f"m/44'/60'/{int(deposit.custody_account)}'/0/{int(deposit.derivation_index)}"
+    key = custody_account(path)
+    assert key.address == deposit.address
+    return key
+
+
+def _sweep_passes(setup: Setup, sweeper: Sweeper, done: Any, passes: int = 30) -> None:
+    for _ in range(passes):
+        with database.connection_context():
+            sweeper.sweep_pass()
+        if done():
+            return
+        clock.advance(timedelta(seconds=16))  # the sweeper looks at a taken nonce once per 15 s
+        setup.node.mine()
+        watch(setup.harness)
+    pytest.fail("the sweeps did not get there")
+
+
+def _sweeps(address: str) -> list[Sweep]:
+    with database.connection_context():
+        return list(Sweep.select().where(Sweep.address == address).order_by(Sweep.id))
+
+
+def test_a_sweep_whose_nonce_a_foreign_transaction_took_fails_and_later_deposits_are_swept(
+    setup: Setup,
+) -> None:
+    customer = address_for(setup.harness, "customer-taken", CHAIN).json["address"]
+    setup.send_eth(customer, ETHER // 10)
+    setup.watch_until_scanned()
+    setup.node.rpc("evm_setAutomine", False)
+    sweeper = Sweeper(setup.runtime.chains, setup.runtime.custody)
+    with database.connection_context():
+        sweeper.sweep_pass()
+        deposit = DepositAddress.get(DepositAddress.address == customer)
+    [sweep] = _sweeps(customer)
+    assert sweep.status == "sent"
+    # The key of the deposit address, used elsewhere, sends at the same nonce with a higher fee.
+    key = _deposit_key(deposit)
+    fee = 50 * int(setup.node.rpc("eth_gasPrice"), 16)
+    foreign = key.sign_transaction(
+        {"type": 2, "chainId": NETWORK_ID, "nonce": 0, "to": OUTSIDER, "value": ETHER // 20,
+         "gas": 21_000, "maxFeePerGas": fee, "maxPriorityFeePerGas": fee}
+    )  # fmt: skip
+    taken = setup.node.rpc("eth_sendRawTransaction", "0x" + bytes(foreign.raw_transaction).hex())
+    setup.node.mine()
+    setup.node.rpc("evm_setAutomine", True)
+    assert setup.node.rpc("eth_getTransactionReceipt", taken)["status"] == "0x1"
+    _sweep_passes(setup, sweeper, lambda: _sweeps(customer)[0].status == "failed")
+    failed = _sweeps(customer)[0]
+    assert taken in failed.reason and "did not sign" in failed.reason
+    findings = setup.reconcile()["findings"]
+    outflow = next(f for f in findings if f["kind"] == "unknown_outflow")
+    assert outflow["address"] == customer and taken in outflow["detail"]
+    assert acknowledge_nonce(setup, customer, 0)
+    # A later deposit at the address is swept (the address is no longer held by an open sweep).
+    setup.send_eth(customer, ETHER // 10)
+    setup.watch_until_scanned()
+    _sweep_passes(setup, sweeper, lambda: _sweeps(customer)[-1].status == "completed")
+    assert len(_sweeps(customer)) == 2
+    assert setup.node.balance(customer) == 0 or setup.node.balance(customer) < ETHER // 1000
+
+
+def acknowledge_nonce(setup: Setup, address: str, nonce: int) -> int:
+    with database.connection_context():
+        return acknowledge(CHAIN, address, nonce, "test")
