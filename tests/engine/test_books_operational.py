@@ -119,3 +119,29 @@ def test_a_sweep_whose_nonce_a_foreign_transaction_took_fails_and_later_deposits
 def acknowledge_nonce(setup: Setup, address: str, nonce: int) -> int:
     with database.connection_context():
         return acknowledge(CHAIN, address, nonce, "test")
+
+
+def _base_fee(setup: Setup, wei: int, blocks: int = 1) -> None:
+    for _ in range(blocks):
+        setup.node.rpc("anvil_setNextBlockBaseFeePerGas", hex(wei))
+        setup.node.mine()
+        watch(setup.harness)
+
+
+def test_dust_skipped_while_fees_are_high_is_swept_once_they_fall(setup: Setup) -> None:
+    customer = address_for(setup.harness, "customer-dust", CHAIN).json["address"]
+    _base_fee(setup, 100 * 10**9)
+    setup.send_eth(customer, 10**15)  # 0.001 ETH: less than a sweep's fee at 2 × 100 gwei
+    _base_fee(setup, 100 * 10**9, blocks=3)
+    sweeper = Sweeper(setup.runtime.chains, setup.runtime.custody)
+    with database.connection_context():
+        sweeper.sweep_pass()
+    [skipped] = _sweeps(customer)
+    assert skipped.status == "skipped" and "not above the minimum" in skipped.reason
+    with database.connection_context():
+        sweeper.sweep_pass()  # the fee has not fallen: nothing is looked at again
+    assert len(_sweeps(customer)) == 1
+    _base_fee(setup, 10**9)  # the fee falls: the dust is worth its sweep now
+    _sweep_passes(setup, sweeper, lambda: _sweeps(customer)[-1].status == "completed")
+    assert [s.status for s in _sweeps(customer)] == ["skipped", "completed"]
+    assert setup.node.balance(customer) < 10**15 // 10

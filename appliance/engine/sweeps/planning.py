@@ -65,6 +65,33 @@ def due(chain_id: str, native_code: str | None, limit: int) -> list[Due]:
     return list(chosen.values())[:limit]
 
 
+def skipped(chain_id: str, code: str, least: int, exclude: set[int], limit: int) -> list[Due]:
+    """(address, asset) pairs whose latest sweep of the asset was skipped holding more than
+    ``least`` (the minimum at today's fee) and no sweep of the address is open: dust that a
+    higher fee made not worth its sweep, worth it now (the sweep job asks only when the fee has
+    fallen, so this runs only then)."""
+    latest = (
+        Sweep.select(peewee.fn.MAX(Sweep.id))
+        .where((Sweep.chain_id == chain_id) & (Sweep.asset_code == code))
+        .group_by(Sweep.deposit_address)
+    )
+    busy = _busy(chain_id)
+    rows = (
+        Sweep.select(Sweep.deposit_address, Sweep.address, Sweep.amount_minor)
+        .where(Sweep.id.in_(latest) & (Sweep.status == "skipped"))
+        .order_by(Sweep.deposit_address)
+        .tuples()
+    )
+    out = []
+    for address_id, address, held in rows:
+        if int(address_id) in busy or int(address_id) in exclude or int(held or 0) <= least:
+            continue
+        out.append(Due(int(address_id), address, code))
+        if len(out) >= limit:
+            break
+    return out
+
+
 def _as_datetime(value: object) -> datetime:
     # MAX() over a UTCDateTimeField comes back as the stored text on SQLite.
     if isinstance(value, datetime):
