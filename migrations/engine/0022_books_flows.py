@@ -13,7 +13,9 @@
 - ``deployment_ledger_entry`` / ``deployment_ledger_account``: the deployment's own ledger
   account per asset: sweep fees and other costs that belong to no operator;
 - ``operator_limit.exposure_ceiling_minor``: the most an ``unlimited`` operator may pay out beyond
-  what it was credited (null: no ceiling)."""
+  what it was credited (null: no ceiling);
+- a 'final' ``broadcast_transition`` for each reservation made final before transitions were
+  recorded (migration 0017), which the fold reads."""
 
 import peewee
 
@@ -107,6 +109,14 @@ class DeploymentLedgerAccount(Frozen):
 
 def up(db: peewee.Database) -> None:
     db.execute_sql("ALTER TABLE operator_limit ADD COLUMN exposure_ceiling_minor VARCHAR(80) NULL")
+    # Reservations made final before migration 0017 recorded transitions have no 'final' row: the
+    # movements' fold reads final reservations by their transition, so each gets one (dated when
+    # it was last updated).
+    db.execute_sql(
+        "INSERT INTO broadcast_transition (broadcast_id, from_status, to_status, occurred_at) "
+        "SELECT b.id, NULL, 'final', b.updated_at FROM broadcast b WHERE b.status = 'final' AND NOT EXISTS "
+        "(SELECT 1 FROM broadcast_transition t WHERE t.broadcast_id = b.id AND t.to_status = 'final')"
+    )
     create_tables(
         db,
         TreasuryFlowCursor,

@@ -13,12 +13,13 @@ from appliance.common import clock
 from appliance.engine.db import database
 from appliance.engine.models import DepositAddress, Sweep
 from appliance.engine.sweeps.job import Sweeper
+from appliance.engine.treasury.positions import all_positions
 from appliance.engine.treasury.reconcile import acknowledge
 from appliance.settings import Settings
 from tests.conftest import free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.books import custody_account
-from tests.engine.pipeline_harness import ETHER, PAYOUT_WALLET
+from tests.engine.pipeline_harness import ETHER, FEE_WALLET, PAYOUT_WALLET
 from tests.engine.test_deposits import address_for, watch
 from tests.engine.test_treasury_anvil import CHAIN, OUTSIDER, Setup, make_setup
 
@@ -145,3 +146,86 @@ def test_dust_skipped_while_fees_are_high_is_swept_once_they_fall(setup: Setup) 
     _sweep_passes(setup, sweeper, lambda: _sweeps(customer)[-1].status == "completed")
     assert [s.status for s in _sweeps(customer)] == ["skipped", "completed"]
     assert setup.node.balance(customer) < 10**15 // 10
+
+
+class RowCounter:
+    """Counts the rows the database hands back for statements reading the broadcast and
+    signed_payload tables (a hook on the connection's cursors: what a run reads, not its time)."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def wrap(self, execute: Any) -> Any:
+        counter = self
+
+        def execute_sql(sql: str, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+            cursor = execute(sql, params, *args, **kwargs)
+            watched = sql.lstrip().upper().startswith("SELECT") and (
+                'FROM "broadcast"' in sql or 'FROM "signed_payload"' in sql
+            )
+            return _Counted(cursor, counter) if watched else cursor
+
+        return execute_sql
+
+
+class _Counted:
+    def __init__(self, cursor: Any, counter: RowCounter) -> None:
+        self._cursor, self._counter = cursor, counter
+
+    def fetchone(self) -> Any:
+        row = self._cursor.fetchone()
+        if row is not None:
+            self._counter.rows += 1
+        return row
+
+    def fetchall(self) -> Any:
+        rows = self._cursor.fetchall()
+        self._counter.rows += len(rows)
+        return rows
+
+    def fetchmany(self, *args: Any) -> Any:
+        rows = self._cursor.fetchmany(*args)
+        self._counter.rows += len(rows)
+        return rows
+
+    def __iter__(self) -> Any:
+        for row in self._cursor:
+            self._counter.rows += 1
+            yield row
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def test_reconcile_reads_only_the_broadcasts_since_its_last_run_not_every_sweep_ever_made(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    customers = [address_for(setup.harness, f"customer-bounded-{i}", CHAIN).json["address"] for i in range(4)]
+    for customer in customers:
+        setup.send_eth(customer, ETHER // 10)
+        setup.mint(customer, 1_000)
+    setup.watch_until_scanned()
+    sweeper = Sweeper(setup.runtime.chains, setup.runtime.custody)
+    _sweep_passes(
+        setup,
+        sweeper,
+        lambda: sum(s.status == "completed" for c in customers for s in _sweeps(c)) == 8,
+        passes=60,
+    )
+    setup.watch_until_scanned()
+    setup.node.set_balance(FEE_WALLET, 10 * ETHER)  # the deployment's gas money covers the sweep fees
+    counter = RowCounter()
+    inner = database.obj
+    monkeypatch.setattr(inner, "execute_sql", counter.wrap(inner.execute_sql))
+    assert setup.reconcile()["findings"] == []  # the first run reads the sweeps once, and folds them
+    first = counter.rows
+    assert first >= 12  # 8 sweeps and 4 gas top-ups, with their payloads
+    counter.rows = 0
+    setup.node.mine(3)
+    setup.watch_until_scanned()
+    assert setup.reconcile()["findings"] == []
+    assert counter.rows == 0  # nothing in flight, no nonce used since: no broadcast read
+    # The treasury's expected balances still count every sweep (folded).
+    with database.connection_context():
+        positions = all_positions(setup.runtime.chains, setup.runtime.custody)
+    assert all(p.on_chain == p.expected for p in positions if p.role == "deposit")

@@ -441,6 +441,19 @@ def add_movement(chain_id: str, address: str, code: str, change: int) -> None:
     TreasuryMovement.update(change_minor=str(int(row.change_minor) + change)).where(where).execute()
 
 
+def fold_movements(chain_id: str, cursor: int, changes: dict[tuple[str, str], int]) -> None:
+    """Fold final sweeps' changes into ``treasury_movement`` and move the fold's cursor (inside
+    the reconcile's store transaction)."""
+    for (address, code), change in changes.items():
+        add_movement(chain_id, address, code, change)
+    TreasuryFlowCursor.insert(
+        chain_id=chain_id, next_block=None, movements_from=cursor, updated_at=clock.now()
+    ).on_conflict(
+        conflict_target=[TreasuryFlowCursor.chain_id],
+        update={TreasuryFlowCursor.movements_from: cursor},
+    ).execute()
+
+
 def _word(address: str) -> bytes:
     return bytes(12) + bytes.fromhex(address[2:])
 

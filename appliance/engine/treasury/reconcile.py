@@ -50,18 +50,19 @@ from appliance.engine.db import database
 from appliance.engine.models import (
     Broadcast,
     ChainCursor,
-    DepositAddress,
     Payout,
     SignedPayload,
     TreasuryBalance,
     TreasuryFinding,
+    TreasuryNonceCursor,
     TreasuryRun,
 )
 from appliance.engine.outgoing.transactions import VERIFIED_MARGIN, transaction_at_nonce
+from appliance.engine.sweeps.movements import fold
 from appliance.engine.sweeps.planning import minimum as sweep_minimum
 from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
-from appliance.engine.treasury.flows import FlowRun
+from appliance.engine.treasury.flows import FlowRun, fold_movements
 from appliance.engine.treasury.positions import (
     Position,
     chain_positions,
@@ -167,6 +168,10 @@ class ChainRun:
     explained: dict[str, str] = dataclasses.field(default_factory=dict)
     flows: FlowRun | None = None
     solvency: list[AssetSolvency] = dataclasses.field(default_factory=list)
+    # Moved in the store's transaction: each address's nonces checked, the sweeps folded in.
+    nonce_cursors: dict[str, int] = dataclasses.field(default_factory=dict)
+    folded: tuple[int, dict[tuple[str, str], int]] | None = None
+    rows_read: int = 0  # broadcast rows the nonce check read (a test's measure of bounded work)
 
     def run(self) -> None:
         chain = self.chains.chains[self.chain_id]
@@ -311,6 +316,7 @@ class ChainRun:
                 )
         held = {(p.address, p.asset_code): p.on_chain for p in rows}
         self._unswept(held)
+        self.folded = fold(self.chains, self.chain_id, block)
 
     def _unswept(self, held: dict[tuple[str, str], int]) -> None:
         """A deposit address holding, for more than UNSWEPT_AFTER, a confirmed deposit that no
@@ -346,21 +352,38 @@ class ChainRun:
     # -- nonces: what left the custody addresses -----------------------------------------------------
 
     def _nonces(self, head: int) -> None:
+        """Every nonce a custody address used since the last run (a cursor per address,
+        ``treasury_nonce_cursor``) must be a reservation of the engine's, and every reservation
+        still in flight is looked at: a run reads the broadcasts of the nonces used since the
+        last run and those in flight, not every broadcast the deployment ever made. (A reorg
+        that gives a reservation's nonce back moves it to signed again: in flight, looked at.)"""
         addresses = [address for _, address in wallet_addresses(self.custody)]
-        addresses += [
-            a
-            for (a,) in DepositAddress.select(DepositAddress.address)
-            .where(DepositAddress.chain_id == self.chain_id)
-            .tuples()
-        ]
+        addresses += deposit_addresses(self.chain_id)
         addresses = list(dict.fromkeys(addresses))
         used = dict(zip(addresses, self.reader.nonces(addresses, head), strict=True))
+        checked = {
+            a: int(n)
+            for a, n in TreasuryNonceCursor.select(
+                TreasuryNonceCursor.address, TreasuryNonceCursor.checked_below
+            )
+            .where(TreasuryNonceCursor.chain_id == self.chain_id)
+            .tuples()
+        }
         reserved: dict[str, dict[int, Broadcast]] = defaultdict(dict)
-        for row in Broadcast.select().where(Broadcast.chain_id == self.chain_id):
-            reserved[row.wallet][int(row.nonce)] = row
         for address, count in used.items():
+            start = checked.get(address, 0)
+            if start >= count:
+                continue
+            rows = Broadcast.select().where(
+                (Broadcast.chain_id == self.chain_id)
+                & (Broadcast.wallet == address)
+                & (Broadcast.nonce >= start)
+            )
+            for row in rows:
+                self.rows_read += 1
+                reserved[row.wallet][int(row.nonce)] = row
             mine = reserved.get(address, {})
-            for nonce in range(count):
+            for nonce in range(start, count):
                 if nonce not in mine:
                     self._unknown(address, nonce, head, "no transaction the engine signed holds this nonce")
                 elif mine[nonce].status == "final" and mine[nonce].mined_tx_hash is None:
@@ -369,6 +392,13 @@ class ChainRun:
                     self._unknown(
                         address, nonce, head, "the nonce the engine reserved was used by another transaction"
                     )
+            if count != checked.get(address):
+                self.nonce_cursors[address] = count
+        for row in Broadcast.select().where(
+            (Broadcast.chain_id == self.chain_id) & Broadcast.status.in_(("signed", "sent"))
+        ):
+            self.rows_read += 1
+            reserved[row.wallet][int(row.nonce)] = row
         self._taken(reserved, used, head)
         self._explain(reserved, head)
 
@@ -453,7 +483,13 @@ class ChainRun:
             if any(f.key == key for f in self.findings):
                 continue  # still unexplained this run
             nonce = key.rsplit(":", 1)[-1]
-            row = reserved.get(finding.address, {}).get(int(nonce)) if nonce.isdigit() else None
+            if not nonce.isdigit():
+                continue
+            row = reserved.get(finding.address, {}).get(int(nonce)) or Broadcast.get_or_none(
+                (Broadcast.chain_id == self.chain_id)
+                & (Broadcast.wallet == finding.address)
+                & (Broadcast.nonce == int(nonce))
+            )
             if row is None:
                 continue
             hashes = [p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)]
@@ -652,6 +688,15 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                     ).where(TreasuryFinding.id == row.id).execute()
             if run.flows is not None:
                 run.flows.commit()
+            for address, count in run.nonce_cursors.items():
+                TreasuryNonceCursor.insert(
+                    chain_id=run.chain_id, address=address, checked_below=count
+                ).on_conflict(
+                    conflict_target=[TreasuryNonceCursor.chain_id, TreasuryNonceCursor.address],
+                    update={TreasuryNonceCursor.checked_below: count},
+                ).execute()
+            if run.folded is not None:
+                fold_movements(run.chain_id, *run.folded)
             TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
             for position, low in run.wallets:
                 insert_if_new(
