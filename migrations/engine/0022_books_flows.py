@@ -14,6 +14,7 @@
   account per asset: sweep fees and other costs that belong to no operator;
 - ``operator_limit.exposure_ceiling_minor``: the most an ``unlimited`` operator may pay out beyond
   what it was credited (null: no ceiling);
+- an index of deposits by (chain_id, confirmed_at): the sweep planner's cursor;
 - a 'final' ``broadcast_transition`` for each reservation made final before transitions were
   recorded (migration 0017), which the fold reads."""
 
@@ -109,6 +110,8 @@ class DeploymentLedgerAccount(Frozen):
 
 def up(db: peewee.Database) -> None:
     db.execute_sql("ALTER TABLE operator_limit ADD COLUMN exposure_ceiling_minor VARCHAR(80) NULL")
+    # The sweep planner reads the deposits confirmed since its last look (sweeps/planning.py).
+    db.execute_sql("CREATE INDEX deposit_chain_id_confirmed_at ON deposit (chain_id, confirmed_at)")
     # Reservations made final before migration 0017 recorded transitions have no 'final' row: the
     # movements' fold reads final reservations by their transition, so each gets one (dated when
     # it was last updated).

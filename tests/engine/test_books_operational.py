@@ -152,16 +152,17 @@ class RowCounter:
     """Counts the rows the database hands back for statements reading the broadcast and
     signed_payload tables (a hook on the connection's cursors: what a run reads, not its time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tables: tuple[str, ...] = ("broadcast", "signed_payload")) -> None:
         self.rows = 0
+        self.tables = tables
 
     def wrap(self, execute: Any) -> Any:
         counter = self
 
         def execute_sql(sql: str, params: Any = None, *args: Any, **kwargs: Any) -> Any:
             cursor = execute(sql, params, *args, **kwargs)
-            watched = sql.lstrip().upper().startswith("SELECT") and (
-                'FROM "broadcast"' in sql or 'FROM "signed_payload"' in sql
+            watched = sql.lstrip().upper().startswith("SELECT") and any(
+                f'FROM "{table}"' in sql for table in counter.tables
             )
             return _Counted(cursor, counter) if watched else cursor
 
@@ -229,3 +230,30 @@ def test_reconcile_reads_only_the_broadcasts_since_its_last_run_not_every_sweep_
     with database.connection_context():
         positions = all_positions(setup.runtime.chains, setup.runtime.custody)
     assert all(p.on_chain == p.expected for p in positions if p.role == "deposit")
+
+
+def test_sweep_planning_reads_only_the_deposits_confirmed_since_its_last_pass(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    customers = [address_for(setup.harness, f"customer-planned-{i}", CHAIN).json["address"] for i in range(4)]
+    for customer in customers:
+        setup.send_eth(customer, ETHER // 10)
+    setup.watch_until_scanned()
+    sweeper = Sweeper(setup.runtime.chains, setup.runtime.custody)
+    _sweep_passes(
+        setup, sweeper, lambda: all(_sweeps(c) and _sweeps(c)[-1].status == "completed" for c in customers)
+    )
+    counter = RowCounter(("deposit",))
+    inner = database.obj
+    monkeypatch.setattr(inner, "execute_sql", counter.wrap(inner.execute_sql))
+    for _ in range(3):
+        with database.connection_context():
+            sweeper.sweep_pass()
+    assert counter.rows == 0, counter.rows  # nothing confirmed since: no deposit read
+    setup.send_eth(customers[0], ETHER // 10)  # a new deposit is still planned
+    setup.watch_until_scanned()
+    _sweep_passes(
+        setup,
+        sweeper,
+        lambda: len(_sweeps(customers[0])) == 2 and _sweeps(customers[0])[-1].status == "completed",
+    )

@@ -72,6 +72,7 @@ class Sweeper:
         self._heads: dict[str, int] = {}  # each chain's head, read once per pass
         self._dust_fee: dict[str, int] = {}  # each chain's maxFeePerGas at the last look at dust
         self._dust: dict[str, bool] = {}  # whether skipped dust may wait on the chain
+        self.planner = planning.DuePlanner()  # what is due, read incrementally between passes
         self.following = SweepFollowing(
             chains, custody, self.ceilings, self._once, self._head, self._signer, self.fencing
         )
@@ -197,7 +198,7 @@ class Sweeper:
 
     def _plan(self, chain_id: str, chain: Chain) -> int:
         native = self.chains.native_or_none(chain_id)
-        dues = planning.due(chain_id, native.code if native else None, self.batch)
+        dues = self.planner.due(chain_id, native.code if native else None, self.batch)
         dust = native is not None and native.sweep_min_minor is None and self._has_dust(chain_id)
         if not dues and not dust:
             return 0
