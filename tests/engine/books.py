@@ -190,7 +190,7 @@ class Books:
             watch(self.harness)
 
 
-def chains_json(node: Anvil, usdc: str, ptt: str, ptt_decimals: int = 6) -> str:
+def chains_json(node: Anvil, usdc: str, ptt: str, ptt_decimals: int = 6, rpc_url: str | None = None) -> str:
     assets = [
         {"code": "ETH", "kind": "native", "decimals": 18, "confirmations": 2},
         {"code": "USDC", "kind": "ERC20", "decimals": 6, "confirmations": 2, "contract": usdc},
@@ -200,7 +200,7 @@ def chains_json(node: Anvil, usdc: str, ptt: str, ptt_decimals: int = 6) -> str:
         [
             {
                 "id": CHAIN,
-                "rpc_url": node.url,
+                "rpc_url": rpc_url or node.url,
                 "network_id": NETWORK_ID,
                 "environment": "test",
                 "assets": assets,
@@ -210,7 +210,12 @@ def chains_json(node: Anvil, usdc: str, ptt: str, ptt_decimals: int = 6) -> str:
 
 
 def make_books(
-    settings: Settings, node: Anvil, *, ptt_decimals: int = 6, environ: dict[str, str] | None = None
+    settings: Settings,
+    node: Anvil,
+    *,
+    ptt_decimals: int = 6,
+    environ: dict[str, str] | None = None,
+    rpc_url: str | None = None,
 ) -> Books:
     node.rpc("anvil_impersonateAccount", MINTER)
     node.set_balance(MINTER, 1000 * ETHER)
@@ -221,7 +226,7 @@ def make_books(
     node.set_balance(FEE_WALLET, ETHER)
     env = {
         "APPLIANCE_LOCAL_CHAIN": "0",
-        "APPLIANCE_CHAINS": chains_json(node, usdc, ptt, ptt_decimals),
+        "APPLIANCE_CHAINS": chains_json(node, usdc, ptt, ptt_decimals, rpc_url),
         **(environ or {}),
     }
     harness = make_harness(harness_settings(settings, env), lambda app: node.mine())
