@@ -64,8 +64,8 @@ def _positions_text(result: dict[str, Any]) -> str:
     default=None,
     metavar="CHAIN:ADDRESS:NONCE|TXHASH|FROM-TO",
     help="Acknowledge, after looking at it, the unknown outflow at this wallet's nonce, or the "
-    "findings of this address naming a transaction (an unexplained outflow, a sweep's taken "
-    "nonce) or a block range (a flow mismatch): they leave the findings and the readiness check; "
+    "findings of this address naming a transaction (an unexplained outflow, a deposit out of "
+    "range) or a block range (a flow mismatch): they leave the findings and the readiness check; "
     "who and when are kept.",
 )
 @command_options

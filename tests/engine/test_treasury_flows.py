@@ -13,13 +13,14 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.engine.db import database
-from appliance.engine.models import TreasuryFlowCursor
+from appliance.engine.models import Deposit, TreasuryFlowCursor
 from appliance.settings import Settings
 from tests.conftest import free_port
 from tests.engine.anvil import Anvil, running_anvil
 from tests.engine.books import CHAIN, THIEF, Books, custody_account, make_books
 from tests.engine.contracts.compile import artifact, compile_contract
 from tests.engine.pipeline_harness import FEE_WALLET, PAYOUT_WALLET, TEST_MNEMONIC
+from tests.engine.test_deposits import address_for
 
 
 @pytest.fixture
@@ -122,3 +123,24 @@ def test_the_flows_read_only_the_blocks_since_the_last_run(books: Books) -> None
     with database.connection_context():
         second = TreasuryFlowCursor.get(TreasuryFlowCursor.chain_id == CHAIN).next_block
     assert second == first + 7
+
+
+def test_a_30_decimal_tokens_deposit_of_10_to_the_39_is_named_not_dropped(
+    settings: Settings, node: Anvil
+) -> None:
+    books = make_books(settings, node, ptt_decimals=30)
+    customer = address_for(books.harness, "customer-huge", CHAIN).json["address"]
+    books.settle()
+    assert books.reconcile()["findings"] == []
+    small = books.mint(books.ptt, customer, 10**38)  # 39 digits: a deposit like any other
+    huge = books.mint(books.ptt, customer, 10**39)  # 40 digits: above amountMinor's 39
+    books.settle(4)
+    with database.connection_context():
+        amounts = [d.amount_minor for d in Deposit.select().where(Deposit.tx_hash == small)]
+    assert amounts == [str(10**38)]
+    report = books.reconcile()
+    assert _kinds(report) == [("deposit_out_of_range", "PTT", customer)]
+    finding = report["findings"][0]
+    assert huge in finding["detail"] and finding["actualMinor"] == str(10**39)
+    ptt = next(s for s in report["solvency"] if s["assetCode"] == "PTT")
+    assert ptt["heldMinor"] == str(10**39 + 10**38) and ptt["shortfallMinor"] == "0"

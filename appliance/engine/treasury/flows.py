@@ -53,6 +53,7 @@ APPROVAL_TOPIC = "0x" + keccak(text="Approval(address,address,uint256)").hex()
 ALLOWANCE = keccak(text="allowance(address,address)")[:4]
 MAX_BLOCKS = 500  # blocks read per run and chain: a run's work is bounded, a backlog catches up
 TOPICS_PER_REQUEST = 200  # addresses in one eth_getLogs topic filter
+MAX_DEPOSIT = 10**39 - 1  # the specification's amountMinor: at most 39 digits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,9 +156,13 @@ class FlowRun:
                 sender, amount = _address(log["topics"][1]), _int(log["data"])
                 token_out[(sender, code)] += amount
                 outflows.append({**log, "from": sender, "to": _address(log["topics"][2]), "code": code})
-            for log in self._logs(contracts, TRANSFER_TOPIC, wallets, start, end, position=2):
+            for log in self._logs(contracts, TRANSFER_TOPIC, custody, start, end, position=2):
                 code = tokens[to_checksum_address(log["address"])].code
-                token_in[(_address(log["topics"][2]), code)] += _int(log["data"])
+                receiver, amount = _address(log["topics"][2]), _int(log["data"])
+                if receiver in wallets:
+                    token_in[(receiver, code)] += amount
+                elif amount > MAX_DEPOSIT:
+                    self._out_of_range(log, receiver, code, amount)
             for log in self._logs(contracts, APPROVAL_TOPIC, custody, start, end, position=1):
                 code = tokens[to_checksum_address(log["address"])].code
                 key = (code, _address(log["topics"][1]), _address(log["topics"][2]))
@@ -245,6 +250,29 @@ class FlowRun:
             if sender not in wallets:
                 key = (sender, code)
                 self.deposit_outflows[key] = self.deposit_outflows.get(key, 0) - amount
+
+    def _out_of_range(self, log: dict[str, Any], receiver: str, code: str, amount: int) -> None:
+        """A transfer to a deposit address above the specification's amountMinor (39 digits: a
+        30-decimal token's 10^39 minor units and more): no deposit can carry it, so the watcher
+        records none. Named here, and counted in the address's expected balance (it is this
+        finding, not also a ``deposit_not_recorded``)."""
+        tx_hash = str(log["transactionHash"])
+        self.findings.append(
+            FlowFinding(
+                "deposit_out_of_range",
+                code,
+                receiver,
+                MAX_DEPOSIT,
+                amount,
+                f"transaction {tx_hash} in block {_int(log['blockNumber'])} sent {amount} {code} minor units "
+                f"to this deposit address: more than the 39 digits of a deposit's amountMinor, so no "
+                "operator was credited; the funds are in custody (credit the operator with "
+                "`appliance operator credit` in parts, or return them)",
+                tx_hash.lower(),
+            )
+        )
+        key = (receiver, code)
+        self.deposit_outflows[key] = self.deposit_outflows.get(key, 0) + amount
 
     def _engine_native(self, wallets: list[str], start: int, end: int) -> dict[str, int]:
         """Wallet → what the engine's own transactions mined in [start, end] changed its native

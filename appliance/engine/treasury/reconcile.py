@@ -80,12 +80,12 @@ KINDS = (
     "unexplained_outflow",
     "flow_mismatch",
     "allowance",
+    "deposit_out_of_range",
     "stuck_payout",
     "balance_mismatch",
     "payout_not_on_chain",
     "deposit_not_recorded",
     "stuck_transaction",
-    "sweep_nonce_taken",
     "unswept",
     "low_balance",
 )
@@ -96,15 +96,15 @@ CRITICAL = frozenset(
         "unexplained_outflow",
         "flow_mismatch",
         "allowance",
+        "deposit_out_of_range",
         "stuck_payout",
         "balance_mismatch",
         "payout_not_on_chain",
         "deposit_not_recorded",
-        "sweep_nonce_taken",
     }
 )
 # Findings of money gone: they stay until an administrator acknowledges them (the chain keeps them).
-STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "sweep_nonce_taken"})
+STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "deposit_out_of_range"})
 STUCK_AFTER = timedelta(minutes=10)
 # A payout's transaction not mined after this is critical: every later nonce of the payout wallet
 # (every other operator's payouts) queues behind it, and an hour is well past what a replacement
@@ -287,6 +287,13 @@ class ChainRun:
             return
         if self.reader.url is None and self.chains.chains[self.chain_id].head().number != head:
             return  # the embedded chain mined while it was read: the watcher is behind again
+        # What this run's flows named at deposit addresses (stored with this run's findings):
+        # those findings, not also a mismatch.
+        named = self.flows.deposit_outflows if self.flows is not None else {}
+        rows = [
+            dataclasses.replace(p, expected=p.expected + named.get((p.address, p.asset_code), 0))
+            for p in rows
+        ]
         for p in rows:
             if p.on_chain > p.expected:
                 self.findings.append(
@@ -781,7 +788,7 @@ def acknowledge(chain_id: str, address: str, nonce: int, by: str) -> int:
 
 def acknowledge_ref(chain_id: str, address: str, ref: str, by: str) -> int:
     """An administrator has looked at the findings of ``address`` that stay until acknowledged
-    and name ``ref``: a transaction hash (an unexplained outflow, a sweep's taken nonce) or a
+    and name ``ref``: a transaction hash (an unexplained outflow, a deposit out of range) or a
     block range (a flow mismatch, ``FROM-TO``). Returns how many were acknowledged."""
     with write_transaction(database):
         return int(
