@@ -16,7 +16,7 @@ from appliance.engine.db import database
 from appliance.engine.models import Deposit, TreasuryFlowCursor
 from appliance.settings import Settings
 from tests.conftest import free_port
-from tests.engine.anvil import Anvil, running_anvil
+from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.books import CHAIN, THIEF, Books, custody_account, make_books
 from tests.engine.contracts.compile import artifact, compile_contract
 from tests.engine.pipeline_harness import FEE_WALLET, PAYOUT_WALLET, TEST_MNEMONIC
@@ -144,3 +144,32 @@ def test_a_30_decimal_tokens_deposit_of_10_to_the_39_is_named_not_dropped(
     assert huge in finding["detail"] and finding["actualMinor"] == str(10**39)
     ptt = next(s for s in report["solvency"] if s["assetCode"] == "PTT")
     assert ptt["heldMinor"] == str(10**39 + 10**38) and ptt["shortfallMinor"] == "0"
+
+
+def test_ether_sent_from_the_payout_wallet_with_its_key_is_one_finding_at_its_nonce(books: Books) -> None:
+    books.settle()
+    assert books.reconcile()["findings"] == []
+    key = custody_account()
+    fee = 10 * int(books.node.rpc("eth_gasPrice"), 16)
+    signed = key.sign_transaction(
+        {"type": 2, "chainId": NETWORK_ID, "nonce": 0, "to": THIEF, "value": 3 * 10**18,
+         "gas": 21_000, "maxFeePerGas": fee, "maxPriorityFeePerGas": fee}
+    )  # fmt: skip
+    taken = books.node.rpc("eth_sendRawTransaction", "0x" + bytes(signed.raw_transaction).hex())
+    books.settle()
+    report = books.reconcile()
+    # The nonce check names it; the flows count it (no flow_mismatch beside it).
+    assert _kinds(report) == [("unknown_outflow", "ETH", PAYOUT_WALLET)]
+    assert taken in report["findings"][0]["detail"]
+
+
+def test_a_balance_that_fell_without_any_transaction_is_a_flow_mismatch_naming_the_blocks(
+    books: Books,
+) -> None:
+    books.settle()
+    assert books.reconcile()["findings"] == []
+    books.node.set_balance(FEE_WALLET, 10**17)  # a tenth of its ether gone, by no transaction
+    books.settle()
+    report = books.reconcile()
+    assert _kinds(report) == [("flow_mismatch", "ETH", FEE_WALLET)]
+    assert report["findings"][0]["actualMinor"] == str(10**17) and "blocks" in report["findings"][0]["detail"]
