@@ -487,7 +487,7 @@ def _word(address: str) -> bytes:
 
 
 def engine_hashes(hashes: Iterable[str]) -> set[str]:
-    """Which of ``hashes`` (lower case) are payloads the engine signed."""
+    """Which of ``hashes`` are payloads the engine signed (lower case: the engine stores them so)."""
     wanted = list(dict.fromkeys(h.lower() for h in hashes))
     found: set[str] = set()
     for at in range(0, len(wanted), 500):
@@ -495,11 +495,7 @@ def engine_hashes(hashes: Iterable[str]) -> set[str]:
         found |= {
             h.lower()
             for (h,) in SignedPayload.select(SignedPayload.tx_hash)
-            .where(SignedPayload.tx_hash.in_(chunk + [to_upper_hex(h) for h in chunk]))
+            .where(SignedPayload.tx_hash.in_(chunk))
             .tuples()
         }
     return found
-
-
-def to_upper_hex(tx_hash: str) -> str:
-    return "0x" + tx_hash[2:].upper()
