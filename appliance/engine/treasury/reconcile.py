@@ -20,6 +20,14 @@ Findings (critical ones fail the ``treasury`` readiness check):
   it at that block: money arrived that the watcher did not record (no operator was told).
 - ``payout_not_on_chain`` (critical): a COMPLETED payout whose transaction the canonical chain
   does not hold (or holds as reverted).
+- ``unexplained_outflow``, ``flow_mismatch``, ``allowance``, ``deposit_out_of_range``
+  (critical): the custody wallets' flows since the last run (treasury/flows.py): token transfers
+  out that use no nonce of the wallet, a balance below what its flows explain, a spender's
+  allowance, a transfer to a deposit address above amountMinor's 39 digits.
+- ``solvency_shortfall`` (critical): operators are owed more of an asset than custody holds
+  (treasury/solvency.py); the run's ``solvency`` section shows it per asset.
+- ``stuck_payout`` (critical): a payout's transaction not mined after STUCK_PAYOUT_CRITICAL_AFTER
+  (later nonces of the payout wallet queue behind it).
 - ``stuck_transaction``: a signed or sent transaction not mined after STUCK_AFTER.
 - ``unswept``: a deposit address holding, above the asset's sweep minimum, a confirmed deposit
   older than UNSWEPT_AFTER that no sweep covered.
