@@ -108,15 +108,14 @@ class Soak:
 
     # -- the actions ------------------------------------------------------------------------------------
 
-    def deposit(self) -> None:
+    def deposit(self) -> str:
         operator = self.rng.choice(sorted(self.addresses))
         to = self.rng.choice(self.addresses[operator])
         asset = self.rng.choice(["ETH", "USDC", "PTT"])
         if asset == "ETH":
-            self.books.send_eth(to, self.rng.randint(1, 50) * 10**15)
-        else:
-            token = self.books.usdc if asset == "USDC" else self.books.ptt
-            self.books.mint(token, to, self.rng.randint(1, 500) * 1_000)
+            return self.books.send_eth(to, self.rng.randint(1, 50) * 10**15)
+        token = self.books.usdc if asset == "USDC" else self.books.ptt
+        return self.books.mint(token, to, self.rng.randint(1, 500) * 1_000)
 
     def payout(self) -> None:
         operator = self.rng.choice(sorted(self.signers))
@@ -164,11 +163,18 @@ class Soak:
 
     def reorg(self) -> None:
         """A block dropped: a deposit mined and seen PENDING by the watcher, then the chain
-        reverted to before it and mined again (a reorg one block deep, within confirmations)."""
+        reverted to before it and mined again (a reorg one block deep, within confirmations);
+        the deposit's transaction lands again in the new block, or (half the time) is dropped."""
         snapshot = self.node.rpc("evm_snapshot")
-        self.deposit()
-        watch(self.books.harness)
+        tx = self.deposit()
+        for _ in range(5):  # the faulty node may fail a pass: looked at until the watcher has it
+            watch(self.books.harness)
+            with database.connection_context():
+                if Deposit.select().where(Deposit.tx_hash == tx).exists():
+                    break
         self.node.rpc("evm_revert", snapshot)
+        if self.rng.random() < 0.5:
+            self.node.rpc("anvil_dropTransaction", tx)  # gone for good: the deposit is retracted
         self.node.mine()
 
     def step(self) -> None:
