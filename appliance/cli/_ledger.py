@@ -180,6 +180,12 @@ def resume_command(operator_id: str, by: str | None, settings: Settings, as_json
 @click.option(
     "--approval-window", default=None, help="The rolling approval threshold's window in hours (default 24)."
 )
+@click.option(
+    "--exposure-ceiling",
+    default=None,
+    help="Most an unlimited operator may pay out beyond what it deposited or was credited; a payout "
+    "taking it further is refused at submission (minor units; 'none').",
+)
 @command_options
 def limits_command(
     operator_id: str,
@@ -189,6 +195,7 @@ def limits_command(
     approval_above: str | None,
     approval_rolling: str | None,
     approval_window: str | None,
+    exposure_ceiling: str | None,
     settings: Settings,
     as_json: bool,
 ) -> None:
@@ -202,6 +209,7 @@ def limits_command(
         "approval_above_minor": approval_above,
         "approval_rolling_minor": approval_rolling,
         "approval_window_hours": approval_window,
+        "exposure_ceiling_minor": exposure_ceiling,
     }
     result = with_ledger(settings, lambda: set_limits(operator_id, chain_id, code, changes))
     emit(as_json, result, lambda: _controls_text(result))

@@ -20,21 +20,37 @@ def treasury_command(settings: Settings, as_json: bool) -> None:
     """Every custody wallet's balance per asset, on chain and as the engine's records expect
     (deposit addresses only when they hold or are owed something)."""
     from appliance.engine.treasury.positions import all_positions, positions_body
+    from appliance.engine.treasury.solvency import all_exposures
 
     result = _with_engine(
-        settings, lambda chains, custody: positions_body(all_positions(chains, custody)), chains=True
+        settings,
+        lambda chains, custody: {
+            **positions_body(all_positions(chains, custody)),
+            "exposures": all_exposures(chains.chains),
+        },
+        chains=True,
     )
     emit(as_json, result, lambda: _positions_text(result))
 
 
 def _positions_text(result: dict[str, Any]) -> str:
     rows = result["positions"]
+    exposures = [
+        f"exposure {e['chainId']} {e['assetCode']} {e['operatorId']}: paid out {e['exposureMinor']} beyond "
+        f"what it was credited (ceiling {e['ceilingMinor'] or 'none'})"
+        for e in result.get("exposures", [])
+    ]
     if not rows:
-        return "no custody wallets (no custody key and no deposit address holds anything)"
+        return "\n".join(
+            ["no custody wallets (no custody key and no deposit address holds anything)", *exposures]
+        )
     return "\n".join(
-        f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
-        f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
-        for p in rows
+        [
+            f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
+            f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
+            for p in rows
+        ]
+        + exposures
     )
 
 
@@ -46,9 +62,11 @@ def _positions_text(result: dict[str, Any]) -> str:
     "--acknowledge",
     "acknowledge",
     default=None,
-    metavar="CHAIN:ADDRESS:NONCE",
-    help="Acknowledge the unknown outflow at this wallet's nonce (after looking at it): it leaves "
-    "the findings and the readiness check; who and when are kept.",
+    metavar="CHAIN:ADDRESS:NONCE|TXHASH|FROM-TO",
+    help="Acknowledge, after looking at it, the unknown outflow at this wallet's nonce, or the "
+    "findings of this address naming a transaction (an unexplained outflow, a deposit out of "
+    "range) or a block range (a flow mismatch): they leave the findings and the readiness check; "
+    "who and when are kept.",
 )
 @command_options
 def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool) -> None:
@@ -59,13 +77,22 @@ def reconcile_command(acknowledge: str | None, settings: Settings, as_json: bool
     from appliance.engine.treasury import reconcile as rec
 
     if acknowledge is not None:
-        match = re.fullmatch(r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):([0-9]{1,20})", acknowledge)
+        ref_pattern = r"([0-9]{1,20}|0x[0-9a-fA-F]{64}|[0-9]{1,20}-[0-9]{1,20})"
+        match = re.fullmatch(r"([A-Za-z0-9_]{3,32}):(0x[0-9a-fA-F]{40}):" + ref_pattern, acknowledge)
         if match is None:
-            raise click.ClickException("--acknowledge takes CHAIN:ADDRESS:NONCE, e.g. eth_main:0xAbC…:7")
-        chain_id, address, nonce = match.group(1), eip55(match.group(2)), int(match.group(3))
-        done = _with_engine(settings, lambda: rec.acknowledge(chain_id, address, nonce, _who()))
-        if not done:
-            raise click.ClickException(f"no open unknown outflow at nonce {nonce} of {address} on {chain_id}")
+            raise click.ClickException(
+                "--acknowledge takes CHAIN:ADDRESS:NONCE, CHAIN:ADDRESS:TXHASH or CHAIN:ADDRESS:FROM-TO, "
+                "e.g. eth_main:0xAbC…:7"
+            )
+        chain_id, address, ref = match.group(1), eip55(match.group(2)), match.group(3)
+        if ref.isdigit():
+            done = _with_engine(settings, lambda: rec.acknowledge(chain_id, address, int(ref), _who()))
+            if not done:
+                raise click.ClickException(
+                    f"no open unknown outflow at nonce {ref} of {address} on {chain_id}"
+                )
+        elif not _with_engine(settings, lambda: rec.acknowledge_ref(chain_id, address, ref, _who())):
+            raise click.ClickException(f"no open finding naming {ref} of {address} on {chain_id}")
     result = _with_engine(settings, lambda chains, custody: rec.reconcile(chains, custody), chains=True)
     if as_json:
         emit(as_json, result, "")
@@ -94,6 +121,16 @@ def _findings_text(result: dict[str, Any]) -> str:
         f"actual {f['actualMinor']} ({f['detail']})"
         for f in result["findings"]
     ]
+    lines += ["solvency:"] if result.get("solvency") else []
+    for s in result.get("solvency", []):
+        lines.append(
+            f"  {s['chainId']} {s['assetCode']}: owed {s['owedMinor']}, held {s['heldMinor']}, "
+            f"shortfall {s['shortfallMinor']}, deployment costs {s['deploymentCostsMinor']}"
+        )
+        lines += [
+            f"    exposure {e['operatorId']}: {e['exposureMinor']} (ceiling {e['ceilingMinor'] or 'none'})"
+            for e in s["exposures"]
+        ]
     return "\n".join(lines)
 
 

@@ -171,7 +171,7 @@ def test_the_treasury_command_answers_exactly_the_positions_document(
     )
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
-    assert list(body) == ["positions"]
+    assert list(body) == ["positions", "exposures"] and body["exposures"] == []
     assert [sorted(p) for p in body["positions"]] == [
         sorted(["chainId", "assetCode", "role", "address", "onChainMinor", "expectedMinor"])
     ] * 4

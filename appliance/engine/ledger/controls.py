@@ -82,6 +82,8 @@ def _submission_controls() -> peewee.Select:
             OperatorControl.select(OperatorControl.paused).where(OperatorControl.operator == operator),
             OperatorLimit.select(OperatorLimit.max_payout_minor).where(this_limit),
             OperatorLimit.select(OperatorLimit.approval_rolling_minor).where(this_limit),
+            OperatorLimit.select(OperatorLimit.exposure_ceiling_minor).where(this_limit),
+            OperatorControl.select(OperatorControl.ledger_mode).where(OperatorControl.operator == operator),
             OperatorDestination.select(fn.COUNT(OperatorDestination.id)).where(allowed_here),
             # Stored addresses are EIP-55 spellings of their lower-case form: equal lower case is
             # the same address (no checksum to compute for every submission).
@@ -100,7 +102,7 @@ def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: i
     transaction, so a pause committed before is seen). True when the operator has a rolling
     approval threshold of the asset: the stored payout then enters its window
     (``enter_approval_window``, in the same transaction)."""
-    ((paused, maximum, rolling, listed, listed_here),) = _CONTROLS_AT_SUBMISSION.raw_rows(
+    ((paused, maximum, rolling, ceiling, mode, listed, listed_here),) = _CONTROLS_AT_SUBMISSION.raw_rows(
         database,
         operator_id=operator_id,
         chain_id=chain_id,
@@ -115,6 +117,15 @@ def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: i
             f"{chain_id} ({maximum} minor units).",
             errors=[{"field": "amountMinor", "message": "above the operator's maximum per payout"}],
         )
+    if ceiling is not None and mode != PREFUNDED:
+        exposure = exposure_after(operator_id, chain_id, asset_code, amount)
+        if exposure > int(ceiling):
+            raise BadRequest(
+                f"amountMinor {amount} would take this operator's exposure in {asset_code} on {chain_id} "
+                f"(what it paid out and has requested beyond what it deposited or was credited) to "
+                f"{exposure}, above its exposure ceiling of {ceiling} minor units.",
+                errors=[{"field": "amountMinor", "message": "above the operator's exposure ceiling"}],
+            )
     if listed and not listed_here:
         raise BadRequest(
             f"The destination is not on this operator's allow-list of destinations on {chain_id}; "
@@ -122,6 +133,24 @@ def check_submission(operator_id: str, chain_id: str, asset_code: str, amount: i
             errors=[{"field": "destination", "message": "not on the operator's destination allow-list"}],
         )
     return rolling is not None
+
+
+def exposure_after(operator_id: str, chain_id: str, asset_code: str, amount: int) -> int:
+    """How far below zero the operator's available balance of the asset would be once its
+    payouts requested and not yet reserved, and this one of ``amount``, are: its exposure (an
+    ``unlimited`` operator's payouts beyond what it deposited or was credited)."""
+    requested = sum(
+        int(a)
+        for (a,) in Payout.select(Payout.amount_minor)
+        .where(
+            (Payout.operator == operator_id)
+            & (Payout.chain_id == chain_id)
+            & (Payout.asset == asset_code)
+            & (Payout.status == "REQUESTED")
+        )
+        .tuples()
+    )
+    return max(0, requested + amount - book.read_balance(operator_id, chain_id, asset_code))
 
 
 def _window_edges() -> peewee.Select:

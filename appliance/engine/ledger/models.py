@@ -69,6 +69,8 @@ class OperatorLimit(BaseModel):
     # submitted within the window pass it, each further one waits for approval.
     approval_rolling_minor = peewee.CharField(max_length=80, null=True)
     approval_window_hours = peewee.IntegerField(null=True)  # null: 24
+    # The most an ``unlimited`` operator may pay out beyond what it was credited (migration 0022).
+    exposure_ceiling_minor = peewee.CharField(max_length=80, null=True)
     updated_at = UTCDateTimeField(default=now)
 
     class Meta:

@@ -151,7 +151,8 @@ def _window_hours(text: str) -> int | None:
 
 def set_limits(operator_id: str, chain_id: str, code: str, changes: dict[str, str | None]) -> dict[str, Any]:
     """``changes``: max_payout_minor, daily_volume_minor, approval_above_minor,
-    approval_rolling_minor (minor units), approval_window_hours (hours); a value "none" removes
+    approval_rolling_minor, exposure_ceiling_minor (minor units), approval_window_hours (hours);
+    a value "none" removes
     that limit (the window: back to 24 h), an absent key leaves it."""
     values: dict[str, str | int | None] = {}
     for name, text in changes.items():
@@ -284,6 +285,7 @@ def controls(operator_id: str) -> dict[str, Any]:
                 "approvalWindowHours": (row.approval_window_hours or APPROVAL_WINDOW_HOURS)
                 if row.approval_rolling_minor is not None
                 else None,
+                "exposureCeilingMinor": row.exposure_ceiling_minor,
             }
             for row in limits
         ],

@@ -21,7 +21,17 @@ from appliance.engine.models.transactions import (
     SignedPayload,
     Wallet,
 )
-from appliance.engine.models.treasury import Sweep, TreasuryBalance, TreasuryFinding, TreasuryRun
+from appliance.engine.models.treasury import (
+    Sweep,
+    TreasuryAllowance,
+    TreasuryBalance,
+    TreasuryFinding,
+    TreasuryFlowCheckpoint,
+    TreasuryFlowCursor,
+    TreasuryMovement,
+    TreasuryNonceCursor,
+    TreasuryRun,
+)
 from appliance.engine.models.webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -53,8 +63,13 @@ __all__ = [
     "SeenSignature",
     "SignedPayload",
     "Sweep",
+    "TreasuryAllowance",
     "TreasuryBalance",
     "TreasuryFinding",
+    "TreasuryFlowCheckpoint",
+    "TreasuryFlowCursor",
+    "TreasuryMovement",
+    "TreasuryNonceCursor",
     "TreasuryRun",
     "Wallet",
     "WebhookDelivery",

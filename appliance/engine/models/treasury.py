@@ -97,3 +97,73 @@ class Sweep(BaseModel):
 
     class Meta:
         table_name = "sweep"
+
+
+class TreasuryFlowCursor(BaseModel):
+    """Per chain: the next block whose transfers the reconciler reads for the custody wallets'
+    flows (treasury/flows.py; null: none read yet), and the broadcast transition from which the
+    sweeps' final movements are folded in (treasury/movements.py)."""
+
+    chain_id = peewee.CharField(max_length=32, primary_key=True)
+    next_block = peewee.BigIntegerField(null=True)
+    movements_from = peewee.BigIntegerField(default=0)
+    updated_at = UTCDateTimeField(default=now)
+
+    class Meta:
+        table_name = "treasury_flow_cursor"
+
+
+class TreasuryFlowCheckpoint(BaseModel):
+    """A custody wallet's balance of an asset at the block the flows were counted to."""
+
+    chain_id = peewee.CharField(max_length=32)
+    address = peewee.CharField(max_length=42)
+    asset_code = peewee.CharField(max_length=16)
+    block = peewee.BigIntegerField()
+    balance_minor = peewee.CharField(max_length=90)
+
+    class Meta:
+        table_name = "treasury_flow_checkpoint"
+        primary_key = peewee.CompositeKey("chain_id", "address", "asset_code")
+
+
+class TreasuryAllowance(BaseModel):
+    """A custody wallet's token allowance to a spender, seen in an Approval log (read again with
+    allowance() on each run while it is not zero)."""
+
+    chain_id = peewee.CharField(max_length=32)
+    asset_code = peewee.CharField(max_length=16)
+    owner = peewee.CharField(max_length=42)
+    spender = peewee.CharField(max_length=42)
+    tx_hash = peewee.CharField(max_length=66)
+    block = peewee.BigIntegerField()
+
+    class Meta:
+        table_name = "treasury_allowance"
+        primary_key = peewee.CompositeKey("chain_id", "asset_code", "owner", "spender")
+
+
+class TreasuryNonceCursor(BaseModel):
+    """Per custody address: every used nonce below ``checked_below`` was accounted for (an engine
+    transaction, or a finding that stays)."""
+
+    chain_id = peewee.CharField(max_length=32)
+    address = peewee.CharField(max_length=42)
+    checked_below = peewee.BigIntegerField()
+
+    class Meta:
+        table_name = "treasury_nonce_cursor"
+        primary_key = peewee.CompositeKey("chain_id", "address")
+
+
+class TreasuryMovement(BaseModel):
+    """The final sweeps' and top-ups' change to a deposit address's balance of an asset."""
+
+    chain_id = peewee.CharField(max_length=32)
+    address = peewee.CharField(max_length=42)
+    asset_code = peewee.CharField(max_length=16)
+    change_minor = peewee.CharField(max_length=90)
+
+    class Meta:
+        table_name = "treasury_movement"
+        primary_key = peewee.CompositeKey("chain_id", "address", "asset_code")

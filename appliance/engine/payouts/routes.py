@@ -35,7 +35,9 @@ def submit_payout(body: schemas.PayoutSubmit):
     The operator's spending controls, set by the deployment's administrator, answer before
     anything is stored: 400 when `amountMinor` is above the operator's maximum per payout of the
     asset (`errors[].field` "amountMinor") or when the operator has a destination allow-list on
-    the asset's chain and `destination` is not on it (`errors[].field` "destination"); 503 while
+    the asset's chain and `destination` is not on it (`errors[].field` "destination") or, for an
+    unlimited operator with an exposure ceiling of the asset, when the payout would take what it
+    paid out and requested beyond what it was credited above it (`errors[].field` "amountMinor"); 503 while
     the operator is paused. A payout above the operator's approval threshold, one with which the
     operator's payouts of the asset within its rolling approval window pass its rolling approval
     threshold, one beyond its rolling 24 h volume or (ledger mode prefunded) above its available

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
@@ -13,9 +14,11 @@ from appliance.engine.chain.base import Chain, FeeQuote, Receipt, TransactionRej
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
+from appliance.engine.ledger import deployment
 from appliance.engine.models import Broadcast, DepositAddress, SignedPayload, Sweep
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, topups, transactions
+from appliance.engine.outgoing.fencing import Fencing
 from appliance.engine.sweeps.signing import SWEEP, TOPUP
 
 log = logging.getLogger("appliance.engine.sweeps")
@@ -30,15 +33,18 @@ class SweepFollowing:
         once: Callable[..., None],
         head: Callable[[Chain], int],
         signer: Callable[[str, DepositAddress], transactions.Sign],
+        fencing: Fencing | None = None,
     ) -> None:
         self.chains, self.custody, self.ceilings = chains, custody, ceilings
         self._once, self._head, self._signer = once, head, signer
+        self.fencing = fencing
+        self._looked: dict[int, datetime] = {}  # broadcast id → when its nonce was last looked at
 
     def advance_sweep(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
         broadcast = Broadcast.get_by_id(sweep.broadcast_id)
         receipt = self.follow(chain, broadcast, SWEEP, deposit, asset.confirmations, sweep)
         if receipt is None:
-            return 0
+            return self._taken(chain, asset, broadcast, sweep)
         landed = SignedPayload.get(
             (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
         )
@@ -55,7 +61,47 @@ class SweepFollowing:
                 tx_hash=receipt.tx_hash,
                 reason=None if receipt.success else "the sweep reverted on chain; its network fee was paid",
             )
+            self.charge_deployment(asset.chain_id, f"sweep:{sweep.id}", fee, "the network fee of a sweep")
         log.info("sweep of %s %s from %s completed: %s", amount, asset.code, deposit.address, receipt.tx_hash)
+        return 1
+
+    def charge_deployment(self, chain_id: str, ref: str, fee: int, memo: str) -> None:
+        """A sweep's (or its gas top-up's) network fee: the deployment's cost, not an operator's
+        (ledger/deployment.py), posted in the transaction that records it."""
+        native = self.chains.native_or_none(chain_id)
+        if native is not None:
+            deployment.post_cost(deployment.SWEEP_FEE, chain_id, native.code, fee, ref=ref, memo=memo)
+
+    def _taken(self, chain: Chain, asset: Asset, broadcast: Broadcast, sweep: Sweep) -> int:
+        """A sweep whose nonce the chain used with none of its payloads: when the transaction at
+        the nonce is foreign (a copy of the key in use elsewhere) and has the asset's
+        confirmations, the reservation is final without a receipt and the sweep failed, so that
+        the address is swept again at its next deposit; the reconcile's ``unknown_outflow`` at
+        that nonce names the transaction. Looked at once per RESEND_AFTER per sweep."""
+        if self.fencing is None:
+            return 0
+        last = self._looked.get(broadcast.id)
+        if last is not None and clock.now() - last < follow.RESEND_AFTER:
+            return 0
+        self._looked[broadcast.id] = clock.now()
+        if chain.nonce(broadcast.wallet) <= int(broadcast.nonce):
+            return 0
+        found = follow.at_nonce(chain, self.fencing, broadcast)
+        if found.found is not follow.Found.FOREIGN or found.tx is None:
+            return 0
+        if found.head - found.tx.block_number + 1 < asset.confirmations:
+            return 0  # a reorg may still give the nonce back to the sweep's own payload
+        with write_transaction(database):
+            follow.finalise(broadcast, None)
+            self.close(
+                sweep,
+                "failed",
+                amount=0,
+                reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was taken by {found.tx.tx_hash} "
+                f"(block {found.tx.block_number}), a transaction this engine did not sign: the sweep "
+                "cannot land (reconcile reports it as an unknown_outflow)",
+            )
+        log.error("sweep %s failed: its nonce was taken by %s", sweep.id, found.tx.tx_hash)
         return 1
 
     def close(

@@ -70,7 +70,12 @@ class Sweeper:
         self.sweep_lease = SingletonLease.of(TreasuryRun, RUN, duration=lease, holder=self.holder)
         self._told: set[str] = set()  # waits already logged (once each, not every pass)
         self._heads: dict[str, int] = {}  # each chain's head, read once per pass
-        self.following = SweepFollowing(chains, custody, self.ceilings, self._once, self._head, self._signer)
+        self._dust_fee: dict[str, int] = {}  # each chain's maxFeePerGas at the last look at dust
+        self._dust: dict[str, bool] = {}  # whether skipped dust may wait on the chain
+        self.planner = planning.DuePlanner()  # what is due, read incrementally between passes
+        self.following = SweepFollowing(
+            chains, custody, self.ceilings, self._once, self._head, self._signer, self.fencing
+        )
 
     # -- the job -----------------------------------------------------------------------------------
 
@@ -193,14 +198,19 @@ class Sweeper:
 
     def _plan(self, chain_id: str, chain: Chain) -> int:
         native = self.chains.native_or_none(chain_id)
-        dues = planning.due(chain_id, native.code if native else None, self.batch)
-        if not dues:
+        dues = self.planner.due(chain_id, native.code if native else None, self.batch)
+        dust = native is not None and native.sweep_min_minor is None and self._has_dust(chain_id)
+        if not dues and not dust:
             return 0
         fees = self._capped(chain_id, chain.fee_quote())
         if fees is None:
             self._once(f"ceiling:{chain_id}", readiness.WaitKind.ABOVE_CEILING.text, chain_id)
             return 0
         self._told.discard(f"ceiling:{chain_id}")
+        if dust and native is not None:
+            dues += self._dust_again(chain_id, native, fees, {d.deposit_address_id for d in dues})
+        if not dues:
+            return 0
         moved = 0
         for item in dues:
             asset = self.chains.find(chain_id, item.asset_code)
@@ -213,10 +223,35 @@ class Sweeper:
                 moved += self._start_token(chain, asset, deposit, fees)
         return moved
 
+    def _dust_again(
+        self, chain_id: str, native: Asset, fees: FeeQuote, exclude: set[int]
+    ) -> list[planning.Due]:
+        """Native balances skipped as worth less than their sweep's fee (the default minimum) are
+        looked at again whenever the fee has fallen below what it was at the last look (and once
+        after a start): what a high fee made dust may be worth sweeping now. Nothing is read
+        while the fee stays where it was or rises."""
+        last = self._dust_fee.get(chain_id)
+        self._dust_fee[chain_id] = fees.max_fee_per_gas
+        if last is not None and fees.max_fee_per_gas >= last:
+            return []
+        again = planning.skipped(chain_id, native.code, planning.minimum(native, fees), exclude, self.batch)
+        return again
+
+    def _has_dust(self, chain_id: str) -> bool:
+        """Whether skipped native dust may wait on the chain: read once after a start, then kept
+        (a skip sets it): a deployment that never skipped reads no fee for it on idle passes."""
+        if chain_id not in self._dust:
+            self._dust[chain_id] = (
+                Sweep.select().where((Sweep.chain_id == chain_id) & (Sweep.status == "skipped")).exists()
+            )
+        return self._dust[chain_id]
+
     def _record(
         self, asset: Asset, deposit: DepositAddress, status: str, verdict: Skip | Fail, at: object
     ) -> int:
         moment = clock.now()
+        if status == "skipped":
+            self._dust[asset.chain_id] = True
         with write_transaction(database):
             _new_sweep(
                 asset, deposit, moment, status=status, amount_minor=str(verdict.held),
@@ -232,6 +267,8 @@ class Sweeper:
             balance, planning.minimum(asset, fees), fees, self.custody.payout_address
         )
         if isinstance(verdict, Skip):
+            # Looked at again once the fee falls below the one that made it dust.
+            self._dust_fee[asset.chain_id] = fees.max_fee_per_gas
             return self._record(asset, deposit, "skipped", verdict, planned_at)
         return self._sign_sweep(chain, asset, deposit, verdict, planned_at)
 
@@ -329,6 +366,12 @@ class Sweeper:
                 return 0
             with write_transaction(database):
                 follow.finalise(topup, receipt)
+                self.following.charge_deployment(
+                    asset.chain_id,
+                    f"sweep_topup:{topup.id}",
+                    receipt.gas_used * receipt.effective_gas_price,
+                    "the network fee of a sweep's gas top-up",
+                )
             if not receipt.success:  # a plain transfer does not revert; counted all the same
                 with write_transaction(database):
                     self.following.close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")

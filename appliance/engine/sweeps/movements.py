@@ -15,7 +15,7 @@ from typing import Any
 from eth_utils import to_checksum_address
 
 from appliance.engine.chain.registry import Chains
-from appliance.engine.models import Broadcast, SignedPayload, Sweep
+from appliance.engine.models import Broadcast, BroadcastTransition, SignedPayload, Sweep, TreasuryFlowCursor
 from appliance.engine.outgoing import transactions
 from appliance.engine.sweeps.signing import SWEEP, TOPUP
 
@@ -25,11 +25,71 @@ UNMINED = ("signed", "sent")
 def deposit_movements(
     chains: Chains, chain_id: str, reader: Any, block: int | None
 ) -> dict[tuple[str, str], int]:
-    """(deposit address, asset code) → the change the sweeps made to its balance at ``block``
-    (None: the head)."""
+    """(deposit address, asset code) → the change the sweeps not yet folded in made to its
+    balance at ``block`` (None: the head). The folded ones are in ``treasury_movement``
+    (treasury/positions.py adds them): only reservations still in flight and those made final
+    since the fold's cursor are read here, however many sweeps the deployment has made."""
+    since = folded_through(chain_id)
+    finals = {
+        int(b): int(t)
+        for b, t in BroadcastTransition.select(BroadcastTransition.broadcast, BroadcastTransition.id)
+        .join(Broadcast, on=(BroadcastTransition.broadcast == Broadcast.id))
+        .where(
+            (BroadcastTransition.id > since)
+            & (BroadcastTransition.to_status == "final")
+            & (Broadcast.chain_id == chain_id)
+            & Broadcast.purpose.in_((SWEEP, TOPUP))
+        )
+        .tuples()
+    }
     rows = list(
-        Broadcast.select().where((Broadcast.chain_id == chain_id) & Broadcast.purpose.in_((SWEEP, TOPUP)))
+        Broadcast.select().where(
+            (Broadcast.chain_id == chain_id)
+            & Broadcast.purpose.in_((SWEEP, TOPUP))
+            & (Broadcast.status.in_(("signed", "sent", "mined")) | Broadcast.id.in_(list(finals) or [0]))
+        )
     )
+    return _changes(chains, chain_id, reader, block, rows)
+
+
+def fold(chains: Chains, chain_id: str, block: int | None) -> tuple[int, dict[tuple[str, str], int]]:
+    """The final sweeps and top-ups to fold into ``treasury_movement``: (the new cursor, their
+    changes). In the order they became final, up to the first mined above ``block`` (the block
+    the deposit addresses are compared at), which stays live until the watcher passes it."""
+    since = folded_through(chain_id)
+    pairs = list(
+        BroadcastTransition.select(BroadcastTransition.id, BroadcastTransition.broadcast)
+        .join(Broadcast, on=(BroadcastTransition.broadcast == Broadcast.id))
+        .where(
+            (BroadcastTransition.id > since)
+            & (BroadcastTransition.to_status == "final")
+            & (Broadcast.chain_id == chain_id)
+            & Broadcast.purpose.in_((SWEEP, TOPUP))
+        )
+        .order_by(BroadcastTransition.id)
+        .tuples()
+    )
+    if not pairs:
+        return since, {}
+    by_id = {r.id: r for r in Broadcast.select().where(Broadcast.id.in_([b for _, b in pairs]))}
+    cursor, chosen = since, []
+    for transition_id, broadcast_id in pairs:
+        row = by_id[int(broadcast_id)]
+        if block is not None and row.mined_block is not None and int(row.mined_block) > block:
+            break
+        cursor = int(transition_id)
+        chosen.append(row)
+    return cursor, _changes(chains, chain_id, None, None, chosen)
+
+
+def folded_through(chain_id: str) -> int:
+    row = TreasuryFlowCursor.get_or_none(TreasuryFlowCursor.chain_id == chain_id)
+    return int(row.movements_from) if row is not None else 0
+
+
+def _changes(
+    chains: Chains, chain_id: str, reader: Any, block: int | None, rows: list[Broadcast]
+) -> dict[tuple[str, str], int]:
     if not rows:
         return {}
     payloads: dict[int, dict[str, str]] = defaultdict(dict)
@@ -42,7 +102,11 @@ def deposit_movements(
     reverted = {
         int(b)
         for (b,) in Sweep.select(Sweep.broadcast)
-        .where((Sweep.chain_id == chain_id) & (Sweep.status == "failed") & Sweep.broadcast.is_null(False))
+        .where(
+            (Sweep.chain_id == chain_id)
+            & (Sweep.status == "failed")
+            & Sweep.broadcast.in_([r.id for r in rows])
+        )
         .tuples()
     }
     native = chains.native_or_none(chain_id)

@@ -25,7 +25,7 @@ from typing import Any
 
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
-from appliance.engine.models import Broadcast, Deposit, DepositAddress, Payout
+from appliance.engine.models import Broadcast, Deposit, DepositAddress, Payout, TreasuryMovement
 from appliance.engine.sweeps.movements import deposit_movements, fee_wallet_owes
 from appliance.engine.treasury.bulk import BulkReader
 
@@ -124,6 +124,15 @@ def chain_positions(
     if deposits:
         for key, change in deposit_movements(chains, chain_id, reader, block).items():
             recorded[key] = recorded.get(key, 0) + change
+        for address, code, change in (
+            TreasuryMovement.select(
+                TreasuryMovement.address, TreasuryMovement.asset_code, TreasuryMovement.change_minor
+            )
+            .where(TreasuryMovement.chain_id == chain_id)
+            .tuples()
+        ):
+            # Unexplained outflows the flows named (treasury/flows.py): the finding is theirs.
+            recorded[(address, code)] = recorded.get((address, code), 0) + int(change)
     owed = payout_obligations(chain_id)
     out = []
     for (role, address, asset), on_chain in zip(pairs, balances, strict=True):

@@ -20,6 +20,14 @@ Findings (critical ones fail the ``treasury`` readiness check):
   it at that block: money arrived that the watcher did not record (no operator was told).
 - ``payout_not_on_chain`` (critical): a COMPLETED payout whose transaction the canonical chain
   does not hold (or holds as reverted).
+- ``unexplained_outflow``, ``flow_mismatch``, ``allowance``, ``deposit_out_of_range``
+  (critical): the custody wallets' flows since the last run (treasury/flows.py): token transfers
+  out that use no nonce of the wallet, a balance below what its flows explain, a spender's
+  allowance, a transfer to a deposit address above amountMinor's 39 digits.
+- ``solvency_shortfall`` (critical): operators are owed more of an asset than custody holds
+  (treasury/solvency.py); the run's ``solvency`` section shows it per asset.
+- ``stuck_payout`` (critical): a payout's transaction not mined after STUCK_PAYOUT_CRITICAL_AFTER
+  (later nonces of the payout wallet queue behind it).
 - ``stuck_transaction``: a signed or sent transaction not mined after STUCK_AFTER.
 - ``unswept``: a deposit address holding, above the asset's sweep minimum, a confirmed deposit
   older than UNSWEPT_AFTER that no sweep covered.
@@ -50,23 +58,38 @@ from appliance.engine.db import database
 from appliance.engine.models import (
     Broadcast,
     ChainCursor,
-    DepositAddress,
     Payout,
     SignedPayload,
     TreasuryBalance,
     TreasuryFinding,
+    TreasuryNonceCursor,
     TreasuryRun,
 )
 from appliance.engine.outgoing.transactions import VERIFIED_MARGIN, transaction_at_nonce
+from appliance.engine.sweeps.movements import fold
 from appliance.engine.sweeps.planning import minimum as sweep_minimum
 from appliance.engine.sweeps.planning import unswept_deposits
 from appliance.engine.treasury.bulk import BulkReader
-from appliance.engine.treasury.positions import Position, chain_positions, wallet_addresses
+from appliance.engine.treasury.flows import FlowRun, fold_movements
+from appliance.engine.treasury.positions import (
+    Position,
+    chain_positions,
+    deposit_addresses,
+    holding,
+    wallet_addresses,
+)
+from appliance.engine.treasury.solvency import AssetSolvency, chain_solvency, landed_payouts
 
 log = logging.getLogger("appliance.engine.treasury")
 
 KINDS = (
+    "solvency_shortfall",
     "unknown_outflow",
+    "unexplained_outflow",
+    "flow_mismatch",
+    "allowance",
+    "deposit_out_of_range",
+    "stuck_payout",
     "balance_mismatch",
     "payout_not_on_chain",
     "deposit_not_recorded",
@@ -74,8 +97,27 @@ KINDS = (
     "unswept",
     "low_balance",
 )
-CRITICAL = frozenset({"unknown_outflow", "balance_mismatch", "payout_not_on_chain", "deposit_not_recorded"})
+CRITICAL = frozenset(
+    {
+        "solvency_shortfall",
+        "unknown_outflow",
+        "unexplained_outflow",
+        "flow_mismatch",
+        "allowance",
+        "deposit_out_of_range",
+        "stuck_payout",
+        "balance_mismatch",
+        "payout_not_on_chain",
+        "deposit_not_recorded",
+    }
+)
+# Findings of money gone: they stay until an administrator acknowledges them (the chain keeps them).
+STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "deposit_out_of_range"})
 STUCK_AFTER = timedelta(minutes=10)
+# A payout's transaction not mined after this is critical: every later nonce of the payout wallet
+# (every other operator's payouts) queues behind it, and an hour is well past what a replacement
+# at the fee ceiling takes on any configured chain (docs/engine-treasury.md).
+STUCK_PAYOUT_CRITICAL_AFTER = timedelta(hours=1)
 UNSWEPT_AFTER = timedelta(hours=1)
 # COMPLETED payouts are checked against the chain for this long after they completed (a reorg
 # deeper than any asset's confirmations, or a node that lost them).
@@ -132,6 +174,12 @@ class ChainRun:
     known: dict[str, TreasuryFinding] = dataclasses.field(default_factory=dict)
     # Unknown outflows found before that this run found explained: finding key → why.
     explained: dict[str, str] = dataclasses.field(default_factory=dict)
+    flows: FlowRun | None = None
+    solvency: list[AssetSolvency] = dataclasses.field(default_factory=list)
+    # Moved in the store's transaction: each address's nonces checked, the sweeps folded in.
+    nonce_cursors: dict[str, int] = dataclasses.field(default_factory=dict)
+    folded: tuple[int, dict[tuple[str, str], int]] | None = None
+    rows_read: int = 0  # broadcast rows the nonce check read (a test's measure of bounded work)
 
     def run(self) -> None:
         chain = self.chains.chains[self.chain_id]
@@ -143,9 +191,22 @@ class ChainRun:
         }
         head = chain.head().number
         self._wallets()
+        self.flows = FlowRun(self.chains, self.chain_id, self.custody, self.reader)
+        try:
+            self.flows.run(head)
+        except ChainError as exc:
+            # A node without the window's state or logs (pruned, a provider's log limits): the
+            # flows wait for the next run, from the same cursor; the rest is reconciled.
+            log.warning("treasury: %s flows not read this run: %s", self.chain_id, exc)
+            self.flows = None
+        for f in self.flows.findings if self.flows is not None else []:
+            self.findings.append(
+                Finding(f.kind, self.chain_id, f.asset_code, f.address, f.expected, f.actual, f.detail, f.ref)
+            )
         self._deposits(head)
         self._nonces(head)
         self._completed()
+        self._solvency()
 
     # -- payout and fee wallets ------------------------------------------------------------------------
 
@@ -180,6 +241,37 @@ class ChainRun:
                     )
                 )
 
+    # -- solvency --------------------------------------------------------------------------------------
+
+    def _solvency(self) -> None:
+        """What the operators are owed against what custody holds, per asset (treasury/solvency.py):
+        the wallets as _wallets read them at the head, the deposit addresses read at the head."""
+        assets = self.chains.assets_of(self.chain_id)
+        deposits = [(address, asset) for address in deposit_addresses(self.chain_id) for asset in assets]
+        balances = self.reader.balances([holding(address, asset) for address, asset in deposits])
+        held = [p for p, _ in self.wallets] + [
+            Position(self.chain_id, asset.code, "deposit", address, amount, 0)
+            for (address, asset), amount in zip(deposits, balances, strict=True)
+        ]
+        landed = landed_payouts(self.chain_id, self.reader)
+        self.solvency = chain_solvency(self.chain_id, [a.code for a in assets], held, landed)
+        for item in self.solvency:
+            if item.shortfall > 0:
+                self.findings.append(
+                    Finding(
+                        "solvency_shortfall",
+                        self.chain_id,
+                        item.asset_code,
+                        "",
+                        item.owed,
+                        item.held,
+                        f"operators are owed {item.owed} (available balances {item.owed - item.in_flight}, "
+                        f"payouts in flight {item.in_flight}) and custody holds {item.held}: short by "
+                        f"{item.shortfall}; the deployment's own costs so far are {item.costs}; "
+                        + _exposure_text(item.exposures),
+                    )
+                )
+
     # -- deposit addresses -----------------------------------------------------------------------------
 
     def _deposits(self, head: int) -> None:
@@ -203,6 +295,13 @@ class ChainRun:
             return
         if self.reader.url is None and self.chains.chains[self.chain_id].head().number != head:
             return  # the embedded chain mined while it was read: the watcher is behind again
+        # What this run's flows named at deposit addresses (stored with this run's findings):
+        # those findings, not also a mismatch.
+        named = self.flows.deposit_outflows if self.flows is not None else {}
+        rows = [
+            dataclasses.replace(p, expected=p.expected + named.get((p.address, p.asset_code), 0))
+            for p in rows
+        ]
         for p in rows:
             if p.on_chain > p.expected:
                 self.findings.append(
@@ -232,6 +331,7 @@ class ChainRun:
                 )
         held = {(p.address, p.asset_code): p.on_chain for p in rows}
         self._unswept(held)
+        self.folded = fold(self.chains, self.chain_id, block)
 
     def _unswept(self, held: dict[tuple[str, str], int]) -> None:
         """A deposit address holding, for more than UNSWEPT_AFTER, a confirmed deposit that no
@@ -267,23 +367,53 @@ class ChainRun:
     # -- nonces: what left the custody addresses -----------------------------------------------------
 
     def _nonces(self, head: int) -> None:
+        """Every nonce a custody address used since the last run (a cursor per address,
+        ``treasury_nonce_cursor``) must be a reservation of the engine's, and every reservation
+        still in flight is looked at: a run reads the broadcasts of the nonces used since the
+        last run and those in flight, not every broadcast the deployment ever made. (A reorg
+        that gives a reservation's nonce back moves it to signed again: in flight, looked at.)"""
         addresses = [address for _, address in wallet_addresses(self.custody)]
-        addresses += [
-            a
-            for (a,) in DepositAddress.select(DepositAddress.address)
-            .where(DepositAddress.chain_id == self.chain_id)
-            .tuples()
-        ]
+        addresses += deposit_addresses(self.chain_id)
         addresses = list(dict.fromkeys(addresses))
         used = dict(zip(addresses, self.reader.nonces(addresses, head), strict=True))
+        checked = {
+            a: int(n)
+            for a, n in TreasuryNonceCursor.select(
+                TreasuryNonceCursor.address, TreasuryNonceCursor.checked_below
+            )
+            .where(TreasuryNonceCursor.chain_id == self.chain_id)
+            .tuples()
+        }
         reserved: dict[str, dict[int, Broadcast]] = defaultdict(dict)
-        for row in Broadcast.select().where(Broadcast.chain_id == self.chain_id):
-            reserved[row.wallet][int(row.nonce)] = row
         for address, count in used.items():
+            start = checked.get(address, 0)
+            if start >= count:
+                continue
+            rows = Broadcast.select().where(
+                (Broadcast.chain_id == self.chain_id)
+                & (Broadcast.wallet == address)
+                & (Broadcast.nonce >= start)
+            )
+            for row in rows:
+                self.rows_read += 1
+                reserved[row.wallet][int(row.nonce)] = row
             mine = reserved.get(address, {})
-            for nonce in range(count):
+            for nonce in range(start, count):
                 if nonce not in mine:
                     self._unknown(address, nonce, head, "no transaction the engine signed holds this nonce")
+                elif mine[nonce].status == "final" and mine[nonce].mined_tx_hash is None:
+                    # Made final without a receipt: a foreign transaction took the nonce (a
+                    # sweep's or a payout's, once the transaction at it had its confirmations).
+                    self._unknown(
+                        address, nonce, head, "the nonce the engine reserved was used by another transaction"
+                    )
+            if count != checked.get(address):
+                self.nonce_cursors[address] = count
+        for row in Broadcast.select().where(
+            (Broadcast.chain_id == self.chain_id) & Broadcast.status.in_(("signed", "sent"))
+        ):
+            self.rows_read += 1
+            reserved[row.wallet][int(row.nonce)] = row
         self._taken(reserved, used, head)
         self._explain(reserved, head)
 
@@ -314,16 +444,21 @@ class ChainRun:
                     "the nonce the engine reserved was used by another transaction",
                 )
             elif row.created_at <= stuck_before:
+                critical = (
+                    row.purpose == "payout" and row.created_at <= clock.now() - STUCK_PAYOUT_CRITICAL_AFTER
+                )
+                behind = sum(1 for other in pending if other.wallet == row.wallet and other.nonce > row.nonce)
                 self.findings.append(
                     Finding(
-                        "stuck_transaction",
+                        "stuck_payout" if critical else "stuck_transaction",
                         self.chain_id,
                         native.code if native else "",
                         row.wallet,
                         0,
                         0,
                         f"nonce {row.nonce} ({row.purpose}, {row.tx_hash}) signed at "
-                        f"{clock.iso(row.created_at)} is not mined yet",
+                        f"{clock.iso(row.created_at)} is not mined yet"
+                        + (f"; {behind} later transaction(s) of the wallet wait behind it" if behind else ""),
                         ref=row.tx_hash,
                     )
                 )
@@ -363,7 +498,13 @@ class ChainRun:
             if any(f.key == key for f in self.findings):
                 continue  # still unexplained this run
             nonce = key.rsplit(":", 1)[-1]
-            row = reserved.get(finding.address, {}).get(int(nonce)) if nonce.isdigit() else None
+            if not nonce.isdigit():
+                continue
+            row = reserved.get(finding.address, {}).get(int(nonce)) or Broadcast.get_or_none(
+                (Broadcast.chain_id == self.chain_id)
+                & (Broadcast.wallet == finding.address)
+                & (Broadcast.nonce == int(nonce))
+            )
             if row is None:
                 continue
             hashes = [p.tx_hash for p in SignedPayload.select().where(SignedPayload.broadcast == row.id)]
@@ -467,6 +608,14 @@ class ChainRun:
             )
 
 
+def _exposure_text(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no unlimited operator paid out beyond what it was credited"
+    return "unlimited operators paid out beyond what they were credited: " + ", ".join(
+        f"{r['operatorId']} by {r['exposureMinor']}" for r in rows
+    )
+
+
 def _same_hash(tx_hash: str, hashes: Iterable[str]) -> bool:
     return tx_hash.lower() in {h.lower() for h in hashes}
 
@@ -477,7 +626,8 @@ def _token(assets: Iterable[Asset], contract: str) -> Asset | None:
 
 def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
     """Reconcile every chain, store the findings and wallet balances, and answer the current
-    (unacknowledged) findings: ``{"checkedAt", "findings"}``."""
+    (unacknowledged) findings and each reconciled chain's solvency per asset:
+    ``{"checkedAt", "findings", "solvency"}``."""
     runs: list[ChainRun] = []
     for chain_id in sorted(chains.chains):
         run = ChainRun(chains, chain_id, custody, BulkReader(chains.chains[chain_id]))
@@ -489,7 +639,11 @@ def reconcile(chains: Chains, custody: CustodyKeys | None) -> dict[str, Any]:
         runs.append(run)
     checked_at = clock.now()
     store(runs, checked_at)
-    return {"checkedAt": clock.iso(checked_at), "findings": [finding_body(r) for r in current_findings()]}
+    return {
+        "checkedAt": clock.iso(checked_at),
+        "findings": [finding_body(r) for r in current_findings()],
+        "solvency": [item.body() for run in runs for item in run.solvency],
+    }
 
 
 def store(runs: list[ChainRun], moment: datetime) -> None:
@@ -521,7 +675,7 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                             expected_minor=str(f.expected),
                             actual_minor=str(f.actual),
                             detail=f.detail,
-                            sticky=f.kind == "unknown_outflow",
+                            sticky=f.kind in STICKY,
                             first_seen_at=moment,
                             last_seen_at=moment,
                             acknowledged_at=None,
@@ -547,6 +701,17 @@ def store(runs: list[ChainRun], moment: datetime) -> None:
                         resolved_at=None,  # found again: open again
                         resolution=None,
                     ).where(TreasuryFinding.id == row.id).execute()
+            if run.flows is not None:
+                run.flows.commit()
+            for address, count in run.nonce_cursors.items():
+                TreasuryNonceCursor.insert(
+                    chain_id=run.chain_id, address=address, checked_below=count
+                ).on_conflict(
+                    conflict_target=[TreasuryNonceCursor.chain_id, TreasuryNonceCursor.address],
+                    update={TreasuryNonceCursor.checked_below: count},
+                ).execute()
+            if run.folded is not None:
+                fold_movements(run.chain_id, *run.folded)
             TreasuryBalance.delete().where(TreasuryBalance.chain_id == run.chain_id).execute()
             for position, low in run.wallets:
                 insert_if_new(
@@ -623,6 +788,24 @@ def acknowledge(chain_id: str, address: str, nonce: int, by: str) -> int:
                 & (TreasuryFinding.chain_id == chain_id)
                 & (TreasuryFinding.address == address)
                 & (TreasuryFinding.key == finding_key("unknown_outflow", chain_id, "", address, str(nonce)))
+                & is_open()
+            )
+            .execute()
+        )
+
+
+def acknowledge_ref(chain_id: str, address: str, ref: str, by: str) -> int:
+    """An administrator has looked at the findings of ``address`` that stay until acknowledged
+    and name ``ref``: a transaction hash (an unexplained outflow, a deposit out of range) or a
+    block range (a flow mismatch, ``FROM-TO``). Returns how many were acknowledged."""
+    with write_transaction(database):
+        return int(
+            TreasuryFinding.update(acknowledged_at=clock.now(), acknowledged_by=by[:200])
+            .where(
+                TreasuryFinding.kind.in_(sorted(STICKY - {"unknown_outflow"}))
+                & (TreasuryFinding.chain_id == chain_id)
+                & (TreasuryFinding.address == address)
+                & TreasuryFinding.key.endswith(":" + ref.lower())
                 & is_open()
             )
             .execute()

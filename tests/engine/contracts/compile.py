@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-CONTRACTS = ("fee_token",)
+CONTRACTS = ("fee_token", "permit_token")
 EVM_VERSION = "cancun"
 
 
