@@ -38,9 +38,8 @@ from tests.engine.test_deposits import address_for, watch
 from tests.engine.test_payout_faulty_rpc import FaultyProxy
 
 STEPS = 30
-# Payouts into another operator's deposit address are deposits for that operator only once issue
-# 44 item 8 (deposits/watcher.py, another branch) is merged: until then the watcher drops them.
-PAYOUTS_INTO_DEPOSIT_ADDRESSES = False
+# Payouts into another operator's deposit address (issue 44 item 8): deposits for that operator.
+PAYOUTS_INTO_DEPOSIT_ADDRESSES = True
 OPERATOR_B = "op_bravo00001"
 
 
@@ -269,10 +268,24 @@ def _ledger_balances_to_the_wei(soak: Soak) -> None:
                 sums[(*key, "balance")]
                 == credited[(operator, asset)] - paid[(operator, asset)] - expected_fees
             )
-    # What the chain shows the payees received is what the payouts say, to the wei.
+    # A payout into another operator's deposit address is that operator's deposit (and is swept
+    # from there like any other): its transaction is a confirmed deposit of the amount.
+    owners = {address: operator for operator, addresses in soak.addresses.items() for address in addresses}
+    by_hash = {d.tx_hash: d for d in deposits}
+    for _, payout_id, asset, amount, to in soak.payouts:
+        if to in owners:
+            deposit = by_hash.get(payouts[payout_id].tx_hash)
+            assert deposit is not None, (payout_id, to)
+            assert (str(deposit.operator_id), deposit.asset_code, int(deposit.amount_minor)) == (
+                owners[to],
+                asset,
+                amount,
+            )
+    # What the chain shows the other payees received is what the payouts say, to the wei.
     received: dict[tuple[str, str], int] = defaultdict(int)
     for _, _, asset, amount, to in soak.payouts:
-        received[(to, asset)] += amount
+        if to not in owners:
+            received[(to, asset)] += amount
     for (to, asset), amount in received.items():
         if asset == "ETH":
             assert soak.node.balance(to) == amount

@@ -575,7 +575,7 @@ class ChainRun:
         rows = list(
             Payout.select().where(
                 (Payout.chain_id == self.chain_id)
-                & (Payout.status == "COMPLETED")
+                & Payout.status.in_(("COMPLETED", "COMPLETED_SHORT"))
                 & (Payout.updated_at >= since)
                 & Payout.tx_hash.is_null(False)
             )
