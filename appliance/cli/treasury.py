@@ -30,26 +30,51 @@ def treasury_command(settings: Settings, as_json: bool) -> None:
         },
         chains=True,
     )
-    emit(as_json, result, lambda: _positions_text(result))
+    emit(as_json, result, lambda: _positions_text(result, _decimals(settings)))
 
 
-def _positions_text(result: dict[str, Any]) -> str:
+# What "expected" means for each kind of wallet (docs/engine-treasury.md, Treasury).
+EXPECTED = {
+    "payout": "still to pay out (payouts not yet mined)",
+    "fee": "what the engine's records leave it after gas sent",
+    "deposit": "deposits credited and not yet swept",
+}
+
+
+def _decimals(settings: Settings) -> dict[tuple[str, str], int]:
+    from appliance.engine.chain.registry import declared_assets
+
+    return {(a.chain_id, a.code): a.decimals for a in declared_assets(settings)}
+
+
+def _positions_text(result: dict[str, Any], decimals: dict[tuple[str, str], int]) -> str:
+    from appliance.common.amounts import in_units
+
+    def units(row: dict[str, Any], minor: str) -> str:
+        return in_units(minor, decimals.get((row["chainId"], row["assetCode"]), 0), row["assetCode"])
+
     rows = result["positions"]
-    exposures = [
-        f"exposure {e['chainId']} {e['assetCode']} {e['operatorId']}: paid out {e['exposureMinor']} beyond "
-        f"what it was credited (ceiling {e['ceilingMinor'] or 'none'})"
-        for e in result.get("exposures", [])
-    ]
+
+    def exposure(e: dict[str, Any]) -> str:
+        ceiling = units(e, e["ceilingMinor"]) if e["ceilingMinor"] else "none"
+        return (
+            f"exposure {e['chainId']} {e['assetCode']} {e['operatorId']}: paid out "
+            f"{units(e, e['exposureMinor'])} beyond what it was credited (ceiling {ceiling})"
+        )
+
+    exposures = [exposure(e) for e in result.get("exposures", [])]
     if not rows:
         return "\n".join(
             ["no custody wallets (no custody key and no deposit address holds anything)", *exposures]
         )
+    meanings = sorted({p["role"] for p in rows} & set(EXPECTED))
     return "\n".join(
         [
             f"{p['chainId']:<12} {p['assetCode']:<6} {p['role']:<8} {p['address']} "
-            f"on chain {p['onChainMinor']}, expected {p['expectedMinor']}"
+            f"on chain {units(p, p['onChainMinor'])}, expected {units(p, p['expectedMinor'])}"
             for p in rows
         ]
+        + [f"expected, for a {role} wallet: {EXPECTED[role]}" for role in meanings]
         + exposures
     )
 

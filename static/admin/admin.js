@@ -22,6 +22,10 @@ const TEXT = {
   chainOk: (n, head) => `The chain of ${n} entries verifies; head ${head}.`,
   chainBroken: (id, why) => `The audit chain is BROKEN at entry ${id}: it ${why}.`,
   critical: "critical",
+  notScheduled: "Backups are not scheduled on this deployment (backup_every_hours; docs/operations.md).",
+  scheduled: (hours, last) => `Every ${hours} h; last run ${last || "none yet"}.`,
+  drillPassed: "restores",
+  drillFailed: "FAILED",
   adopt: "Adopt for payout",
   payoutIdLabel: "Payout id",
   adopted: "Transaction adopted.",
@@ -148,6 +152,15 @@ function render(data) {
   fill("sweeps", data.sweeps.sweeps || [], (tr, s) => {
     tr.append(cell(s.sweepId), cell(s.chainId), cell(s.assetCode), cell(s.address, "mono"), cell(s.status), cell(s.amountMinor));
   });
+  const b = data.backups;
+  $("backups-state").textContent = b.scheduled
+    ? TEXT.scheduled(b.everyHours, b.runs.length ? `${b.runs[0].finishedAt} (${b.runs[0].passed ? "passed" : "failed"})` : null)
+    : TEXT.notScheduled;
+  fill("drills", b.drills, (tr, d) => {
+    if (!d.passed) { tr.className = "critical"; }
+    tr.append(cell(d.backup, "mono"), cell(d.destination, "mono"), cell(d.drilledAt),
+      cell(d.passed ? TEXT.drillPassed : TEXT.drillFailed), cell(d.detail));
+  });
   fill("audit", data.audit, (tr, e) => {
     tr.dataset.action = e.action;
     const change = `${e.before ? JSON.stringify(e.before) : "—"} → ${e.after ? JSON.stringify(e.after) : "—"}`;
@@ -169,6 +182,11 @@ async function loadTreasury() {
     const data = await call("GET", "/admin/api/treasury");
     fill("treasury", data.positions, (tr, p) => {
       tr.append(cell(p.chainId), cell(p.assetCode), cell(p.role), cell(p.address, "mono"), cell(p.onChain), cell(p.expected));
+    });
+    fill("solvency", data.solvency, (tr, s) => {
+      if (s.shortfallMinor !== "0") { tr.className = "critical"; }
+      tr.dataset.asset = `${s.chainId}:${s.assetCode}`;
+      tr.append(cell(s.chainId), cell(s.assetCode), cell(s.owed), cell(s.inFlight), cell(s.held), cell(s.shortfall), cell(s.deploymentCosts));
     });
     say(TEXT.loaded);
   } catch (error) { say(TEXT.failed + error.message); }

@@ -92,6 +92,7 @@ def test_the_administrator_approves_acknowledges_and_pauses_and_sees_each_in_the
 
         page.click("#load-treasury")
         page.wait_for_selector("#treasury td:has-text('ETH')")
+        page.wait_for_selector("#solvency tr[data-asset='eth_local:ETH']")
         screenshot(page, "admin-console")
         page.click("#sign-out")
         page.wait_for_selector("body[data-view='signed-out']")

@@ -185,3 +185,39 @@ def test_a_transaction_the_engine_did_not_sign_is_listed_and_rejected_from_the_c
     actions = [e["action"] for e in client.get("/admin/api/overview").json["audit"]]
     assert "foreign.rejected" in actions
     harness.until_status("pyo_afterforeign", "BROADCAST")  # the wallet signs again
+
+
+def test_the_console_shows_each_kept_backups_latest_drill_and_says_when_none_are_scheduled(
+    harness: Harness, settings, dispatch_app
+) -> None:
+    """The drills are the dispatch database's (appliance/backups/history.py): the engine's console
+    reads them through a connection of its own."""
+    from appliance.backups import history
+    from appliance.common.db import connection
+    from appliance.dispatch.db import database as dispatch_database
+
+    totp = enrol(harness)
+    client = harness.app.test_client()
+    assert (
+        client.post("/admin/api/session", json={"password": PASSWORD, "code": code_at(totp)}).status_code
+        == 200
+    )
+    assert client.get("/admin/api/overview").json["backups"] == {"scheduled": False, "runs": [], "drills": []}
+
+    with connection(dispatch_database):
+        history.record_run("appliance-20261128T0900Z", clock.now(), passed=True, destinations="dir", kept=10)
+        history.record_drill(
+            "appliance-20261128T0900Z", "dir", passed=False, detail="engine.db: checksum", seconds=1, kept=10
+        )
+    runtime = harness.app.extensions["engine"]
+    runtime.settings = runtime.settings.replace(backup_every_hours=6.0)
+    backups = client.get("/admin/api/overview").json["backups"]
+    assert backups["scheduled"] is True and backups["runs"][0]["name"] == "appliance-20261128T0900Z"
+    assert backups["drills"] == [
+        {
+            **backups["drills"][0],
+            "backup": "appliance-20261128T0900Z",
+            "passed": False,
+            "detail": "engine.db: checksum",
+        }
+    ]

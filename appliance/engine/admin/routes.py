@@ -107,9 +107,11 @@ def sign_out():
 
 @endpoint(bp, "GET", "/admin/api/overview", guard=ADMIN, tags=TAGS)
 def overview():
-    """Findings, payouts awaiting approval, operators with controls and balances, sweeps, the
-    audit log's newest entries and whether its chain verifies."""
-    return service.overview(runtime().chains)
+    """Findings, transactions the engine did not sign, payouts awaiting approval, operators with
+    controls and balances, sweeps, scheduled backups and their drills, the audit log's newest
+    entries and whether its chain verifies."""
+    rt = runtime()
+    return service.overview(rt.chains, rt.settings)
 
 
 @endpoint(bp, "GET", "/admin/api/treasury", guard=ADMIN, tags=TAGS)

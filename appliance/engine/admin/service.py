@@ -36,6 +36,11 @@ def treasury(chains: Chains, custody: Any) -> dict[str, Any]:
     for row in body["positions"]:
         row["onChain"] = _units(chains, row["chainId"], row["assetCode"], row["onChainMinor"])
         row["expected"] = _units(chains, row["chainId"], row["assetCode"], row["expectedMinor"])
+    # Solvency is a reconciliation's: run one now (it stores its findings as the job's would).
+    body["solvency"] = reconcile.reconcile(chains, custody)["solvency"]
+    for row in body["solvency"]:
+        for name in ("owed", "inFlight", "held", "shortfall", "deploymentCosts"):
+            row[name] = _units(chains, row["chainId"], row["assetCode"], row[f"{name}Minor"])
     return body
 
 
@@ -146,9 +151,10 @@ def audit_tail(limit: int = 100) -> list[dict[str, Any]]:
     return list(reversed(audit.entries(after_id=start, limit=limit)))
 
 
-def overview(chains: Chains) -> dict[str, Any]:
+def overview(chains: Chains, settings: Any) -> dict[str, Any]:
     verification = audit.verify()
     return {
+        "backups": backups(settings),
         "findings": findings(chains),
         "foreign": foreign_pending(),
         "approvals": awaiting_approval(chains),
@@ -183,3 +189,45 @@ def decide_foreign(
         return foreign.adopt(chains, chain_id, tx_hash, find(payout_id, operator_id), ACTOR, memo)
     except (foreign.ForeignError, CancelError) as exc:
         raise Conflict(str(exc)) from None
+
+
+def backups(settings: Any) -> dict[str, Any]:
+    """The scheduled backups' last runs and each kept backup's latest restore drill (their history
+    lives in the dispatch database: read here through a connection of its own)."""
+    from appliance.backups import history
+    from appliance.common.db import make_database
+
+    if settings.backup_every_hours <= 0:
+        return {"scheduled": False, "runs": [], "drills": []}
+    db = make_database(settings.dispatch_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+    try:
+        with db.bind_ctx([history.BackupRun, history.BackupDrill]), db.connection_context():
+            runs = list(history.BackupRun.select().order_by(history.BackupRun.id.desc()).limit(10))
+            drills = history.latest_drills()
+    finally:
+        db.close()
+    return {
+        "scheduled": True,
+        "everyHours": settings.backup_every_hours,
+        "runs": [
+            {
+                "name": r.name,
+                "finishedAt": clock.iso(r.finished_at),
+                "passed": bool(r.passed),
+                "bytes": str(r.bytes),
+                "destinations": r.destinations,
+                "error": r.error,
+            }
+            for r in runs
+        ],
+        "drills": [
+            {
+                "backup": d.backup,
+                "destination": d.destination,
+                "drilledAt": clock.iso(d.drilled_at),
+                "passed": bool(d.passed),
+                "detail": d.detail,
+            }
+            for d in drills
+        ],
+    }
