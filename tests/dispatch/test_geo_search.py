@@ -193,6 +193,7 @@ def test_geo_search_answers_dispatchers_best_first(
         "lat": pytest.approx(40.1831),
         "lon": pytest.approx(44.5151),
         "kind": "address",
+        "apartment": None,
     }
     courier = make_member(dispatch_app, company, "courier")
     assert dispatch_client.get("/geo/search?q=Abovyan", headers=courier.headers).status_code == 403
