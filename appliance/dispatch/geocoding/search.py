@@ -227,10 +227,10 @@ def locate(
     return best.lat, best.lon, best.apartment
 
 
-def company_geocoder(data_dir: Path, company_id: int) -> Callable[[str], tuple[float, float]]:
-    """``place`` for one company's import: among equal answers, the nearest its default depot."""
+def company_geocoder(data_dir: Path, company_id: int) -> Callable[[str], tuple[float, float, str | None]]:
+    """``locate`` for one company's import: among equal answers, the nearest its default depot."""
     from appliance.dispatch.models import Depot
 
     depot = Depot.get_or_none((Depot.company == company_id) & Depot.is_default)
     near = (depot.lat, depot.lon) if depot is not None else None
-    return lambda address: place(data_dir, address, near)
+    return lambda address: locate(data_dir, address, near)
