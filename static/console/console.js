@@ -10,6 +10,7 @@ import {Fleet} from "/console/fleet.js";
 import {Planner} from "/console/plan.js";
 import {Admin} from "/console/admin.js";
 import {Reports} from "/console/reports.js";
+import {Pins} from "/console/pins.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -53,6 +54,7 @@ const planner = new Planner(ctx, board, fleet);
 const admin = new Admin(ctx);
 const reports = new Reports(ctx);
 ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
+ctx.pins = new Pins(ctx, board);  // imported drafts that need a pin (issue 46)
 let stream = null;
 let workspaceCompany = null;
 
