@@ -103,13 +103,16 @@ def geo_step(settings: Settings, state: dict[str, Any]) -> list[str]:
         index_current = True
     except IndexMissing:
         index_current = False
+    # An older demo's data (Monaco's French names, the old folding): roads, index and tiles again.
+    stale = routing.build_info(settings.data_dir) is not None and not index_current
     if routing.build_info(settings.data_dir) is None or not index_current:
         routing.build(SAMPLE_STREETS, settings.data_dir, quiet)
         lines.append(
             "Roads: built from the sample streets (Monaco's geometry moved onto Yerevan, not Yerevan's"
             " roads; Yerevan's street names: search Abovyan 10 or ул. Туманяна 5)"
         )
-    if not tiles.tiles_path(settings.data_dir).exists():
+    redraw = stale and shutil.which("tilemaker") is not None  # else the old tiles still show the roads
+    if redraw or not tiles.tiles_path(settings.data_dir).exists():
         if shutil.which("tilemaker") is None:
             lines.append(
                 "Map tiles: not built (install Debian's tilemaker, then run demo again): the maps stay blank"
