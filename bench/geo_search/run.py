@@ -3,7 +3,8 @@
 queries as GET /geo/search runs them (the search function, one read-only SQLite open per query, as
 the route does): every house of the sample typed five ways (Armenian, Russian, ALA-LC, BGN/PCGN,
 everyday Latin: tests/yerevan_spellings.py), with and without the street word, bare and with an
-apartment, and street prefixes as they are typed. Prints the found rate per spelling (the house
+apartment, and street prefixes as they are typed; then Armenian and Latin with one typo (two
+letters swapped in the street's longest word). Prints the found rate per spelling (the house
 first, with the apartment typed) and the latency; asserts nothing (the 95 % floor is a test:
 tests/dispatch/test_yerevan_address_search.py).
 
@@ -64,14 +65,35 @@ def main() -> None:
                 t = time.perf_counter()
                 search(data_dir, prefix, NEAR, limit=10)
                 times.append((time.perf_counter() - t) * 1000)
+        # One typo in the street (two neighbouring letters of its longest word swapped), bare queries.
+        typo_times: list[float] = []
+        for way, query, label, apartment in queries:
+            if apartment is not None or way not in ("hy", "Latin"):
+                continue
+            words = query.split()
+            longest = max(range(len(words) - 1), key=lambda i: len(words[i]))
+            word = words[longest]
+            if len(word) < 5:
+                continue
+            words[longest] = word[0] + word[2] + word[1] + word[3:]
+            t = time.perf_counter()
+            first = search(data_dir, " ".join(words), NEAR, limit=1)
+            typo_times.append((time.perf_counter() - t) * 1000)
+            asked[f"{way}+typo"] += 1
+            found[f"{way}+typo"] += bool(first) and first[0].label == label
         for way in asked:
-            print(f"  {way:9} {found[way]}/{asked[way]} found first ({100 * found[way] / asked[way]:.1f} %)")
-        total = sum(found.values()) / sum(asked.values())
+            print(f"  {way:10} {found[way]}/{asked[way]} found first ({100 * found[way] / asked[way]:.1f} %)")
+        total = sum(found[w] for w in asked if "+" not in w) / sum(asked[w] for w in asked if "+" not in w)
         times.sort()
         print(
             f"{len(times)} queries, {100 * total:.1f} % found first: "
             f"p50 {percentile(times, 0.5):.2f} ms, p95 {percentile(times, 0.95):.2f} ms, "
             f"p99 {percentile(times, 0.99):.2f} ms, max {times[-1]:.2f} ms"
+        )
+        typo_times.sort()
+        print(
+            f"{len(typo_times)} queries with a typo: p50 {percentile(typo_times, 0.5):.2f} ms, "
+            f"p95 {percentile(typo_times, 0.95):.2f} ms"
         )
 
 

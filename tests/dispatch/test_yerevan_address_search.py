@@ -94,6 +94,8 @@ def test_at_least_95_percent_of_house_numbers_are_found_from_each_of_five_spelli
         ("Abovyna 10", "Աբովյան փողոց 10", None),  # one typo: letters swapped
         ("Tumaniyan 4", "Թումանյան փողոց 4", None),  # one typo: a letter extra
         ("Mashtos 7", "Մաշտոցի պողոտա 7", None),  # one typo: a letter missing
+        ("Msahtots 7", "Մաշտոցի պողոտա 7", None),  # one slip across a digraph (sh)
+        ("Բւոզանդի 3", "Բուզանդի փողոց 3", None),  # ու typed the wrong way round
         ("Абов 1", "Աբովյան փողոց 1", None),  # the street still being typed
     ],
 )

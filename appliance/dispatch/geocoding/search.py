@@ -153,47 +153,47 @@ def _candidates(
 def _one_typo(db: sqlite3.Connection, words: list[str]) -> list[str]:
     """The words with each one the index lacks replaced by the index's word one typo away (the
     most frequent such word; the word itself when none is). Words of under four letters are too
-    short to guess."""
+    short to guess. One typo is one edit of the folded word, or two in a word of seven letters or
+    more: a slip across a digraph ("Msahtots" for "Mashtots", folded "msahtoc" and "mastoc") is
+    one key but two letters of the folded form."""
     fixed = []
     for word in words:
         stem = _stem(word)
         if len(word) < 4 or _candidates(db, [word], [], 1):
             fixed.append(word)
             continue
-        best: tuple[int, str] | None = None
+        limit = 2 if len(word) >= 7 else 1
+        best: tuple[int, int, str] | None = None  # (edits, -documents, term): fewest edits, then commonest
         for term, docs in db.execute(
             "SELECT term, doc FROM entry_vocab WHERE length(term) BETWEEN ? AND ?",
-            (len(stem) - 1, len(word) + 3),
+            (len(stem) - limit, len(word) + 3),
         ):
             # the typed word against the whole word, and (a word being typed) against its start
-            near_miss = _one_edit(word, term) or _one_edit(stem, term[: len(stem)])
-            if near_miss and (best is None or docs > best[0]):
-                best = (docs, term)
-        fixed.append(best[1] if best else word)
+            edits = min(_edits(word, term, limit), _edits(stem, term[: len(stem)], limit))
+            if edits <= limit and (best is None or (edits, -docs) < best[:2]):
+                best = (edits, -docs, term)
+        fixed.append(best[2] if best else word)
     return fixed
 
 
-def _one_edit(a: str, b: str) -> bool:
-    """At most one letter substituted, inserted, deleted, or two neighbours swapped."""
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        return (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and a[diff[0]] == b[diff[1]]
-            and a[diff[1]] == b[diff[0]]
-        )
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    i = 0
-    while i < len(short) and short[i] == long_[i]:
-        i += 1
-    return short[i:] == long_[i + 1 :]
+def _edits(a: str, b: str, limit: int) -> int:
+    """The letters substituted, inserted, deleted or neighbours swapped from ``a`` to ``b``
+    (optimal string alignment), or ``limit + 1`` as soon as it is certain to exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if before is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
 
 
 class Unplaced(Exception):
