@@ -72,28 +72,47 @@ def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
 
 
 SAMPLE_STREETS = Path(__file__).resolve().parent / "sample" / "sample-streets.osm.pbf"
-# Points on the sample streets (Monaco's, moved onto Yerevan): the courier's position and a pin.
+# Points on the sample streets (Monaco's geometry moved onto Yerevan, Yerevan's street names:
+# appliance/sample/README.md): the courier's position, and the order's pin when the address index
+# is not built (it is placed from the index otherwise).
 COURIER_AT = (40.17956, 44.49337)
 ORDER_PIN = (40.18977, 44.50546)
 DEMO_RECIPIENT = "Demo Recipient"
+# The demo order's address, as a dispatcher types it and as the index labels it in each language.
+ORDER_ADDRESS = "Աբովյան 10, բն. 12"
+ORDER_LABELS = {
+    "addressLabelHy": "Աբովյան փողոց 10",
+    "addressLabelRu": "улица Абовяна 10",
+    "addressLabelEn": "Abovyan Street 10",
+}
 
 
 def geo_step(settings: Settings, state: dict[str, Any]) -> list[str]:
-    """Roads and map tiles from the shipped sample extract, built once and cached in the data
-    directory (the sample streets are real, but Monaco's, moved onto Yerevan)."""
+    """Roads, address index and map tiles from the shipped sample extract, built once and cached
+    in the data directory (rebuilt when the index is an older version's: its folding differs)."""
     import shutil
 
+    from appliance.dispatch.geocoding.search import IndexMissing, open_index
     from appliance.dispatch.routing import build as routing
     from appliance.dispatch.tiles import build as tiles
 
     lines = []
     quiet: Callable[[str], None] = lambda _line: None  # noqa: E731
-    if routing.build_info(settings.data_dir) is None:
+    try:
+        open_index(settings.data_dir).close()
+        index_current = True
+    except IndexMissing:
+        index_current = False
+    # An older demo's data (Monaco's French names, the old folding): roads, index and tiles again.
+    stale = routing.build_info(settings.data_dir) is not None and not index_current
+    if routing.build_info(settings.data_dir) is None or not index_current:
         routing.build(SAMPLE_STREETS, settings.data_dir, quiet)
         lines.append(
-            "Roads: built from the sample streets (Monaco's real streets moved onto Yerevan, not Yerevan's)"
+            "Roads: built from the sample streets (Monaco's geometry moved onto Yerevan, not Yerevan's"
+            " roads; Yerevan's street names: search Abovyan 10 or ул. Туманяна 5)"
         )
-    if not tiles.tiles_path(settings.data_dir).exists():
+    redraw = stale and shutil.which("tilemaker") is not None  # else the old tiles still show the roads
+    if redraw or not tiles.tiles_path(settings.data_dir).exists():
         if shutil.which("tilemaker") is None:
             lines.append(
                 "Map tiles: not built (install Debian's tilemaker, then run demo again): the maps stay blank"
@@ -134,27 +153,48 @@ def delivery_step(settings: Settings, state: dict[str, Any]) -> list[str]:
         (o for o in listed if o["recipientName"] == DEMO_RECIPIENT and o["status"] == "picked_up"), None
     )
     if order is None:
-        created = client.post(
-            "/orders",
-            json={
-                "recipientName": DEMO_RECIPIENT,
-                "recipientPhone": "+37491000000",
-                "amountAmd": 4500,
-                "addressLabelHy": "Ցուցադրական հասցե 1",
-                "addressLabelEn": "Demo address 1",
-                "pin": {"lat": ORDER_PIN[0], "lon": ORDER_PIN[1]},
-            },
-            headers=owner,
-        ).get_json()["order"]
-        client.post(f"/orders/{created['id']}/status", json={"status": "ready"}, headers=owner)
-        me = client.get("/courier/me", headers=courier).get_json()
-        courier_id = me["courier"]["id"]
-        client.post(f"/orders/{created['id']}/assign", json={"courierId": courier_id}, headers=owner)
-        client.post(f"/courier/orders/{created['id']}/status", json={"status": "picked_up"}, headers=courier)
-        order = created
+        order = _order_on_its_way(settings, client, owner, courier)
     link = client.post(f"/orders/{order['id']}/tracking", json={}, headers=owner).get_json()
     state["tracking_url"] = settings.dispatch_public_url + link["path"]
     return [f"Tracking page of an order on its way: {state['tracking_url']}"]
+
+
+def _order_on_its_way(settings: Settings, client: Any, owner: dict[str, str], courier: dict[str, str]) -> Any:
+    """Create the demo's order at its address, make it ready, assign it to the first courier and
+    have the courier pick it up; every answer is checked (a refused step is an error, not an
+    order left "ready" behind a link that says it is on its way)."""
+    from appliance.dispatch.geocoding.search import Unplaced, locate
+
+    try:
+        lat, lon, apartment = locate(settings.data_dir, ORDER_ADDRESS)
+    except Unplaced:  # the index is not built: the pin on the same street
+        lat, lon, apartment = ORDER_PIN[0], ORDER_PIN[1], "12"
+
+    def call(path: str, body: dict[str, Any], headers: dict[str, str], status: int) -> Any:
+        answer = client.post(path, json=body, headers=headers)
+        if answer.status_code != status:
+            raise RuntimeError(f"demo: POST {path} answered {answer.status_code} {answer.get_json()}")
+        return answer.get_json()
+
+    created = call(
+        "/orders",
+        {
+            "recipientName": DEMO_RECIPIENT,
+            "recipientPhone": "+37491000000",
+            "amountAmd": 4500,
+            **ORDER_LABELS,
+            "addressDetails": {"apartment": apartment},
+            "pin": {"lat": lat, "lon": lon},
+        },
+        owner,
+        201,
+    )["order"]
+    call(f"/orders/{created['id']}/status", {"status": "ready"}, owner, 200)
+    me = client.get("/courier/me", headers=courier).get_json()
+    # The API's ids are strings on the way out and integers on the way in (POST /orders/{id}/assign
+    # takes {courierId integer}): "12" is refused with 400.
+    call(f"/orders/{created['id']}/assign", {"courierId": int(me["courier"]["id"])}, owner, 201)
+    return call(f"/courier/orders/{created['id']}/status", {"status": "picked_up"}, courier, 200)["order"]
 
 
 def engine_step(settings: Settings, state: dict[str, Any]) -> list[str]:

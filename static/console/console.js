@@ -13,6 +13,7 @@ import {Admin} from "/console/admin.js";
 import {Reports} from "/console/reports.js";
 import {Bulk} from "/console/bulk.js";
 import {Handover} from "/console/handover.js";
+import {Pins} from "/console/pins.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -58,6 +59,7 @@ const reports = new Reports(ctx);
 ctx.bulk = new Bulk(ctx, board);
 ctx.handover = new Handover(ctx, board);
 ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
+ctx.pins = new Pins(ctx, board);  // imported drafts that need a pin (issue 46)
 let stream = null;
 let workspaceCompany = null;
 

@@ -1,9 +1,14 @@
 // Import a day's orders (POST /orders/import): drop or choose a CSV or .xlsx file, see the dry
-// run's counts and every refused row (row, column, problem), then confirm to import. The file is
-// sent as multipart/form-data field "file" both times; the server tells CSV from .xlsx.
+// run's counts and every refused row (row, the file's own column header, problem) and every row
+// kept as a draft that needs a pin, then confirm to import. The file is sent as multipart/form-data
+// field "file" both times; the server tells CSV from .xlsx, and writes its problems in the
+// console's language (Accept-Language).
 import {ApiError} from "/static/js/api.js";
 
 const $ = (id) => document.getElementById(id);
+
+// A kept row's note, beside the server's reason (already in the console's language).
+const NEEDS_PIN = {hy: "Պահված է որպես սևագիր, կետ է պետք", ru: "Сохранён черновиком, нужна точка", en: "Kept as a draft, needs a pin"};
 
 function cell(text) { const td = document.createElement("td"); td.textContent = text; return td; }
 
@@ -47,7 +52,8 @@ export class Importer {
       let response;
       try {
         response = await fetch("/orders/import" + (dryRun ? "?dryRun=true" : ""), {
-          method: "POST", headers: {"Authorization": await api.authorization()}, body: body, cache: "no-store"});
+          method: "POST", body: body, cache: "no-store",
+          headers: {"Authorization": await api.authorization(), "Accept-Language": this.ctx.lang}});
       } catch (error) { throw Object.assign(new Error(String(error)), {offline: true}); }
       if (response.status === 401 && attempt === 0) { await api.refresh(); continue; }
       const data = await response.json().catch(() => null);
@@ -65,10 +71,16 @@ export class Importer {
     body.replaceChildren(...result.refused.map((r) => {
       const tr = document.createElement("tr");
       tr.dataset.row = String(r.row);
-      tr.append(cell(String(r.row)), cell(r.column || ""), cell(r.message));
+      tr.append(cell(String(r.row)), cell(r.header || r.column || ""), cell(r.message));
+      return tr;
+    }), ...(result.needsPin || []).map((r) => {
+      const tr = document.createElement("tr");
+      tr.dataset.row = String(r.row);
+      tr.className = "needs-pin";
+      tr.append(cell(String(r.row)), cell(r.header || ""), cell(NEEDS_PIN[this.ctx.lang] + ": " + r.message));
       return tr;
     }));
-    $("import-problems").hidden = result.refused.length === 0;
+    $("import-problems").hidden = result.refused.length === 0 && !(result.needsPin || []).length;
   }
 
   async preview(file) {

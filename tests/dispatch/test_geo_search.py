@@ -193,6 +193,7 @@ def test_geo_search_answers_dispatchers_best_first(
         "lat": pytest.approx(40.1831),
         "lon": pytest.approx(44.5151),
         "kind": "address",
+        "apartment": None,
     }
     courier = make_member(dispatch_app, company, "courier")
     assert dispatch_client.get("/geo/search?q=Abovyan", headers=courier.headers).status_code == 403
@@ -207,12 +208,12 @@ def test_geo_search_without_an_index_is_unavailable(dispatch_client, dispatcher)
     assert answer.status_code == 503 and "routing build" in answer.json["detail"]
 
 
-def test_the_import_places_rows_without_coordinates_and_refuses_those_it_cannot(
-    indexed_data_dir, dispatch_client, dispatcher
+def test_the_import_places_rows_without_coordinates_and_keeps_those_it_cannot_as_drafts_needing_a_pin(
+    indexed_data_dir, dispatch_client, dispatcher, company
 ) -> None:
     data = (
         "externalRef,recipientName,recipientPhone,address\n"
-        "G-1,Ani,091123456,Abovyan 10\n"
+        'G-1,Ani,091123456,"Abovyan 10, kv. 12"\n'
         "G-2,Aram,091123457,Маштоца 5\n"
         "G-3,Anna,091123458,Abovyan 999\n"
         "G-4,Arev,091123459,Սայաթ-Նովա 7\n"
@@ -222,14 +223,36 @@ def test_the_import_places_rows_without_coordinates_and_refuses_those_it_cannot(
     )
     assert answer.status_code == 200, answer.json
     body = answer.json
-    assert body["created"] == 2
-    refused = {r["row"]: r for r in body["refused"]}
-    assert set(refused) == {4, 5}
-    assert refused[4]["column"] == "address" and "house number" in refused[4]["message"]
-    assert "outside the service area" in refused[5]["message"]
+    assert body["created"] == 4 and body["refused"] == []
+    kept = {r["row"]: r for r in body["needsPin"]}
+    assert set(kept) == {4, 5}
+    assert kept[4]["header"] == "address" and "house number" in kept[4]["message"]
+    assert "outside the service area" in kept[5]["message"]
     orders = {
         o["externalRef"]: o for o in dispatch_client.get("/orders", headers=dispatcher.headers).json["orders"]
     }
     assert orders["G-1"]["pin"] == {"lat": pytest.approx(40.1831), "lon": pytest.approx(44.5151)}
-    assert orders["G-1"]["addressLabelHy"] == "Abovyan 10"
+    assert orders["G-1"]["addressLabelHy"] == "Abovyan 10, kv. 12"
+    assert orders["G-1"]["addressDetails"]["apartment"] == "12"  # from the address
+    assert orders["G-1"]["status"] == "ready" and orders["G-1"]["needsPin"] is None
     assert orders["G-2"]["pin"] == {"lat": pytest.approx(40.1861), "lon": pytest.approx(44.5101)}
+
+    # The unplaceable rows: drafts at the company's depot, which cannot be made ready until a
+    # dispatcher drops the pin.
+    waiting = orders["G-3"]
+    assert waiting["id"] == kept[4]["orderId"]
+    assert waiting["status"] == "draft" and "house number" in waiting["needsPin"]
+    assert "ready" not in waiting["allowedMoves"]["status"]
+    ready = dispatch_client.post(
+        f"/orders/{waiting['id']}/status", json={"status": "ready"}, headers=dispatcher.headers
+    )
+    assert ready.status_code == 409 and ready.json["code"] == "pin_needed"
+    pinned = dispatch_client.patch(
+        f"/orders/{waiting['id']}", json={"pin": {"lat": 40.1835, "lon": 44.5155}}, headers=dispatcher.headers
+    )
+    assert pinned.status_code == 200, pinned.json
+    assert pinned.json["order"]["needsPin"] is None
+    ready = dispatch_client.post(
+        f"/orders/{waiting['id']}/status", json={"status": "ready"}, headers=dispatcher.headers
+    )
+    assert ready.status_code == 200, ready.json

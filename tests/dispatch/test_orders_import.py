@@ -92,7 +92,12 @@ def test_a_repeated_external_ref_in_one_file_is_refused_naming_the_first_row(
     answer = _ok(post_csv(dispatch_client, dispatcher, csv_bytes([row(1), row(2, externalRef="SHOP-1")])))
     assert answer["created"] == 1
     assert answer["refused"] == [
-        {"row": 3, "column": "externalRef", "message": "repeats the order number of row 2"}
+        {
+            "row": 3,
+            "column": "externalRef",
+            "header": "externalRef",
+            "message": "repeats the order number of row 2",
+        }
     ]
 
 
@@ -174,15 +179,18 @@ def test_armenian_and_russian_headers_and_semicolons_are_understood(dispatch_cli
     assert orders["R-1"]["addressLabelHy"] == "Абовяна 10" and orders["R-1"]["noteToCourier"] == "Позвонить"
 
 
-def test_an_address_without_coordinates_is_refused_when_no_address_index_is_built(
+def test_an_address_without_coordinates_is_kept_as_a_draft_needing_a_pin_when_no_address_index_is_built(
     dispatch_client, dispatcher
 ) -> None:
     data = b"externalRef,recipientName,recipientPhone,address\nX-1,Ani,091123456,Abovyan 10\n"
     answer = _ok(post_csv(dispatch_client, dispatcher, data))
-    assert answer["created"] == 0
-    refused = answer["refused"][0]
-    assert refused["row"] == 2 and refused["column"] == "address"
-    assert "no address index" in refused["message"] and "routing build" in refused["message"]
+    assert answer["created"] == 1 and answer["refused"] == []
+    kept = answer["needsPin"][0]
+    assert kept["row"] == 2 and kept["header"] == "address"
+    assert "no address index" in kept["message"] and "routing build" in kept["message"]
+    (order,) = dispatch_client.get("/orders", headers=dispatcher.headers).json["orders"]
+    assert order["id"] == kept["orderId"] and order["status"] == "draft"
+    assert "no address index" in order["needsPin"]
 
 
 def test_blank_lines_are_skipped_and_rows_keep_their_file_numbers(dispatch_client, dispatcher) -> None:

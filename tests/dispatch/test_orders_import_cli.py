@@ -30,7 +30,12 @@ def test_the_command_dry_runs_imports_and_is_idempotent(
     answer = json.loads(done.stdout)
     assert (answer["created"], answer["existing"]) == (2, 0)
     assert answer["refused"] == [
-        {"row": 4, "column": "recipientPhone", "message": "not a valid phone number: '12'"}
+        {
+            "row": 4,
+            "column": "recipientPhone",
+            "header": "recipientPhone",
+            "message": "not a valid phone number: '12'",
+        }
     ]
     listed = dispatch_client.get("/orders", headers=dispatcher.headers).json["orders"]
     assert sorted(o["externalRef"] for o in listed) == ["SHOP-1", "SHOP-2"]

@@ -12,8 +12,10 @@ Entries (kind):
 
 Every entry is searchable by its names (``name``, ``name:hy``, ``name:ru``, ``name:en``,
 ``alt_name``, ``old_name``), their Latin transliterations, and its number (names.py). The file is
-SQLite: a table of entries and an FTS5 table of their search text, written to a temporary name and
-renamed into place.
+SQLite: a table of entries, an FTS5 table of their search text and its vocabulary (the words a typo
+is matched against), written to a temporary name and renamed into place. ``PRAGMA user_version``
+is the index's format (INDEX_VERSION): an index folded by an older version is refused by the search
+("rebuild the road data") rather than answering wrongly.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from pathlib import Path
 from appliance.dispatch.geocoding.names import search_text, tokens
 
 INDEX_NAME = "addresses.sqlite"
+# 2: Armenian folded letter by letter ("ու" is u), the vocabulary table (issue 46)
+INDEX_VERSION = 2
 NAME_KEYS = ("name", "name:hy", "name:ru", "name:en", "alt_name", "old_name", "official_name")
 STREET_CELL = 0.05  # degrees (~5 km): one street entry per name and cell
 NEAR_CELL = 0.002  # degrees (~200 m): the grid that finds the nearest street of an address
@@ -196,6 +200,7 @@ def build_index(pbf: Path, target: Path, progress: Callable[[str], None] = lambd
             CREATE TABLE entry (id INTEGER PRIMARY KEY, label TEXT NOT NULL, kind TEXT NOT NULL,
                                 lat REAL NOT NULL, lon REAL NOT NULL, number TEXT);
             CREATE VIRTUAL TABLE entry_text USING fts5(text, tokenize = 'unicode61', prefix = '2 3');
+            CREATE VIRTUAL TABLE entry_vocab USING fts5vocab(entry_text, 'row');
             """
         )
         db.executemany(
@@ -210,6 +215,7 @@ def build_index(pbf: Path, target: Path, progress: Callable[[str], None] = lambd
             ((i, row[5]) for i, row in enumerate(rows, 1)),
         )
         db.execute("INSERT INTO entry_text (entry_text) VALUES ('optimize')")
+        db.execute(f"PRAGMA user_version = {INDEX_VERSION}")
         db.commit()
     finally:
         db.close()

@@ -26,6 +26,9 @@ class Found(BaseModel):
     lat: float
     lon: float
     kind: Kind
+    apartment: str | None = Field(
+        description='the apartment the query named ("6, kv. 12", "6/12", "բն. 12"), for addressDetails'
+    )
 
 
 class SearchResults(BaseModel):

@@ -92,6 +92,9 @@ class Order(BaseModel):
     attention_move = peewee.CharField(max_length=16, null=True)
     attention_held_amd = peewee.BigIntegerField(null=True)
     attention_at = UTCDateTimeField(null=True)
+    # Migration 0029 (issue 46): an imported row whose address could not be placed, kept as a
+    # draft at a stand-in pin (the company's depot) until a dispatcher drops the real one: why.
+    pin_needed = peewee.CharField(max_length=300, null=True)
 
     class Meta:
         table_name = "order"

@@ -1,7 +1,8 @@
 """One cell of an imported order file, read as a person typed it: phone numbers in any usual form
 (Armenia by default) become E.164, amounts are whole AMD ("5 000" and "5000.00" too), decimals may
 use a comma, yes/no in English, Armenian or Russian, delivery windows in Yerevan time unless they
-carry an offset. A cell that cannot be read raises CellError naming its column."""
+carry an offset; a time alone ("14:00", or a spreadsheet's time cell) is on the import's day in
+Yerevan. A cell that cannot be read raises CellError naming its column."""
 
 from __future__ import annotations
 
@@ -95,19 +96,36 @@ def _phone(column: str, cell: Any) -> str:
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
+TIME_ONLY = re.compile(r"^\d{1,2}[:.]\d{2}(?::\d{2})?$")
+
+
+def import_day() -> date:
+    """The day a time without a date is on: the import's own, in Yerevan."""
+    return clock.now().astimezone(clock.YEREVAN).date()
+
+
 def _moment(column: str, cell: Any) -> str:
-    """An RFC 3339 date-time: with an offset as given, without one in Yerevan time."""
+    """An RFC 3339 date-time: with an offset as given, without one in Yerevan time; a time alone
+    on the import's day."""
     if isinstance(cell, datetime):
         value = cell
-    elif isinstance(cell, date | time | int | float):
+    elif isinstance(cell, time):  # a spreadsheet cell formatted as a time
+        value = datetime.combine(import_day(), cell)
+    elif isinstance(cell, date | int | float):
         raise CellError(column, "expected a date and a time, such as 2026-11-26 10:00")
     else:
         text = str(cell).strip()
-        if ":" not in text:
+        if ":" not in text and not TIME_ONLY.match(text):
             raise CellError(
                 column, f"expected a date and a time, such as 2026-11-26 10:00, found {text[:40]!r}"
             )
-        value = _parse_moment(column, text)
+        if TIME_ONLY.match(text):
+            hour, minute = (int(part) for part in re.split(r"[:.]", text)[:2])
+            if hour > 23 or minute > 59:
+                raise CellError(column, f"not a time of day: {text!r}")
+            value = datetime.combine(import_day(), time(hour, minute))
+        else:
+            value = _parse_moment(column, text)
     if value.tzinfo is None:
         value = value.replace(tzinfo=clock.YEREVAN)
     return value.isoformat()

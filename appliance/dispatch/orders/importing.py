@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -28,13 +29,17 @@ from appliance.dispatch.db import database
 from appliance.dispatch.geocoding.search import Unplaced
 from appliance.dispatch.models import Order
 from appliance.dispatch.orders import service
-from appliance.dispatch.orders.cells import CONVERT, CellError, text
+from appliance.dispatch.orders.cells import CONVERT, TIME_ONLY, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
 from appliance.dispatch.orders.state import transition
 
-# An address to its point (lat, lon), or Unplaced with the reason (geocoding/search.py place).
-Geocoder = Callable[[str], tuple[float, float]]
+# An address to its point and the apartment it names (lat, lon, apartment or None), or Unplaced
+# with the reason (geocoding/search.py locate).
+Geocoder = Callable[[str], tuple[float, float, str | None]]
+# Where a draft that needs a pin waits when the company has no default depot: Republic Square.
+STAND_IN = (40.1776, 44.5126)
+PIN_NEEDED = "_pinNeeded"  # a row's private mark: kept as a draft needing a pin, and why
 
 # Rows written per transaction: short enough that other writers wait little, long enough that a
 # 2,000-row file is a handful of commits.
@@ -89,7 +94,40 @@ _ALIASES["recipientEmail"] = (
     "Эл. почта",
     "Email получателя",
 )
+# Issue 46: a window in one cell, "14:00-16:00" (times alone are on the import's day, cells.py).
+_ALIASES["deliveryWindow"] = (
+    "deliveryWindow",
+    "window",
+    "Առաքման ժամ",
+    "Առաքման ժամանակ",
+    "Время доставки",
+    "Интервал доставки",
+)
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
+_RANGE = re.compile(r"^\s*(?P<start>[^\s–—-][^–—]*?)\s*[-–—]\s*(?P<end>\d{1,2}[:.]\d{2})\s*$")
+
+
+def _window_cells(cells: dict[str, Any]) -> None:
+    """ "14:00-16:00" in the window column (or in the start column with no end) as its start and
+    end cells, each read by cells.py."""
+    for column in ("deliveryWindow", "deliveryWindowStart"):
+        cell = cells.get(column)
+        if not isinstance(cell, str):
+            continue
+        matched = _RANGE.match(cell)
+        if matched and (column == "deliveryWindow" or "deliveryWindowEnd" not in cells):
+            cells.pop(column)
+            cells["deliveryWindowStart"] = matched.group("start")
+            cells.setdefault("deliveryWindowEnd", matched.group("end"))
+    if "deliveryWindow" in cells:  # one moment: the window starts then
+        cells.setdefault("deliveryWindowStart", cells.pop("deliveryWindow"))
+    start, end = cells.get("deliveryWindowStart"), cells.get("deliveryWindowEnd")
+    if isinstance(end, str) and TIME_ONLY.match(end.strip()):
+        # an end without a date is on its start's day ("26.11.2026 10:00" to "12:00")
+        if isinstance(start, datetime):
+            cells["deliveryWindowEnd"] = f"{start.date().isoformat()} {end.strip()}"
+        elif isinstance(start, str) and " " in start.strip() and not TIME_ONLY.match(start.strip()):
+            cells["deliveryWindowEnd"] = f"{start.strip().rsplit(' ', 1)[0]} {end.strip()}"
 
 
 def _key(name: str) -> str:
@@ -113,6 +151,8 @@ class Outcome:
     existing: int = 0
     refused: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     order_ids: list[str] = dataclasses.field(default_factory=list)
+    needs_pin: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)  # column → the file's header
 
     def body(self) -> dict[str, Any]:
         refused = sorted(self.refused, key=lambda r: r["row"])
@@ -121,10 +161,15 @@ class Outcome:
             "existing": self.existing,
             "refused": refused,
             "orderIds": self.order_ids,
+            "needsPin": sorted(self.needs_pin, key=lambda r: r["row"]),
         }
 
     def refuse(self, row: int, column: str | None, message: str) -> None:
-        self.refused.append({"row": row, "column": column, "message": message})
+        # header: the column as the file names it ("Հեռախոս"), for people; column stays the API's
+        header = self.headers.get(column or "")
+        if header is None and column in ("deliveryWindowStart", "deliveryWindowEnd"):
+            header = self.headers.get("deliveryWindow")
+        self.refused.append({"row": row, "column": column, "header": header, "message": message})
 
     def refuse_all(self, row: int, problems: list[tuple[str, str]]) -> None:
         for column, message in problems:
@@ -146,15 +191,19 @@ def import_file(
     orderIds: the orders the file names, created or existing, in the file's order (a dry run
     creates none, so it lists the existing ones only)."""
     rows = read_rows(data)
+    stand_in = _stand_in(company_id)
     columns = header_columns(rows[0])
     outcome = Outcome()
+    outcome.headers = {
+        column: str(cell).strip() for column, cell in zip(columns, rows[0], strict=False) if column
+    }
     bodies: list[tuple[int, dict[str, Any]]] = []
     first_row_of_ref: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell is not None and str(cell).strip() for cell in row):
             continue  # a blank line is not an order
         try:
-            fields = row_fields(columns, row, geocode)
+            fields = row_fields(columns, row, geocode, stand_in)
         except RowRefused as exc:
             outcome.refuse_all(number, exc.problems)
             continue
@@ -169,15 +218,20 @@ def import_file(
         bodies.append((number, fields))
     existing = _existing_refs(company_id, first_row_of_ref)
     valid: list[tuple[int, dict[str, Any]]] = []
+    pin_needed: dict[int, str] = {}
     for number, fields in bodies:
         ref = fields.get("externalRef")
         if ref is not None and ref in existing:
             outcome.existing += 1
             continue
+        reason = fields.pop(PIN_NEEDED, None)
         try:
             valid.append((number, _validated(fields)))
         except RowRefused as exc:
             outcome.refuse_all(number, exc.problems)
+            continue
+        if reason is not None:
+            pin_needed[number] = reason
     ids_by_row: dict[int, str] = {}
     for number, fields in bodies:
         ref = fields.get("externalRef")
@@ -187,9 +241,21 @@ def import_file(
         outcome.created = len(valid)
     else:
         for chunk in _chunks(valid, CHUNK):
-            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready)
+            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed)
     outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
+    address_header = outcome.headers.get("address") or outcome.headers.get("addressLabelHy")
+    outcome.needs_pin = [
+        {"row": n, "orderId": ids_by_row.get(n), "header": address_header, "message": reason}
+        for n, reason in pin_needed.items()
+    ]
     return outcome.body()
+
+
+def _stand_in(company_id: int) -> tuple[float, float]:
+    from appliance.dispatch.models import Depot
+
+    depot = Depot.get_or_none((Depot.company == company_id) & Depot.is_default)
+    return (depot.lat, depot.lon) if depot is not None else STAND_IN
 
 
 def header_columns(header: Row) -> list[str | None]:
@@ -227,15 +293,23 @@ def header_columns(header: Row) -> list[str | None]:
     return columns
 
 
-def row_fields(columns: list[str | None], row: Row, geocode: Geocoder | None = None) -> dict[str, Any]:
+def row_fields(
+    columns: list[str | None],
+    row: Row,
+    geocode: Geocoder | None = None,
+    stand_in: tuple[float, float] = STAND_IN,
+) -> dict[str, Any]:
     """The POST /orders body of one row (cells converted, empty cells left out); RowRefused with
     every cell that cannot be read. A row with an address and no coordinates is placed by
-    ``geocode`` (refused with its reason when it cannot be)."""
+    ``geocode`` (with the apartment the address names, "Abovyan 10, kv. 12", when the row has no
+    apartment of its own); when it cannot be, the row is kept as a draft that needs a pin, at
+    ``stand_in``, with the reason under PIN_NEEDED."""
     cells: dict[str, Any] = {}
     for column, cell in zip(columns, row, strict=False):
         if column is None or cell is None or (isinstance(cell, str) and not cell.strip()):
             continue
         cells[column] = cell
+    _window_cells(cells)
     fields: dict[str, Any] = {}
     problems: list[tuple[str, str]] = []
 
@@ -250,21 +324,26 @@ def row_fields(columns: list[str | None], row: Row, geocode: Geocoder | None = N
         if column not in ("lat", "lon", "address", *DOOR_PARTS):
             fields[column] = convert(column, cell)
     address = convert("address", cells["address"]) if "address" in cells else None
+    placed_apartment = None
     if "lat" in cells or "lon" in cells:
         fields["pin"] = {"lat": convert("lat", cells.get("lat")), "lon": convert("lon", cells.get("lon"))}
-    elif address is not None and geocode is None:
-        problems.append(("lat", "no coordinates: give lat and lon"))
-    elif address is not None and geocode is not None:
+    elif address is not None or fields.get("addressLabelHy"):
         try:  # the offline address index (geocoding/search.py)
-            lat, lon = geocode(address)
+            if geocode is None:
+                raise Unplaced("no coordinates and no address index to place the address")
+            lat, lon, placed_apartment = geocode(address or fields["addressLabelHy"])
             fields["pin"] = {"lat": lat, "lon": lon}
         except Unplaced as exc:
-            problems.append(("address", str(exc)))
+            # Kept, not refused (issue 46): a draft at the stand-in pin until one is dropped.
+            fields["pin"] = {"lat": stand_in[0], "lon": stand_in[1]}
+            fields[PIN_NEEDED] = str(exc)[:300]
     else:
         problems.append(("lat", "no coordinates: give lat and lon"))
     if "addressLabelHy" not in fields and address is not None:
         fields["addressLabelHy"] = address
     details = {part: convert(part, cells[part]) for part in DOOR_PARTS if part in cells}
+    if placed_apartment and "apartment" not in details:
+        details["apartment"] = placed_apartment
     if details:
         fields["addressDetails"] = details
     if problems:
@@ -306,11 +385,14 @@ def _write(
     outcome: Outcome,
     ids_by_row: dict[int, str],
     ready: bool,
+    pin_needed: dict[int, str],
 ) -> None:
     with write_transaction(database):
         for number, fields in chunk:
             try:  # the row is all or nothing: only its INSERT can fail, under its own savepoint
-                order = service.insert_order(company_id, actor_id, fields, master_key)
+                order = service.insert_order(
+                    company_id, actor_id, fields, master_key, pin_needed=pin_needed.get(number)
+                )
             except Conflict as exc:
                 if exc.code != "external_ref_taken":
                     raise
@@ -320,7 +402,7 @@ def _write(
                 if fields["externalRef"] in found:
                     ids_by_row[number] = str(found[fields["externalRef"]])
                 continue
-            if ready:  # every row has its pin and phone (POST /orders' own rules): ready to plan
+            if ready and number not in pin_needed:  # its pin and phone (POST /orders' rules): ready
                 transition(order, "ready", actor_id, by="dispatcher", reason="imported ready")
             outcome.created += 1
             ids_by_row[number] = str(order.id)

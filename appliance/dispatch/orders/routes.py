@@ -13,7 +13,16 @@ from appliance.common.problems import BadRequest, NotFound, PayloadTooLarge, Una
 from appliance.dispatch.auth.guards import DK, D, IntegrationCaller, current_actor, current_caller
 from appliance.dispatch.geocoding.search import company_geocoder
 from appliance.dispatch.orders import bulk as bulk_actions
-from appliance.dispatch.orders import handover, importing, listing, on_behalf, schemas, service, sheets
+from appliance.dispatch.orders import (
+    handover,
+    import_words,
+    importing,
+    listing,
+    on_behalf,
+    schemas,
+    service,
+    sheets,
+)
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("orders", __name__)
@@ -79,7 +88,7 @@ def import_orders(query: schemas.ImportQuery):
     caller = current_actor()
     data = _uploaded_file()
     rt = runtime()
-    return importing.import_file(
+    result = importing.import_file(
         caller.company_id,
         caller.actor_id,
         data,
@@ -88,6 +97,8 @@ def import_orders(query: schemas.ImportQuery):
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
         ready=(query.status or caller.company.import_status) == "ready",
     )
+    # The problems in the reader's language (Accept-Language), each naming the file's own header.
+    return import_words.localise(result, import_words.request_language(request.accept_languages))
 
 
 def _uploaded_file() -> bytes:

@@ -187,6 +187,11 @@ class OrderOut(BaseModel):
         description="a queued move of the courier's app the server refused (docs/courier-app.md), "
         "until the order moves on",
     )
+    needsPin: str | None = Field(
+        default=None,
+        description="beyond the specification: an imported draft whose address could not be placed "
+        "waits at a stand-in pin (the depot) for its real one, and why; null once PATCH sets a pin",
+    )
     createdAt: str
     updatedAt: str
     finishedAt: str | None
@@ -321,7 +326,17 @@ class ImportRefusal(BaseModel):
     column: str | None = Field(
         description="the column at fault (create-body name: lat, floor, recipientPhone…)"
     )
+    header: str | None = Field(
+        default=None, description="the column as the file's header names it (Հեռախոս, Телефон…), for people"
+    )
     message: str
+
+
+class ImportPinNeeded(BaseModel):
+    row: int = Field(description="the file's row (the header is row 1)")
+    orderId: str | None = Field(description="the draft kept for it (null in a dry run)")
+    header: str | None = Field(description="the address column as the file's header names it")
+    message: str = Field(description="why the address could not be placed")
 
 
 class ImportResult(BaseModel):
@@ -329,3 +344,7 @@ class ImportResult(BaseModel):
     existing: int = Field(description="rows whose externalRef the company already has (never created twice)")
     refused: list[ImportRefusal] = Field(description="one item per problem; a row may have several")
     orderIds: list[str] = Field(description="orders the file names, created or existing, in file order")
+    needsPin: list[ImportPinNeeded] = Field(
+        default_factory=list,
+        description="rows whose address could not be placed: created as drafts that need a pin",
+    )

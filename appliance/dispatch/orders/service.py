@@ -110,9 +110,17 @@ def _set_details(order: Order, details: dict[str, Any] | None) -> None:
         setattr(order, column, (details or {}).get(name))
 
 
-def insert_order(company_id: int, actor_id: int | None, fields: dict[str, Any], master_key: bytes) -> Order:
+def insert_order(
+    company_id: int,
+    actor_id: int | None,
+    fields: dict[str, Any],
+    master_key: bytes,
+    *,
+    pin_needed: str | None = None,
+) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
-    ``fields`` is a validated OrderCreate, dumped, already through check_order."""
+    ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
+    an imported row whose address could not be placed (its pin a stand-in), and why."""
     cod_amount = fields.get("codAmountAmd")
     if cod_amount is None:
         cod_amount = fields.get("amountAmd", 0) if fields.get("isCod") else 0
@@ -141,6 +149,7 @@ def insert_order(company_id: int, actor_id: int | None, fields: dict[str, Any], 
         recipient_email=fields.get("recipientEmail"),
         otp_hash=None,
         otp_cipher=None,
+        pin_needed=pin_needed,
         created_at=moment,
         updated_at=moment,
     )
@@ -191,6 +200,7 @@ def update_order(
                 setattr(order, column, changes[field])
         if "pin" in changes:
             order.lat, order.lon = changes["pin"]["lat"], changes["pin"]["lon"]
+            order.pin_needed = None  # the dispatcher dropped the real pin (an imported draft's)
         if "addressDetails" in changes:
             _set_details(order, changes["addressDetails"])
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:

@@ -90,6 +90,11 @@ def transition(
         allowed = table is not None and to in table.get(order.status, frozenset())
     if not allowed:
         raise Conflict(f"An order cannot move from {order.status} to {to}.")
+    if to in ("ready", "assigned") and getattr(order, "pin_needed", None):
+        raise Conflict(
+            "The order needs a pin: its address could not be placed. Set its pin (PATCH /orders/{id}) first.",
+            code="pin_needed",
+        )
     previous = order.status
     moment = clock.now()
     if (previous == "assigned" and to == "ready") or to == "cancelled":
