@@ -14,21 +14,15 @@ import brotli
 import pytest
 import requests
 
-from appliance.common.passwords import hash_password
-from appliance.dispatch.app import create_app
-from tests.conftest import free_port
-from tests.dispatch.factory import make_company, make_member
-from tests.dispatch.orders_helpers import assigned_order, courier_status
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
     chromium,
     courier_phone,
-    serving,
     sign_in_app,
     wait_until,
 )
-from tests.geo_fixtures import ROAD_A, ROAD_B
+from tests.geo_fixtures import ROAD_A
 
 pytestmark = BROWSER_TEST
 
@@ -39,43 +33,14 @@ MAP_BOX = (
 )
 
 
-@pytest.fixture(scope="module")
-def password_hash() -> str:
-    return hash_password(PASSWORD)  # argon2 once for the module's accounts
-
-
-@pytest.fixture
-def demo(mapped_data_dir, settings, password_hash):
-    """A company with a dispatcher and a courier who sign in, and an order on its way (a courier
-    position, so an arrival estimate) with its tracking link."""
-    port = free_port()
-    app = create_app(settings.replace(dispatch_port=port))
-    client = app.test_client()
-    company = make_company("Arev Express", depot=ROAD_A)
-    dispatcher = make_member(app, company, "dispatcher", email="anahit@arev.am", password_hash=password_hash)
-    courier = make_member(
-        app, company, "courier", email="narek@arev.am", name="Narek Hovhannisyan", password_hash=password_hash
-    )
-    order = assigned_order(client, dispatcher, courier, pin={"lat": ROAD_B[0], "lon": ROAD_B[1]})
-    client.post(
-        "/courier/location",
-        json={"points": [{"lat": ROAD_A[0], "lon": ROAD_A[1], "capturedAt": "2026-11-22T10:00:00Z"}]},
-        headers=courier.headers,
-    )
-    courier_status(client, courier, order["id"], status="picked_up")
-    token = client.post(f"/orders/{order['id']}/tracking", headers=dispatcher.headers).json["token"]
-    with serving(mapped_data_dir, port) as url:
-        yield {"url": url, "token": token, "company": company}
-
-
 def _text_of(html: str, element_id: str) -> str:
     match = re.search(rf'<[a-z0-9]+ id="{element_id}"[^>]*>([^<]*)<', html)
     assert match, element_id
     return match.group(1)
 
 
-def test_the_tracking_pages_first_html_carries_stage_and_eta_in_the_recipients_language(demo) -> None:
-    page = f"{demo['url']}/t/{demo['token']}"
+def test_the_tracking_pages_first_html_carries_stage_and_eta_in_the_recipients_language(pages_demo) -> None:
+    page = f"{pages_demo['url']}/t/{pages_demo['token']}"
     english = requests.get(page + "?lang=en", timeout=10)
     assert english.status_code == 200
     assert _text_of(english.text, "headline") == "On the way"
@@ -90,12 +55,12 @@ def test_the_tracking_pages_first_html_carries_stage_and_eta_in_the_recipients_l
     )
     chosen = requests.get(page, cookies={"track-lang": "en"}, headers={"Accept-Language": "ru"}, timeout=10)
     assert _text_of(chosen.text, "headline") == "On the way"  # the recipient's earlier choice wins
-    gone = requests.get(f"{demo['url']}/t/{'x' * 43}?lang=en", timeout=10)
+    gone = requests.get(f"{pages_demo['url']}/t/{'x' * 43}?lang=en", timeout=10)
     assert _text_of(gone.text, "headline") == "This tracking link is no longer valid."
 
 
-def test_tracking_pages_are_never_indexed(demo) -> None:
-    response = requests.get(f"{demo['url']}/t/{demo['token']}", timeout=10)
+def test_tracking_pages_are_never_indexed(pages_demo) -> None:
+    response = requests.get(f"{pages_demo['url']}/t/{pages_demo['token']}", timeout=10)
     assert response.headers["X-Robots-Tag"] == "noindex, nofollow"
     assert '<meta name="robots" content="noindex, nofollow">' in response.text
     assert "no-store" in response.headers["Cache-Control"]
@@ -107,9 +72,11 @@ def _raw(url: str, accept: str) -> requests.Response:
     return response
 
 
-def test_static_files_and_pages_go_out_compressed_with_vary_and_decompress_to_the_same_bytes(demo) -> None:
-    url = demo["url"]
-    html = requests.get(f"{url}/t/{demo['token']}", timeout=10).text
+def test_static_files_and_pages_go_out_compressed_with_vary_and_decompress_to_the_same_bytes(
+    pages_demo,
+) -> None:
+    url = pages_demo["url"]
+    html = requests.get(f"{url}/t/{pages_demo['token']}", timeout=10).text
     script = re.search(r'src="(/static/js/track-page\.js\?v=[0-9a-f]+)"', html).group(1)
     for path in (script, "/static/vendor/maplibre-gl/maplibre-gl.css", "/console/console.css"):
         plain = _raw(url + path, "identity")
@@ -125,7 +92,7 @@ def test_static_files_and_pages_go_out_compressed_with_vary_and_decompress_to_th
             assert decompress(sent.raw_bytes) == plain.raw_bytes, path
     hashed = _raw(url + script, "br")
     assert hashed.headers["Cache-Control"] == "public, max-age=31536000, immutable"
-    page = _raw(f"{url}/t/{demo['token']}", "br")
+    page = _raw(f"{url}/t/{pages_demo['token']}", "br")
     assert page.headers["Content-Encoding"] == "br" and b"aria-live" in brotli.decompress(page.raw_bytes)
     assert requests.get(url + "/favicon.ico", timeout=10).status_code == 200
 
@@ -136,19 +103,20 @@ def _maplibre_requests(page) -> list[str]:
     return seen
 
 
-def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_opens(demo) -> None:
-    url = demo["url"]
+def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_opens(pages_demo) -> None:
+    url = pages_demo["url"]
     with chromium() as browser:
         console = browser.new_page()
         console_maps = _maplibre_requests(console)
         console.goto(url + "/console/?lang=en")
         console.wait_for_selector("body[data-view='signin']")
-        console.wait_for_load_state("networkidle")
+        console.wait_for_load_state("load")  # every module of the page has run
         login = browser.new_page()
         login_maps = _maplibre_requests(login)
         login.goto(url + "/login?token=" + "t" * 40)
-        login.wait_for_load_state("networkidle")
+        login.wait_for_load_state("load")
         assert console_maps == [] and login_maps == []
+        assert console.evaluate("typeof maplibregl") == "undefined"
         # Signed in, the console's board shows its live map: MapLibre comes then.
         console.fill("#signin-email", "anahit@arev.am")
         console.fill("#signin-password", PASSWORD)
@@ -172,7 +140,6 @@ def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_
             "company-name",
             "H1",
         ]
-        app.wait_for_load_state("networkidle")
         # (The service worker keeps MapLibre for offline use, in the background: not the page's asking.)
         assert app_maps == [] and app.evaluate("typeof maplibregl") == "undefined"
         app.click("[data-map]")
@@ -180,12 +147,12 @@ def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_
         assert app.evaluate("typeof maplibregl") == "object"
 
 
-def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(demo) -> None:
+def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(pages_demo) -> None:
     held: list = []
     with chromium() as browser:
         page = browser.new_page(viewport=PHONE)
         page.route("**/maplibre-gl.js*", lambda route: held.append(route))
-        page.goto(f"{demo['url']}/t/{demo['token']}?lang=en", wait_until="domcontentloaded")
+        page.goto(f"{pages_demo['url']}/t/{pages_demo['token']}?lang=en", wait_until="domcontentloaded")
         page.wait_for_selector("body[data-stage='picked_up']")
         # MapLibre held back: the stage and the estimate are already shown, the map's box is laid out.
         assert page.inner_text("#headline") == "On the way" and "min" in page.inner_text("#eta")
@@ -208,7 +175,7 @@ def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(demo)
         assert page.get_attribute("[data-marker='destination']", "aria-label") == "Առաքման հասցեն"
         assert page.get_attribute("#comment", "aria-label") == "Մեկնաբանություն (ոչ պարտադիր)"
         armenian = browser.new_page(viewport=PHONE)
-        armenian.goto(f"{demo['url']}/t/{demo['token']}?lang=hy")
+        armenian.goto(f"{pages_demo['url']}/t/{pages_demo['token']}?lang=hy")
         armenian.wait_for_selector(".maplibregl-ctrl-zoom-in", timeout=20000)
         assert armenian.get_attribute(".maplibregl-ctrl-zoom-in", "aria-label") == "Մեծացնել"
         assert (
@@ -239,10 +206,10 @@ def _rgb(css: str) -> tuple[int, int, int]:
 
 
 @pytest.mark.parametrize("brand", ["#1F6FEB", "#FFD400", "#101828"])
-def test_the_focus_ring_meets_3_to_1_on_the_brand_colour(demo, brand) -> None:
+def test_the_focus_ring_meets_3_to_1_on_the_brand_colour(pages_demo, brand) -> None:
     with chromium() as browser:
         page = browser.new_page(viewport=PHONE)
-        page.goto(f"{demo['url']}/t/{demo['token']}?lang=en")
+        page.goto(f"{pages_demo['url']}/t/{pages_demo['token']}?lang=en")
         page.evaluate(f"document.documentElement.style.setProperty('--brand', '{brand}')")
         page.keyboard.press("Tab")  # by keyboard: :focus-visible
         wait_until(page, "document.activeElement && document.activeElement.dataset.lang")
