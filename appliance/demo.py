@@ -148,7 +148,7 @@ def delivery_step(settings: Settings, state: dict[str, Any]) -> list[str]:
         ).get_json()["order"]
         client.post(f"/orders/{created['id']}/status", json={"status": "ready"}, headers=owner)
         me = client.get("/courier/me", headers=courier).get_json()
-        courier_id = me["courier"]["id"]
+        courier_id = int(me["courier"]["id"])  # ids are strings on the wire; assign takes a number
         client.post(f"/orders/{created['id']}/assign", json={"courierId": courier_id}, headers=owner)
         client.post(f"/courier/orders/{created['id']}/status", json={"status": "picked_up"}, headers=courier)
         order = created

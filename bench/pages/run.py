@@ -103,14 +103,20 @@ def main() -> int:
             process.terminate()
             process.wait(30)
     print(f"{'page':<18} {'perf':>4} {'a11y':>4} {'FCP ms':>7} {'LCP ms':>7} {'TBT ms':>7} {'CLS':>6}")
-    for row in rows:
+    for row in [row for row in rows if "performance" in row]:
+        cells = [row.get(key) for key in ("performance", "accessibility", "fcpMs", "lcpMs", "tbtMs")]
+        shown = [("-" if cell is None else str(cell)) for cell in cells]
+        cls = "-" if row.get("cls") is None else f"{row['cls']:.3f}"
         print(
-            f"{row['name']:<18} {row['performance']:>4} {row['accessibility']:>4} {row['fcpMs']:>7} "
-            f"{row['lcpMs']:>7} {row['tbtMs']:>7} {row['cls']:>6.3f}"
+            f"{row['name']:<18} {shown[0]:>4} {shown[1]:>4} {shown[2]:>7} {shown[3]:>7} {shown[4]:>7} {cls:>6}"
+            + (f"  ({row['runtimeError']})" if row.get("runtimeError") else "")
         )
     for row in rows:
         if "etaPaintedMs" in row:
-            print(f"3G (mobileRegular3G): the arrival estimate painted at {row['etaPaintedMs']} ms")
+            print(
+                f"3G (Lighthouse's mobileRegular3G, DevTools): the arrival estimate "
+                f"({row['etaText']!r}) painted {row['etaPaintedMs']} ms after the navigation began"
+            )
     return 0
 
 

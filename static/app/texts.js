@@ -67,3 +67,7 @@ export const TEXTS = {
     phone: "Phone", vehicle: "Vehicle", save: "Save", saved: "Saved", status_delivered: "Delivered", status_failed: "Failed",
   },
 };
+
+// Landmark names (issue 49), read out by assistive technology.
+const LANDMARK_TEXTS = {hy: {menu: "Ընտրացանկ"}, ru: {menu: "Меню"}, en: {menu: "Menu"}};
+for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }

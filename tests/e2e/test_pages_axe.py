@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 AXE = Path(os.environ.get("AXE_CORE_JS") or ROOT / ".tools" / "node_modules" / "axe-core" / "axe.min.js")
 LANGUAGES = ("hy", "ru", "en")
 DESKTOP = {"width": 1280, "height": 900}
+# The landmarks' names follow the language too (the console's view tabs, the courier app's menu).
+VIEWS = {"hy": "Բաժիններ", "ru": "Разделы", "en": "Views"}
+MENU = {"hy": "Ընտրացանկ", "ru": "Меню", "en": "Menu"}
 
 
 def _axe(page, where: str) -> list[str]:
@@ -95,8 +98,10 @@ def test_the_day_board_and_the_courier_run_have_no_serious_violation(pages_demo,
             for lang in LANGUAGES:
                 _choose(board, lang)
                 found += _axe(board, f"day board {lang} {size}")
+                assert board.get_attribute("#views", "aria-label") == VIEWS[lang]
                 _choose(run, lang)
                 found += _axe(run, f"courier run {lang} {size}")
+                assert run.get_attribute("nav.tabs", "aria-label") == MENU[lang]
             if size == "phone":
                 # Nothing wider than the screen (the orders table scrolls in its own box).
                 assert board.evaluate("document.documentElement.scrollWidth") <= 390
