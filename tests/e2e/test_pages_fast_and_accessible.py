@@ -46,6 +46,7 @@ def test_the_tracking_pages_first_html_carries_stage_and_eta_in_the_recipients_l
     assert _text_of(english.text, "headline") == "On the way"
     assert re.fullmatch(r"Arriving in about \d+ min", _text_of(english.text, "eta"))
     assert '<html lang="en">' in english.text
+    assert _text_of(english.text, "courier-line") == "Courier: Narek"  # nothing above the map comes later
     russian = requests.get(page, headers={"Accept-Language": "ru-RU,ru;q=0.9,en;q=0.5"}, timeout=10)
     assert _text_of(russian.text, "headline") == "В пути"
     assert re.fullmatch(r"Прибудет примерно через \d+ мин", _text_of(russian.text, "eta"))

@@ -120,6 +120,9 @@ def render(template: bytes, view: dict[str, Any] | None, lang: str) -> bytes:
         "eta": eta_text(texts, view["etaSeconds"]) if view and showing_eta(view) else "",
         "eta_seconds": view["etaSeconds"] if view and showing_eta(view) else "",
         "detail": _detail(texts, view) if view else "",
+        # The courier's line and the delivery code too: nothing above the map appears later.
+        "courier_line": texts["courier"] + view["courierName"] if view and view["courierName"] else "",
+        "code": (view["otpCode"] or "") if view else "",
         "show_map": view is not None and view["state"] in ("on_the_way", "preparing"),
         # Everything the script needs to go on without asking again: the view and all the words.
         "page_data": json.dumps({"view": view, "texts": TEXTS, "lang": lang}, ensure_ascii=False),
