@@ -95,6 +95,9 @@ def test_the_day_board_and_the_courier_run_have_no_serious_violation(pages_demo,
             run.wait_for_selector("body[data-view='signin']")
             sign_in_app(run, "narek@arev.am")
             run.wait_for_selector("[data-map]")
+            # Headings in order (Lighthouse's heading-order): the run's h2 before its stops' h3.
+            first = run.evaluate("document.querySelector('#tab-run h2, #tab-run h3').tagName")
+            assert first == "H2"
             for lang in LANGUAGES:
                 _choose(board, lang)
                 found += _axe(board, f"day board {lang} {size}")
