@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 UV_VERSION := 0.13.8
 
-.PHONY: setup run test test-crash test-faults test-fuzz fuzz test-postgres test-postgres-all test-nodes lint format binary bench bench-http clean vendor-maplibre
+.PHONY: bench-pages bench-pages-setup setup run test test-crash test-faults test-fuzz fuzz test-postgres test-postgres-all test-nodes lint format binary bench bench-http clean vendor-maplibre
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@if [ -z "$(PY312)" ]; then \
@@ -40,7 +40,15 @@ $(SMPP_NODE):
 	  npm install --silent --no-audit --no-fund --prefix .tools smpp@$(SMPP_VERSION); \
 	else echo "npm not found: the tests against an SMPP server will be skipped"; fi
 
-setup: $(VENV)/.installed $(ANVIL) $(SMPP_NODE)
+# axe-core runs in Chromium in the accessibility tests of the pages (tests/e2e/test_pages_axe.py).
+AXE_CORE_VERSION := 4.14.1
+AXE_CORE := .tools/node_modules/axe-core/axe.min.js
+$(AXE_CORE):
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix .tools axe-core@$(AXE_CORE_VERSION); \
+	else echo "npm not found: the axe-core tests of the pages will be skipped"; fi
+
+setup: $(VENV)/.installed $(ANVIL) $(SMPP_NODE) $(AXE_CORE)
 
 run: setup
 	$(VENV)/bin/appliance demo
@@ -113,6 +121,17 @@ binary: setup
 
 bench: setup
 	@for b in bench/*/run.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Lighthouse (npm, pinned; 12.2 runs on Node 20) for bench/pages, in a prefix of its own: only the
+# bench installs it, never `make setup` or `make test`.
+LIGHTHOUSE_VERSION := 12.2.3
+bench-pages-setup: setup
+	@[ -d .tools/lighthouse/node_modules/lighthouse ] || \
+	  npm install --silent --no-audit --no-fund --prefix .tools/lighthouse lighthouse@$(LIGHTHOUSE_VERSION)
+
+# The pages as a phone gets them: Lighthouse scores and the 3G arrival-estimate time (bench/pages).
+bench-pages: bench-pages-setup
+	$(PY) bench/pages/run.py $(BENCH_ARGS)
 
 # HTTP from outside: wrk against the appliance and a bare Flask + waitress + SQLite app (bench/http).
 bench-http: setup

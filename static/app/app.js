@@ -6,6 +6,7 @@ import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf, yerevanDate}
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
 import {openEventStream} from "/static/js/events.js";
+import {loadMapLibre} from "/static/js/maplibre.js";
 
 const $ = (id) => document.getElementById(id);
 let lang = initialLanguage();
@@ -96,6 +97,7 @@ $("signin-form").addEventListener("submit", async (event) => {
   try {
     await api.signIn($("signin-email").value.trim(), $("signin-password").value);
     $("signin-password").value = "";
+    if (document.body.dataset.view === "app") { $("company-name").focus(); }  // the page's first heading
   } catch (error) {
     $("signin-message").textContent = error.status === 401 ? T.wrongPassword : explain(error);
   } finally { $("signin-submit").disabled = false; }
@@ -584,10 +586,11 @@ setInterval(() => { if (navigator.onLine && api.session && !$("tab-run").hidden 
 // ---- map of a stop ---------------------------------------------------------------------------
 
 let stopMap = null;
-function showMap(order) {
+async function showMap(order) {
   $("map-dialog").showModal();
   const view = {destination: order.pin, courier: me && me.location ? {lat: me.location.lat, lon: me.location.lon} : null};
-  if (typeof TrackingMap === "undefined") { return; }
+  // MapLibre is fetched the first time a map is opened, not with the run.
+  try { await loadMapLibre(); } catch (error) { toast(explain(error)); return; }
   if (!stopMap) { stopMap = new TrackingMap("stop-map", {destination: order.pin}); } else { stopMap.map.resize(); }
   stopMap.update(view);
 }

@@ -5,7 +5,7 @@
 const CACHE = "courier-shell-v1";
 const SHELL = [
   "/app/", "/app/app.js", "/app/app.css", "/app/texts.js", "/app/outbox.js", "/app/manifest.webmanifest",
-  "/app/icon.svg", "/app/icon-192.png", "/static/js/api.js", "/static/js/i18n.js", "/static/js/map.js",
+  "/app/icon.svg", "/app/icon-192.png", "/static/js/api.js", "/static/js/i18n.js", "/static/js/events.js", "/static/js/maplibre.js", "/static/js/map.js",
   "/static/vendor/maplibre-gl/maplibre-gl.js", "/static/vendor/maplibre-gl/maplibre-gl.css",
 ];
 

@@ -191,6 +191,7 @@ $("signin-form").addEventListener("submit", async (event) => {
     await api.signIn($("signin-email").value.trim(), $("signin-password").value);
     $("signin-password").value = "";
     await acceptInvite();
+    if (document.body.dataset.view === "workspace") { $("company-name").focus(); }  // the page's first heading
   } catch (error) {
     message.textContent = error.status === 401 ? ctx.T.wrongPassword : error.status === 403 ? ctx.T.noCompany : ctx.explain(error);
   } finally { $("signin-submit").disabled = false; }

@@ -3,6 +3,7 @@
 // marker at once; shift and profile events refetch the courier).
 import {amd, timeOf} from "/static/js/i18n.js";
 import {LiveMap} from "/console/livemap.js";
+import {loadMapLibre} from "/static/js/maplibre.js";
 
 const $ = (id) => document.getElementById(id);
 // A courier on shift reports every few seconds; a fix older than five minutes is greyed as stale.
@@ -27,8 +28,10 @@ export class Fleet {
   list() { return [...this.couriers.values()].sort((a, b) => a.displayName.localeCompare(b.displayName)); }
 
   async load() {
-    if (!this.map && typeof maplibregl !== "undefined") { this.map = new LiveMap("live-map"); }
+    // MapLibre is fetched only now, signed in (never for the sign-in screen), beside the data.
+    const mapReady = this.map ? null : loadMapLibre().then(() => true, () => false);
     const [{couriers}, {depots}] = await Promise.all([this.ctx.api.get("/couriers"), this.ctx.api.get("/company/depots")]);
+    if (mapReady && await mapReady && !this.map) { this.map = new LiveMap("live-map"); }
     this.couriers = new Map(couriers.map((c) => [c.id, c]));
     if (this.map) { this.map.setDepots(depots); this.map.resize(); }
     this.render();

@@ -199,3 +199,11 @@ const REPORT_TEXTS = {
   },
 };
 for (const [language, words] of Object.entries(REPORT_TEXTS)) { Object.assign(TEXTS[language], words); }
+
+// Landmark names (issue 49): the view tabs and the live map, read out by assistive technology.
+const LANDMARK_TEXTS = {
+  hy: {viewsNav: "Բաժիններ", liveMapLabel: "Առաքիչների և պատվերների քարտեզ"},
+  ru: {viewsNav: "Разделы", liveMapLabel: "Карта курьеров и заказов"},
+  en: {viewsNav: "Views", liveMapLabel: "Map of couriers and orders"},
+};
+for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }

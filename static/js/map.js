@@ -1,8 +1,9 @@
-// A small reusable map for the tracking page: MapLibre GL (static/vendor/maplibre-gl/, loaded
-// before this file) over the appliance's vector tiles and style (/map/style.json), with a courier
+// A small reusable map for the tracking page and the courier app: MapLibre GL (static/vendor/
+// maplibre-gl/, loaded before this file by static/js/maplibre.js) over the appliance's vector tiles and style (/map/style.json), with a courier
 // marker, a destination marker and a route line from a precision-6 encoded polyline. No build step.
 //
-//   const map = new TrackingMap("map", {destination: {lat, lon}, brandColor: "#1F6FEB"});
+//   const map = new TrackingMap("map", {destination: {lat, lon}, brandColor: "#1F6FEB",
+//                                       locale: {...MapLibre's control labels}, labels: {courier, destination}});
 //   map.update({courier: {lat, lon} | null, destination: {lat, lon}, route: "polyline6" | null});
 //   // or piece by piece: map.setCourier(point), map.setDestination(point), map.setRoute(text)
 //
@@ -32,11 +33,11 @@
     return points;
   }
 
-  function markerElement(color, name) {
+  function markerElement(color, name, label) {
     const element = document.createElement("div");
     element.className = "map-marker map-marker-" + name;
     element.setAttribute("role", "img");
-    element.setAttribute("aria-label", name);
+    element.setAttribute("aria-label", label || name);
     element.dataset.marker = name;
     element.style.cssText = "width:18px;height:18px;border-radius:50%;border:3px solid #fff;" +
       "box-shadow:0 1px 4px rgba(0,0,0,.4);background:" + color;
@@ -55,6 +56,7 @@
     this.courier = null;
     this.destination = null;
     this.fitted = false;
+    this.labels = options.labels || {};
     const start = options.destination || options.courier;
     this.map = new maplibregl.Map({
       container: container,
@@ -63,6 +65,7 @@
       zoom: start ? 14 : undefined,
       attributionControl: {compact: true},
       cooperativeGestures: false,
+      locale: options.locale || {},
     });
     this.map.addControl(new maplibregl.NavigationControl({showCompass: false}), "top-right");
     if (options.destination) { this.setDestination(options.destination); }
@@ -97,7 +100,7 @@
       return;
     }
     if (!this.courier) {
-      this.courier = new maplibregl.Marker({element: markerElement(this.brand, "courier")})
+      this.courier = new maplibregl.Marker({element: markerElement(this.brand, "courier", this.labels.courier)})
         .setLngLat(lngLat(point)).addTo(this.map);
     } else {
       this.courier.setLngLat(lngLat(point));
@@ -110,11 +113,18 @@
       return;
     }
     if (!this.destination) {
-      this.destination = new maplibregl.Marker({element: markerElement("#d92d20", "destination")})
+      this.destination = new maplibregl.Marker({element: markerElement("#d92d20", "destination", this.labels.destination)})
         .setLngLat(lngLat(point)).addTo(this.map);
     } else {
       this.destination.setLngLat(lngLat(point));
     }
+  };
+
+  // The markers' names for assistive technology, in the page's language.
+  TrackingMap.prototype.setLabels = function (labels) {
+    this.labels = labels || {};
+    if (this.courier) { this.courier.getElement().setAttribute("aria-label", this.labels.courier || "courier"); }
+    if (this.destination) { this.destination.getElement().setAttribute("aria-label", this.labels.destination || "destination"); }
   };
 
   // The route as a precision-6 encoded polyline (null or "" clears it).

@@ -28,7 +28,12 @@ def _hash(block: bytes) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _inline_hashes(path: str, mtime_ns: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    text = Path(path).read_bytes()
+    return inline_hashes_of(Path(path).read_bytes())
+
+
+@functools.lru_cache(maxsize=64)
+def inline_hashes_of(text: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The CSP hash sources of the inline scripts and styles of a page as served."""
     scripts = tuple(_hash(block) for block in _INLINE_SCRIPT.findall(text) if block.strip())
     styles = tuple(_hash(block) for block in _INLINE_STYLE.findall(text) if block.strip())
     return scripts, styles
@@ -57,7 +62,12 @@ def connect_origins(settings: Settings) -> list[str]:
 
 
 def policy(settings: Settings, page: Path | None = None) -> str:
-    scripts, styles = inline_hashes(page) if page is not None else ((), ())
+    return policy_for(settings, page.read_bytes() if page is not None else None)
+
+
+def policy_for(settings: Settings, page: bytes | None = None) -> str:
+    """The policy of a page with these bytes (its inline blocks allowed by hash), or of a non-page."""
+    scripts, styles = inline_hashes_of(page) if page is not None else ((), ())
     connect = " ".join(["'self'", *connect_origins(settings)])
     directives = [
         "default-src 'none'",

@@ -5,12 +5,10 @@ Content-Security-Policy of csp.py."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, redirect, request, send_from_directory
-from werkzeug.security import safe_join
+from flask import Blueprint, Response, abort, redirect, request
 
-from appliance.common.assets import static_dir
 from appliance.common.metrics import local_request
-from appliance.dispatch.pages.responses import page_response, secure
+from appliance.dispatch.pages.responses import REVALIDATE, asset_response, page_response, secure
 
 bp = Blueprint("pages", __name__)
 
@@ -46,23 +44,15 @@ def courier_app_page() -> Response:
     return page_response("app/index.html")
 
 
-# The service worker must come from /app/ to control /app/; its manifest sits next to it.
-_APP_TYPES = {
-    "sw.js": "text/javascript",
-    "manifest.webmanifest": "application/manifest+json",
-}
-
-
 def _asset(folder: str, name: str) -> Response:
-    if safe_join(str(static_dir() / folder), name) is None or name.endswith(".html"):
+    if name.lower().endswith((".html", ".htm")):
         abort(404)
-    mimetype = _APP_TYPES.get(name) if folder == "app" else None
-    response = send_from_directory(static_dir() / folder, name, mimetype=mimetype, max_age=0)
-    response.headers["Cache-Control"] = "no-cache"  # revalidate: the app is updated in place
-    if name == "sw.js":
+    if folder == "app" and name == "sw.js":
+        # The service worker must come from /app/ to control /app/, at one URL, always revalidated.
+        response = asset_response("app/sw.js", REVALIDATE)
         response.headers["Service-Worker-Allowed"] = "/app/"
-        secure(response)  # a worker's script carries the policy it runs under
-    return response
+        return secure(response)  # a worker's script carries the policy it runs under
+    return asset_response(folder + "/" + name)
 
 
 @bp.route("/console/<path:name>", methods=["GET"])
@@ -95,4 +85,10 @@ def static_file(name: str) -> Response:
         # Pages are served only at their own routes, with the page headers; a copy here would be
         # the same page without its Content-Security-Policy.
         abort(404)
-    return send_from_directory(static_dir(), name, max_age=3600)
+    return asset_response(name)
+
+
+@bp.route("/favicon.ico", methods=["GET"])
+def favicon() -> Response:
+    # Browsers ask for it whatever the page says; the same icon as the pages' <link rel="icon">.
+    return asset_response("favicon.ico", "public, max-age=86400")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import Schema, endpoint
@@ -15,9 +15,9 @@ from appliance.common.problems import NotFound
 from appliance.common.ratelimit import public_limit
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.auth.sessions import token_hash
-from appliance.dispatch.pages.responses import page_response
+from appliance.dispatch.pages.responses import page_asset, rendered_page_response
 from appliance.dispatch.runtime import runtime
-from appliance.dispatch.tracking import service
+from appliance.dispatch.tracking import page, service
 from appliance.dispatch.tracking.kept import kept_view
 
 bp = Blueprint("tracking", __name__)
@@ -212,5 +212,25 @@ def rate(token: str, body: RatingRequest):
 
 
 @bp.route("/t/<token>", methods=["GET"])
+@public_limit
 def tracking_page(token: str) -> Response:
-    return page_response("track.html")  # with the pages' Content-Security-Policy
+    """The page with its view written in (stage and arrival estimate at first paint); a link that
+    is unknown, expired or revoked gets the page saying so. Never indexed, never kept."""
+    view = None
+    if _valid_token(token):
+        rt = runtime()
+        try:
+            answer, _kept = kept_view(rt, token_hash(token), lambda: service.view(rt, token))
+            view = json.loads(answer.body)
+        except NotFound:
+            view = None
+    else:
+        service.token_hash_for_timing(token)
+    lang = page.language(
+        request.args.get("lang"), request.cookies.get(page.COOKIE), list(request.accept_languages.values())
+    )
+    template = page_asset("track.html").body
+    response = rendered_page_response(page.render(template, view, lang), template)
+    response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    response.vary.update(("Accept-Language", "Cookie"))  # the language is chosen from them
+    return response

@@ -1,0 +1,155 @@
+// The recipient's tracking page (/t/<token>). The server wrote the stage, the arrival estimate and
+// the words of all three languages into the page (appliance/dispatch/tracking/page.py); this keeps
+// them live (every 15 s), switches the language, draws the map once MapLibre has arrived (fetched
+// after the first paint), and sends the rating.
+import {loadMapLibre, mapLocale} from "/static/js/maplibre.js";
+
+const $ = (id) => document.getElementById(id);
+const token = decodeURIComponent(location.pathname.split("/").pop());
+const data = JSON.parse(document.body.dataset.page);
+const TEXTS = data.texts;
+let lang = data.lang;
+let T = TEXTS[lang];
+let lastView = data.view;
+let map = null;
+let mapLoading = false;
+
+function say(template, values) { return template.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole)); }
+
+// Deliveries happen in Armenia: times are Yerevan's whatever the phone's zone.
+function time(iso) { return new Date(iso).toLocaleTimeString(lang, {hour: "2-digit", minute: "2-digit", timeZone: "Asia/Yerevan"}); }
+
+// Set a live region's text only when it changes: a screen reader announces each change once.
+function setText(element, text) { if (element.textContent !== text) { element.textContent = text; } }
+
+function applyLanguage() {
+  T = TEXTS[lang];
+  document.documentElement.lang = lang;
+  document.title = T.title;
+  document.querySelectorAll("[data-t]").forEach((el) => { el.textContent = T[el.dataset.t]; });
+  document.querySelectorAll("[data-t-label]").forEach((el) => el.setAttribute("aria-label", T[el.dataset.tLabel]));
+  $("comment").placeholder = T.comment;
+  $("comment").setAttribute("aria-label", T.comment);
+  document.querySelectorAll("[data-lang]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.lang === lang)));
+  if (map) { map.setLabels({courier: T.markerCourier, destination: T.markerDestination}); }
+  if (lastView) { render(lastView); } else { gone(); }
+}
+
+function gone() {
+  setText($("headline"), T.gone);
+  setText($("eta"), "");
+  document.body.dataset.stage = "gone";
+  $("map").hidden = true;
+}
+
+function showMap(view) {
+  if (map) { map.update(view); return; }
+  if (mapLoading) { return; }
+  mapLoading = true;
+  loadMapLibre().then(() => {
+    map = new TrackingMap("map", {destination: view.destination, brandColor: view.company.brandColor, locale: mapLocale(T),
+                                  labels: {courier: T.markerCourier, destination: T.markerDestination}});
+    window.trackingMap = map;
+    map.update(lastView || view);
+  }).catch(() => { mapLoading = false; });  // tried again on the next refresh
+}
+
+function render(view) {
+  lastView = view;
+  document.documentElement.style.setProperty("--brand", view.company.brandColor);
+  document.body.dataset.stage = view.stage;
+  document.body.dataset.state = view.state;
+  setText($("company"), view.company.name);
+  if (view.company.logoUrl) { $("logo").src = view.company.logoUrl; $("logo").hidden = false; }
+  setText($("headline"), T[view.stage]);
+  $("headline").dataset.stage = view.stage;
+  const eta = $("eta");
+  if (view.etaSeconds !== null && (view.state === "on_the_way" || view.state === "preparing")) {
+    setText(eta, say(T.eta, {minutes: Math.max(1, Math.round(view.etaSeconds / 60))}));
+    eta.dataset.seconds = String(view.etaSeconds);
+  } else { setText(eta, ""); eta.dataset.seconds = ""; }
+  const detail = [];
+  if (view.stopsAhead !== null && view.state !== "delivered") { detail.push(say(T.stopsAhead, {count: view.stopsAhead})); }
+  if (view.state === "failed" && view.failureReason) { detail.push(T.notDelivered + T[view.failureReason]); }
+  setText($("detail"), detail.join(" · "));
+  const line = $("courier-line");
+  line.hidden = !view.courierName;
+  line.replaceChildren();
+  if (view.courierName) {
+    line.append(T.courier + view.courierName);
+    if (view.courierPhone) {
+      const call = document.createElement("a");
+      call.className = "call"; call.href = "tel:" + view.courierPhone; call.textContent = T.call;
+      line.append(call);
+    }
+  }
+  $("code-card").hidden = !view.otpCode;
+  $("code").textContent = view.otpCode || "";
+  const timeline = $("timeline");
+  timeline.replaceChildren(...view.timeline.map((step) => {
+    const li = document.createElement("li");
+    li.textContent = T[step.stage] + " · " + time(step.at);
+    return li;
+  }));
+  const receipt = $("receipt-card");
+  receipt.hidden = !view.receipt;
+  if (view.receipt) {
+    receipt.replaceChildren();
+    const address = view.receipt.address[lang] || view.receipt.address.hy || view.receipt.address.en;
+    const rows = [[T.order, view.receipt.orderNumber], [T.address, address],
+                  [T.payment, view.receipt.payment.method === "cash" ? view.receipt.payment.amountAmd + T.cash : T.prepaid]];
+    if (view.proof) {
+      rows.push([T.deliveredAt, time(view.proof.deliveredAt) + (view.proof.receivedBy ? T.to + view.proof.receivedBy : "")]);
+    }
+    rows.forEach((row) => {
+      const p = document.createElement("p");
+      const b = document.createElement("strong"); b.textContent = row[0] + ": ";
+      p.append(b, row[1]);
+      receipt.append(p);
+    });
+    if (view.proof && view.proof.photoUrl) {
+      const img = document.createElement("img"); img.src = view.proof.photoUrl; img.alt = T.proof;
+      img.style.cssText = "max-width:100%;border-radius:10px"; receipt.append(img);
+    }
+  }
+  $("rating-card").hidden = !(view.state === "delivered");
+  if (view.rating) { $("rating-status").textContent = T.thanks; }
+  if (view.company.supportPhone) { $("support").hidden = false; $("support").textContent = T.questions + view.company.supportPhone; }
+  const mapShown = view.state === "on_the_way" || view.state === "preparing";
+  $("map").hidden = !mapShown;
+  if (mapShown) { showMap(view); }
+}
+
+function refresh() {
+  fetch("/track/" + encodeURIComponent(token), {cache: "no-store"}).then(async (response) => {
+    if (!response.ok) { lastView = null; gone(); return; }
+    render(await response.json());
+  }).catch(() => { /* offline: try again on the next tick */ });
+}
+
+document.querySelectorAll("[data-ok]").forEach((button) => {
+  button.addEventListener("click", async () => {
+    const response = await fetch("/track/" + encodeURIComponent(token) + "/rating", {
+      method: "POST", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({ok: button.dataset.ok === "true", comment: $("comment").value || null}),
+    });
+    $("rating-status").textContent = response.ok ? T.thanks : T.rated;
+  });
+});
+
+document.querySelectorAll("[data-lang]").forEach((button) => {
+  button.addEventListener("click", () => {
+    lang = button.dataset.lang;
+    // Only the language is kept on this device, so that the next first answer is in it.
+    try { localStorage.setItem("track-lang", lang); } catch (e) { /* storage off */ }
+    document.cookie = "track-lang=" + lang + "; path=/t/; max-age=31536000; samesite=lax";
+    applyLanguage();
+  });
+});
+
+// An earlier choice kept only in this device's storage (before the cookie): honoured at once.
+let kept = null;
+try { kept = localStorage.getItem("track-lang"); } catch (e) { /* storage off */ }
+if (!new URLSearchParams(location.search).get("lang") && kept && TEXTS[kept] && kept !== lang) { lang = kept; }
+applyLanguage();
+setInterval(refresh, 15000);
