@@ -388,7 +388,7 @@ async function shrink(file) {
 }
 
 async function queueMove(order, body, photo) {
-  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
+  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key, occurredAt: new Date().toISOString()}), photo: photo,
                         photoKey: null, queuedAt: new Date().toISOString()});
   pending = await outbox.moves();
   renderRun(); renderQueue();
