@@ -574,8 +574,9 @@ def test_an_smpp_host_that_is_not_public_is_refused_when_saved(settings: Setting
     response = client.patch("/company/messages", json=whole_provider(host), headers=owner.headers)
     assert response.status_code == 422, (host, response.json)
     assert response.mimetype == "application/problem+json"
+    # The owner reads Armenian (an account's default language): the finding is worded in it.
     assert response.json["errors"] == [
-        {"field": "smppHost", "message": "refused (unresolvable or non-public)"}
+        {"field": "smppHost", "message": "մերժված է (չի գտնվում կամ հանրային չէ)"}
     ]
     assert "127.0.0.1" not in response.text.replace(host, "")  # nothing about where it points
     assert RecipientSettings.select().count() == 0

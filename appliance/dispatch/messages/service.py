@@ -196,7 +196,9 @@ def text_of(
     minutes: int | None,
 ) -> str:
     template = template_for(templates_of(settings), event, language)
-    return render(template, company=company.name, link=link, order=order.public_id, minutes=minutes)
+    # The link opens the tracking page in the text's language (issue 46).
+    localized = f"{link}?lang={language}" if link else link
+    return render(template, company=company.name, link=localized, order=order.public_id, minutes=minutes)
 
 
 def recipient_link(app_settings: Settings, master_key: bytes, order: Order) -> str:

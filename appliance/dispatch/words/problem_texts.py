@@ -592,8 +592,45 @@ MESSAGE_PATTERNS: list[tuple[re.Pattern[str], T]] = [
     (re.compile(r"^hy, ru or en$"), {"hy": "hy, ru կամ en", "ru": "hy, ru или en"}),
 ]
 
-# What a finding of an unknown wording says, so that no English is left in an hy or ru answer.
-UNKNOWN_MESSAGE: T = {"hy": "անթույլատրելի արժեք", "ru": "недопустимое значение"}
+# The services' own findings (errors[].message), whole.
+MESSAGES: dict[str, T] = {
+    "wrong code": {"hy": "սխալ կոդ", "ru": "неверный код"},
+    "must not be null": {"hy": "չի կարող դատարկ լինել", "ru": "не может быть пустым"},
+    "the code or recipientName is required": {
+        "hy": "պետք է կոդը կամ ստացողի անունը",
+        "ru": "нужен код или имя получателя",
+    },
+    "unknown or not uploaded": {"hy": "անհայտ է կամ չի վերբեռնվել", "ru": "неизвестно или не загружено"},
+    "required while smsEnabled": {"hy": "պարտադիր է SMS-ի համար", "ru": "обязательно при включённых SMS"},
+    "refused (unresolvable or non-public)": {
+        "hy": "մերժված է (չի գտնվում կամ հանրային չէ)",
+        "ru": "отклонён (не находится или не публичный)",
+    },
+    "outside the service area": {"hy": "սպասարկման տարածքից դուրս", "ru": "вне зоны обслуживания"},
+    "not uploaded for this company": {
+        "hy": "այս ընկերության համար չի վերբեռնվել",
+        "ru": "не загружено для этой компании",
+    },
+    "not in plan": {"hy": "պլանում չէ", "ru": "нет в плане"},
+    "not 1..n": {"hy": "1..n չէ", "ru": "не 1..n"},
+    "no active courier is on shift": {
+        "hy": "հերթափոխում ակտիվ առաքիչ չկա",
+        "ru": "нет активных курьеров на смене",
+    },
+    "must be after the start": {"hy": "պետք է լինի սկզբից հետո", "ru": "должно быть после начала"},
+    "invalid date": {"hy": "անվավեր ամսաթիվ", "ru": "неверная дата"},
+    "empty": {"hy": "դատարկ", "ru": "пусто"},
+    "duplicates": {"hy": "կրկնություններ", "ru": "повторы"},
+    "duplicate order": {"hy": "կրկնվող պատվեր", "ru": "повторный заказ"},
+    "duplicate courier": {"hy": "կրկնվող առաքիչ", "ru": "повторный курьер"},
+    "before today in Yerevan": {"hy": "այսօրվանից առաջ (Երևան)", "ru": "раньше сегодняшнего дня (Ереван)"},
+    "already used by another order": {
+        "hy": "արդեն օգտագործված է այլ պատվերում",
+        "ru": "уже занято другим заказом",
+    },
+    "above the submitted amount": {"hy": "ավելին է հանձնվածից", "ru": "больше сданной суммы"},
+    "8 to 128 characters": {"hy": "8-ից 128 նիշ", "ru": "от 8 до 128 символов"},
+}
 
 
 def _fill(template: str, match: re.Match[str], lang: str) -> str:
@@ -623,17 +660,18 @@ def detail(text: str, lang: str) -> str:
 
 
 def message(text: str, lang: str) -> str:
-    """A validation finding (``errors[].message``) in ``lang``."""
+    """A validation finding (``errors[].message``) in ``lang``; itself when not known (what it
+    says beats a vague sentence in the language)."""
     if lang == "en" or not text:
         return text
-    exact = EXACT.get(text)
+    exact = MESSAGES.get(text) or EXACT.get(text)
     if exact is not None:
         return exact.get(lang, text)
     for pattern, templates in MESSAGE_PATTERNS:
         match = pattern.match(text)
         if match and lang in templates:
             return _fill(templates[lang], match, lang)
-    return UNKNOWN_MESSAGE[lang]
+    return text
 
 
 _WAIT = {
