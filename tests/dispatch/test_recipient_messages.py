@@ -660,3 +660,29 @@ def test_a_provider_name_that_resolves_to_loopback_after_it_was_saved_is_not_con
             listener.accept()  # nothing reached the loopback listener
     row = RecipientMessage.get()
     assert (row.status, row.attempts, row.last_error) == ("queued", 1, HOST_REFUSED)
+
+
+def test_a_provider_out_of_reach_shows_on_the_order_with_its_error_never_as_sent(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    """Issue 46: the message sat queued with an error while nothing on the order said so."""
+    port = free_port()  # nothing listens here
+    set_up_sms(dispatch_client, owner, port)
+    order = assigned_order(dispatch_client, dispatcher, courier)
+    with dispatch_app.app_context():
+        sender.run_pass()
+    messages = dispatch_client.get(f"/orders/{order['id']}/messages", headers=dispatcher.headers).json
+    (message,) = messages["messages"]
+    assert (message["status"], message["failing"]) == ("queued", True)
+    assert message["lastError"] and message["sentAt"] is None
+    events = history(dispatch_client, dispatcher, order["id"])
+    retrying = [e for e in events if e["kind"] == "message_retrying"]
+    assert [(e["data"]["event"], e["data"]["channel"]) for e in retrying] == [("assigned", "sms")]
+    assert retrying[0]["data"]["error"] == message["lastError"][:200]
+    assert not any(e["kind"] == "message_sent" for e in events)
+    # A second failed attempt adds nothing: the history says it once, and again when given up.
+    clock.advance(timedelta(minutes=1))
+    with dispatch_app.app_context():
+        sender.run_pass()
+    kinds = [e["kind"] for e in history(dispatch_client, dispatcher, order["id"])]
+    assert kinds.count("message_retrying") == 1

@@ -91,6 +91,10 @@ class MessageOut(BaseModel):
     segments: int | None
     attempts: int
     lastError: str | None
+    failing: bool = Field(
+        description="queued, and its last attempt failed (lastError holds the provider's error): it is "
+        "retried; the order's history says so (message_retrying, then message_failed when given up)"
+    )
     createdAt: str
     sentAt: str | None
     receiptAt: str | None

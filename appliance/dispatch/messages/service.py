@@ -169,6 +169,8 @@ def message_body(row: RecipientMessage) -> dict[str, Any]:
         "segments": row.segments,
         "attempts": row.attempts,
         "lastError": row.last_error,
+        # Queued but its last attempt failed (the provider's error in lastError): never "sent".
+        "failing": row.status == "queued" and row.last_error is not None,
         "createdAt": clock.iso(row.created_at),
         "sentAt": clock.iso(row.sent_at),
         "receiptAt": clock.iso(row.receipt_at),
