@@ -17,6 +17,7 @@ from appliance.dispatch.messages.outbox import queue
 from appliance.dispatch.messages.secrets import unseal
 from appliance.dispatch.messages.smpp import HOST_REFUSED, UNREACHABLE
 from appliance.dispatch.models import (
+    Company,
     CourierLocation,
     JobLease,
     Order,
@@ -686,3 +687,22 @@ def test_a_provider_out_of_reach_shows_on_the_order_with_its_error_never_as_sent
         sender.run_pass()
     kinds = [e["kind"] for e in history(dispatch_client, dispatcher, order["id"])]
     assert kinds.count("message_retrying") == 1
+
+
+def test_the_sms_parts_of_each_text_are_counted_after_its_placeholders_are_filled_in(
+    dispatch_client, owner
+) -> None:
+    """Issue 46: the count ignored the {company} and {order} expansion; the Armenian "failed" text
+    costs 3 parts once filled in, and was shown as 2."""
+    from appliance.dispatch.messages.texts import DEFAULT_TEXTS, sms_shape
+
+    failed_hy = DEFAULT_TEXTS["failed"]["hy"]
+    assert sms_shape(failed_hy.replace("{link}", "https://d.example/t/" + "x" * 32))["segments"] == 2
+    Company.update(name="Arev Delivery Yerevan").execute()
+    settings = dispatch_client.get("/company/messages", headers=owner.headers).json["settings"]
+    assert settings["segments"]["failed"]["hy"] == 3
+    assert set(settings["segments"]) == set(DEFAULT_TEXTS)
+    # The company's own text counts as it is filled in too, and a longer name may cost a part.
+    own = {"templates": {"delivered": {"en": "{company}: order {order} delivered. {link}"}}}
+    saved = dispatch_client.patch("/company/messages", json=own, headers=owner.headers).json["settings"]
+    assert saved["segments"]["delivered"]["en"] == 1

@@ -65,6 +65,10 @@ class MessageSettingsOut(BaseModel):
     events: list[Event]
     templates: dict[str, dict[str, str]]
     defaultTexts: dict[str, dict[str, str]]
+    segments: dict[str, dict[str, int]] = Field(
+        description="{event: {language: n}}: the SMS parts each text (the company's or the built-in) "
+        "costs with {company}, {order}, {link} and {minutes} filled in as they will be"
+    )
     smsEnabled: bool
     smppHost: str | None
     smppPort: int | None
