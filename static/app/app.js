@@ -589,7 +589,9 @@ async function showEarnings() {
   $("earnings").replaceChildren(...[["today", T.today], ["week", T.week], ["allTime", T.allTime]].map(([key, label]) => {
     const p = document.createElement("p");
     const w = earnings[key];
-    p.textContent = label + ": " + w.delivered + " " + T.deliveries + " · " + amd(w.amountAmd, lang);
+    // The pay under the company's rule; the orders' value (the shop's money) apart (issue 46).
+    const pay = w.payAmd === null || w.payAmd === undefined ? T.noPayRule : T.yourPay + " " + amd(w.payAmd, lang);
+    p.textContent = label + ": " + w.delivered + " " + T.deliveries + " · " + pay + " · " + T.ordersValue + " " + amd(w.amountAmd, lang);
     return p;
   }));
 }
