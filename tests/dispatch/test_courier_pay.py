@@ -103,3 +103,15 @@ def test_only_the_owner_sets_the_rule_and_bad_rules_are_refused(dispatch_client,
     _set(dispatch_client, owner, basis="km", rateAmd=150)
     assert dispatch_client.delete("/company/pay-rule", headers=owner.headers).status_code == 204
     assert dispatch_client.delete("/company/pay-rule", headers=owner.headers).status_code == 404
+
+
+def test_the_openapi_document_describes_the_pay_rule_the_phones_moment_and_the_window(dispatch_client):
+    document = dispatch_client.get("/openapi.json").json
+    paths = document["paths"]
+    assert {"get", "put", "delete"} <= set(paths["/company/pay-rule"])
+    schemas = document["components"]["schemas"]
+    assert "payAmd" in schemas["EarningsWindow"]["properties"]
+    assert "occurredAt" in schemas["CourierStatusChange"]["properties"]
+    assert {"language", "deliveryWindow", "expectedAt"} <= set(schemas["TrackingView"]["properties"])
+    assert "segments" in schemas["MessageSettingsOut"]["properties"]
+    assert "failing" in schemas["MessageOut"]["properties"]

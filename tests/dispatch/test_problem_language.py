@@ -93,3 +93,35 @@ def test_a_rate_limited_answer_says_the_wait_in_the_readers_language(dispatch_cl
     seconds = int(limited[0].headers["Retry-After"])
     minutes = -(-seconds // 60)
     assert abs(int(said[1]) - (seconds if said[2] == "с" else minutes)) <= 1
+
+
+# The import's findings are worded where they are made (orders/importing.py, sheets.py, cells.py);
+# messages about the machine (routing engines, tiles, storage internals) are for the operator.
+_NOT_COVERED = ("orders/importing.py", "orders/sheets.py", "orders/cells.py", "orders/workbook", "routing/",
+                "geocoding/", "tiles/", "company/admin.py")  # fmt: skip
+
+
+def test_every_literal_problem_sentence_the_routes_raise_has_its_armenian_and_russian_wording():
+    import ast
+    from pathlib import Path
+
+    import appliance.dispatch as dispatch
+    from appliance.common import problems
+
+    names = {cls.__name__ for cls in problems.ApiError.__subclasses__()} | {"ApiError"}
+    root = Path(dispatch.__file__).parent
+    missing = []
+    for path in root.rglob("*.py"):
+        where = path.relative_to(root).as_posix()
+        if where.startswith(_NOT_COVERED):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            called = getattr(node.func, "id", getattr(node.func, "attr", None))
+            first = node.args[0]
+            if called in names and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                for lang in ("hy", "ru"):
+                    if problem_texts.detail(first.value, lang) == first.value:
+                        missing.append((where, lang, first.value))
+    assert missing == []

@@ -330,6 +330,14 @@ EXACT: dict[str, T] = {
     },
     "No proof photo.": {"hy": "Առաքման լուսանկար չկա։", "ru": "Фото доставки нет."},
     "The file is empty.": {"hy": "Ֆայլը դատարկ է։", "ru": "Файл пуст."},
+    "Send the file as text/csv, or as multipart/form-data in the field 'file'.": {
+        "hy": "Ուղարկեք ֆայլը որպես text/csv կամ multipart/form-data՝ 'file' դաշտում։",
+        "ru": "Отправьте файл как text/csv или как multipart/form-data в поле 'file'.",
+    },
+    "Send the file in the multipart field 'file'.": {
+        "hy": "Ուղարկեք ֆայլը multipart-ի 'file' դաշտում։",
+        "ru": "Отправьте файл в поле multipart 'file'.",
+    },
     "A courier of the plan is unknown or inactive.": {
         "hy": "Պլանի առաքիչներից մեկն անհայտ է կամ ոչ ակտիվ։",
         "ru": "Курьер плана неизвестен или неактивен.",
