@@ -425,6 +425,11 @@ EXACT: dict[str, T] = {
         "ru": "Некоторых заказов не существует.",
     },
     "The order is not in the plan.": {"hy": "Պատվերը պլանում չէ։", "ru": "Заказа нет в плане."},
+    # -- reports ------------------------------------------------------------------------------
+    "'to' must be after 'from' (the range is [from, to))": {
+        "hy": "«to»-ն պետք է լինի «from»-ից հետո (միջակայքը՝ [from, to))",
+        "ru": "«to» должно быть позже «from» (диапазон [from, to))",
+    },
     # -- tracking -------------------------------------------------------------------------------
     "No such tracking link.": {"hy": "Այդպիսի հետևման հղում չկա։", "ru": "Такой ссылки отслеживания нет."},
     "The order is not delivered yet.": {"hy": "Պատվերը դեռ առաքված չէ։", "ru": "Заказ ещё не доставлен."},
@@ -525,6 +530,13 @@ PATTERNS: list[tuple[re.Pattern[str], T]] = [
             "հրավիրեք ավելի ուշ կամ հղումով՝ առանց հասցեի։",
             "ru": "Компания пригласила {n} адресов за последний час; "
             "пригласите позже или ссылкой без адреса.",
+        },
+    ),
+    (
+        re.compile(r"^a report covers at most (?P<n>\d+) days$"),
+        {
+            "hy": "հաշվետվությունն ընդգրկում է առավելագույնը {n} օր",
+            "ru": "отчёт охватывает не более {n} дней",
         },
     ),
     (
@@ -684,7 +696,7 @@ def message(text: str, lang: str) -> str:
         match = pattern.match(text)
         if match and lang in templates:
             return _fill(templates[lang], match, lang)
-    return text
+    return detail(text, lang)  # a finding worded as a whole sentence
 
 
 _WAIT = {
