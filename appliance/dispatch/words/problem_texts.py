@@ -3,8 +3,8 @@
 Service code raises Problems in English, the API's own language; the renderer puts them in the
 reader's language here. ``EXACT`` holds whole sentences; ``PATTERNS`` the sentences that carry a
 value (the value kept, an order status named in the language). A sentence found in neither stays
-English (the import's findings, which name the file's own columns, are translated where they are
-made). ``title`` and ``type`` never change: the specification fixes them.
+English (the import's Problems and findings, which name the file's own columns, are worded by the
+import itself). ``title`` and ``type`` never change: the specification fixes them.
 """
 
 from __future__ import annotations
@@ -329,15 +329,6 @@ EXACT: dict[str, T] = {
         "ru": "Idempotency-Key — от 8 до 128 символов.",
     },
     "No proof photo.": {"hy": "Առաքման լուսանկար չկա։", "ru": "Фото доставки нет."},
-    "The file is empty.": {"hy": "Ֆայլը դատարկ է։", "ru": "Файл пуст."},
-    "Send the file as text/csv, or as multipart/form-data in the field 'file'.": {
-        "hy": "Ուղարկեք ֆայլը որպես text/csv կամ multipart/form-data՝ 'file' դաշտում։",
-        "ru": "Отправьте файл как text/csv или как multipart/form-data в поле 'file'.",
-    },
-    "Send the file in the multipart field 'file'.": {
-        "hy": "Ուղարկեք ֆայլը multipart-ի 'file' դաշտում։",
-        "ru": "Отправьте файл в поле multipart 'file'.",
-    },
     "A courier of the plan is unknown or inactive.": {
         "hy": "Պլանի առաքիչներից մեկն անհայտ է կամ ոչ ակտիվ։",
         "ru": "Курьер плана неизвестен или неактивен.",
@@ -538,10 +529,6 @@ PATTERNS: list[tuple[re.Pattern[str], T]] = [
             "hy": "հաշվետվությունն ընդգրկում է առավելագույնը {n} օր",
             "ru": "отчёт охватывает не более {n} дней",
         },
-    ),
-    (
-        re.compile(r"^The file is larger than (?P<n>\d+) MB: split it\.$"),
-        {"hy": "Ֆայլը {n} ՄԲ-ից մեծ է․ բաժանեք այն։", "ru": "Файл больше {n} МБ: разделите его."},
     ),
 ]
 
