@@ -224,6 +224,11 @@ def test_the_export_command_writes_the_file_and_prints_a_summary(
     assert summary["rows"] == 2 and summary["format"] == "xlsx"
     sheet = CalamineWorkbook.from_path(str(out)).get_sheet_by_index(0).to_python()
     assert [r[0] for r in sheet[1:]] == ["Boris", "Արամ"]
+    armenian = CliRunner().invoke(
+        cli, [*base, "--kind", "couriers", "--to", "2026-11-21", "--out", str(out), "--lang", "hy"]
+    )
+    assert armenian.exit_code == 0, armenian.output
+    assert CalamineWorkbook.from_path(str(out)).get_sheet_by_index(0).to_python()[0][0] == "Առաքիչ"
 
     reversed_range = CliRunner().invoke(
         cli, [*base, "--kind", "orders", "--to", "2026-11-19", "--out", str(tmp_path / "o.csv")]
