@@ -44,8 +44,16 @@ PROBLEM_SCHEMA: dict[str, Any] = {
 }
 
 
-# The rate limiter's sentence, when the wait is said after it.
-_LATER = "Too many requests; try again later."
+# A vague "later" the exact wait replaces (the rate limiter's, the event streams', the faults').
+_VAGUE_WAITS = (("; try again later.", "."), ("; retry shortly.", "."), (" Try again shortly.", ""),
+                (" Try again later.", ""))  # fmt: skip
+
+
+def _without_vague_wait(text: str) -> str:
+    for vague, end in _VAGUE_WAITS:
+        if text.endswith(vague):
+            return text[: -len(vague)] + end
+    return text
 
 
 def render(error: ApiError, request_id: str) -> dict[str, Any]:
@@ -57,7 +65,7 @@ def render(error: ApiError, request_id: str) -> dict[str, Any]:
     body: dict[str, Any] = {"type": error.type, "title": error.title, "status": error.status}
     retry_after = error.headers.get("Retry-After", "")
     if retry_after.isdigit():
-        text = "Too many requests." if error.detail == _LATER else error.detail
+        text = _without_vague_wait(error.detail)
         body["detail"] = f"{problem_texts.detail(text, lang)} {problem_texts.wait(int(retry_after), lang)}"
     else:
         body["detail"] = problem_texts.detail(error.detail, lang)

@@ -136,3 +136,19 @@ def test_every_literal_problem_sentence_the_routes_raise_has_its_armenian_and_ru
                     if problem_texts.detail(first.value, lang) == first.value:
                         missing.append((where, lang, first.value))
     assert missing == []
+
+
+def test_a_vague_later_gives_way_to_the_exact_wait(dispatch_app):
+    from appliance.common import faults
+    from appliance.common.problems import Unavailable
+    from appliance.dispatch import problems
+
+    streams = Unavailable("Too many event streams are open; retry shortly.", headers={"Retry-After": "5"})
+    with dispatch_app.test_request_context(headers={"Accept-Language": "ru"}):
+        assert (
+            problems.render(streams, "r")["detail"] == "Открыто слишком много потоков. Повторите через 5 с."
+        )
+    with dispatch_app.test_request_context():
+        body = problems.render(faults.problem("database_unavailable"), "r")
+    assert body["detail"] == "The database cannot be reached right now: nothing was saved. Try again in 2 s."
+    assert (body["title"], body["code"]) == ("Service Unavailable", "database_unavailable")
