@@ -29,10 +29,14 @@ def dispatch_group() -> None:
 @click.option("--to", "end", required=True, type=click.DateTime(["%Y-%m-%d"]), help="Day after the last.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["csv", "xlsx"]), help="Default: FILE's extension.")
+@click.option(
+    "--lang", "lang", type=click.Choice(["hy", "ru", "en"]), default="en", show_default=True,
+    help="The workbook's headers, statuses and formats (.xlsx only; the CSV keeps the codes).",
+)  # fmt: skip
 @command_options
 def export_command(
     settings: Settings, as_json: bool, company_id: int, kind: str, start: dt.datetime,
-    end: dt.datetime, out: Path, fmt: str | None,
+    end: dt.datetime, out: Path, fmt: str | None, lang: str,
 ) -> None:  # fmt: skip
     """Write one report for [from, to) to FILE (CSV with a BOM, or .xlsx); print a summary."""
     from appliance.cli.company import with_dispatch
@@ -56,7 +60,7 @@ def export_command(
         # Written beside FILE and renamed at the end: a failure leaves no partial FILE.
         with partial.open("wb") as handle:
             if fmt == "xlsx":
-                writers.write_xlsx(handle, kind, header, counted)
+                writers.write_xlsx(handle, kind, header, counted, lang)
             else:
                 for chunk in writers.csv_chunks(header, counted):
                     handle.write(chunk)

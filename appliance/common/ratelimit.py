@@ -14,6 +14,8 @@ process, it never turns a sign-in into a 500 or makes it wait for long.
 from __future__ import annotations
 
 import functools
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -100,7 +102,11 @@ def install(
 
     @app.errorhandler(RateLimitExceeded)
     def _limited(error: RateLimitExceeded) -> Any:
-        problem = TooManyRequests("Too many requests; try again later.")
+        # The wait in the Problem itself, so that a client can say it (dispatch words it).
+        current = limiter.current_limit
+        wait = math.ceil(current.reset_at - time.time()) if current is not None else 0
+        headers = {"Retry-After": str(max(1, wait))} if wait > 0 else {}
+        problem = TooManyRequests("Too many requests; try again later.", headers=headers)
         return problem_response(problem, render_problem)
 
     return limiter

@@ -440,7 +440,7 @@ async function shrink(file) {
 }
 
 async function queueMove(order, body, photo) {
-  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key}), photo: photo,
+  await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key, occurredAt: new Date().toISOString()}), photo: photo,
                         photoKey: null, queuedAt: new Date().toISOString()});
   pending = await outbox.moves();
   renderRun(); renderQueue();
@@ -642,7 +642,9 @@ async function showEarnings() {
   $("earnings").replaceChildren(...[["today", T.today], ["week", T.week], ["allTime", T.allTime]].map(([key, label]) => {
     const p = document.createElement("p");
     const w = earnings[key];
-    p.textContent = label + ": " + w.delivered + " " + T.deliveries + " · " + amd(w.amountAmd, lang);
+    // The pay under the company's rule; the orders' value (the shop's money) apart (issue 46).
+    const pay = w.payAmd === null || w.payAmd === undefined ? T.noPayRule : T.yourPay + " " + amd(w.payAmd, lang);
+    p.textContent = label + ": " + w.delivered + " " + T.deliveries + " · " + pay + " · " + T.ordersValue + " " + amd(w.amountAmd, lang);
     return p;
   }));
 }

@@ -19,7 +19,7 @@ export const TEXTS = {
     wrong_address: "Սխալ հասցե", other: "Այլ", willSend: "Կուղարկվի կապը վերականգնվելիս։", sent: "Ուղարկված է",
     wrongCode: "Կոդը սխալ է։", locked: "Կոդը արգելափակված է։ Զանգեք դիսպետչերին՝ նոր կոդի համար։",
     outstanding: "Ձեր մոտ՝ ", handover: "Հանձնել կանխիկը", awaiting: "Սպասում է հաստատման՝ ", nothing: "Ոչինչ չկա։",
-    today: "Այսօր", week: "Այս շաբաթ", allTime: "Ընդհանուր", deliveries: "առաքում", displayName: "Անուն",
+    today: "Այսօր", week: "Այս շաբաթ", allTime: "Ընդհանուր", deliveries: "առաքում", yourPay: "Ձեր վարձը՝", ordersValue: "պատվերների արժեքը՝", noPayRule: "վարձատրության կանոն չկա", displayName: "Անուն",
     phone: "Հեռախոս", vehicle: "Տրանսպորտ", save: "Պահպանել", saved: "Պահպանված է", status_delivered: "Առաքված", status_failed: "Չհաջողված",
   },
   ru: {
@@ -41,7 +41,7 @@ export const TEXTS = {
     wrong_address: "Неверный адрес", other: "Другое", willSend: "Отправится, когда появится связь.", sent: "Отправлено",
     wrongCode: "Неверный код.", locked: "Код заблокирован. Позвоните диспетчеру за новым кодом.",
     outstanding: "У вас на руках: ", handover: "Сдать наличные", awaiting: "Ждёт подтверждения: ", nothing: "Пусто.",
-    today: "Сегодня", week: "Эта неделя", allTime: "Всего", deliveries: "доставок", displayName: "Имя",
+    today: "Сегодня", week: "Эта неделя", allTime: "Всего", deliveries: "доставок", yourPay: "Ваша оплата:", ordersValue: "стоимость заказов:", noPayRule: "правило оплаты не задано", displayName: "Имя",
     phone: "Телефон", vehicle: "Транспорт", save: "Сохранить", saved: "Сохранено", status_delivered: "Доставлен", status_failed: "Не доставлен",
   },
   en: {
@@ -63,7 +63,7 @@ export const TEXTS = {
     wrong_address: "Wrong address", other: "Other", willSend: "Will be sent when the connection returns.", sent: "Sent",
     wrongCode: "Wrong code.", locked: "The code is locked. Call the dispatcher for a new code.",
     outstanding: "You hold: ", handover: "Hand over the cash", awaiting: "Awaiting confirmation: ", nothing: "Nothing here.",
-    today: "Today", week: "This week", allTime: "All time", deliveries: "deliveries", displayName: "Name",
+    today: "Today", week: "This week", allTime: "All time", deliveries: "deliveries", yourPay: "Your pay:", ordersValue: "orders worth", noPayRule: "no pay rule set", displayName: "Name",
     phone: "Phone", vehicle: "Vehicle", save: "Save", saved: "Saved", status_delivered: "Delivered", status_failed: "Failed",
   },
 };

@@ -354,6 +354,7 @@ export class Board {
         (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") +
         // A message to the recipient: which one, on which channel (SMS, e-mail).
         (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : "") +
+        (e.data && e.data.error ? ": " + e.data.error : "") +  // the provider's own error
         " · " + who(e))));
       const edit = $("detail-edit");
       edit.hidden = !["draft", "ready"].includes(order.status);

@@ -66,8 +66,13 @@ export class MessageSettings {
     const cost = document.createElement("span");
     cost.className = "muted small";
     const show = () => {
-      // The link as long as a real one (a 32-character token); other placeholders as typed.
-      const shown = smsCost((area.value || area.placeholder).replace("{link}", location.origin + "/t/" + "x".repeat(32)));
+      // Every placeholder filled in as a real message fills it (issue 46; the server counts the
+      // saved texts the same way, settings.segments): the company's name, a ten-character order
+      // number, a link with a 32-character token and ?lang=, two-digit minutes.
+      const company = (this.ctx.session && this.ctx.session.company && this.ctx.session.company.name) || "";
+      const shown = smsCost((area.value || area.placeholder).split("{company}").join(company)
+        .split("{order}").join("A".repeat(10)).split("{minutes}").join("15")
+        .split("{link}").join(location.origin + "/t/" + "x".repeat(32) + "?lang=" + language));
       cost.textContent = shown.segments + " " + (shown.segments === 1 ? T.segment : T.segments) + " · " + shown.encoding.toUpperCase();
     };
     area.addEventListener("input", show);

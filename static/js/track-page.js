@@ -17,7 +17,7 @@ let mapLoading = false;
 function say(template, values) { return template.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole)); }
 
 // Deliveries happen in Armenia: times are Yerevan's whatever the phone's zone.
-function time(iso) { return new Date(iso).toLocaleTimeString(lang, {hour: "2-digit", minute: "2-digit", timeZone: "Asia/Yerevan"}); }
+function time(iso) { return new Date(iso).toLocaleTimeString(lang, {hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "Asia/Yerevan"}); }
 
 // Set a live region's text only when it changes: a screen reader announces each change once.
 function setText(element, text) { if (element.textContent !== text) { element.textContent = text; } }
@@ -64,7 +64,13 @@ function render(view) {
   setText($("headline"), T[view.stage]);
   $("headline").dataset.stage = view.stage;
   const eta = $("eta");
-  if (view.etaSeconds !== null && (view.state === "on_the_way" || view.state === "preparing")) {
+  const onTheWay = view.state === "on_the_way" || view.state === "preparing";
+  const win = view.deliveryWindow;
+  if (onTheWay && win && win.start && win.end) {
+    // The estimate against the window: "between 11:00 and 14:00, about 12:15".
+    setText(eta, say(T.window, {start: time(win.start), end: time(win.end)}) + (view.expectedAt ? say(T.about, {time: time(view.expectedAt)}) : ""));
+    eta.dataset.seconds = view.etaSeconds === null ? "" : String(view.etaSeconds);
+  } else if (onTheWay && view.etaSeconds !== null) {
     setText(eta, say(T.eta, {minutes: Math.max(1, Math.round(view.etaSeconds / 60))}));
     eta.dataset.seconds = String(view.etaSeconds);
   } else { setText(eta, ""); eta.dataset.seconds = ""; }
@@ -97,7 +103,7 @@ function render(view) {
     receipt.replaceChildren();
     const address = view.receipt.address[lang] || view.receipt.address.hy || view.receipt.address.en;
     const rows = [[T.order, view.receipt.orderNumber], [T.address, address],
-                  [T.payment, view.receipt.payment.method === "cash" ? view.receipt.payment.amountAmd + T.cash : T.prepaid]];
+                  [T.payment, view.receipt.payment.method === "cash" ? new Intl.NumberFormat(lang).format(view.receipt.payment.amountAmd) + T.cash : T.prepaid]];
     if (view.proof) {
       rows.push([T.deliveredAt, time(view.proof.deliveredAt) + (view.proof.receivedBy ? T.to + view.proof.receivedBy : "")]);
     }

@@ -18,6 +18,7 @@ from appliance.dispatch.messages.outbox import queue
 from appliance.dispatch.messages.secrets import unseal
 from appliance.dispatch.messages.smpp import HOST_REFUSED, UNREACHABLE
 from appliance.dispatch.models import (
+    Company,
     CourierLocation,
     JobLease,
     Order,
@@ -576,8 +577,9 @@ def test_an_smpp_host_that_is_not_public_is_refused_when_saved(settings: Setting
     response = client.patch("/company/messages", json=whole_provider(host), headers=owner.headers)
     assert response.status_code == 422, (host, response.json)
     assert response.mimetype == "application/problem+json"
+    # The owner reads Armenian (an account's default language): the finding is worded in it.
     assert response.json["errors"] == [
-        {"field": "smppHost", "message": "refused (unresolvable or non-public)"}
+        {"field": "smppHost", "message": "մերժված է (չի գտնվում կամ հանրային չէ)"}
     ]
     assert "127.0.0.1" not in response.text.replace(host, "")  # nothing about where it points
     assert RecipientSettings.select().count() == 0
@@ -679,3 +681,48 @@ def test_the_link_a_message_carried_is_the_link_in_force_the_console_shows(
     shown = dispatch_client.get(f"/orders/{order['id']}/tracking", headers=dispatcher.headers).json["link"]
     assert shown["path"] is not None
     assert token_hash(shown["path"].removeprefix("/t/")) == sent.token_hash
+
+
+def test_a_provider_out_of_reach_shows_on_the_order_with_its_error_never_as_sent(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    """Issue 46: the message sat queued with an error while nothing on the order said so."""
+    port = free_port()  # nothing listens here
+    set_up_sms(dispatch_client, owner, port)
+    order = assigned_order(dispatch_client, dispatcher, courier)
+    with dispatch_app.app_context():
+        sender.run_pass()
+    messages = dispatch_client.get(f"/orders/{order['id']}/messages", headers=dispatcher.headers).json
+    (message,) = messages["messages"]
+    assert (message["status"], message["failing"]) == ("queued", True)
+    assert message["lastError"] and message["sentAt"] is None
+    events = history(dispatch_client, dispatcher, order["id"])
+    retrying = [e for e in events if e["kind"] == "message_retrying"]
+    assert [(e["data"]["event"], e["data"]["channel"]) for e in retrying] == [("assigned", "sms")]
+    assert retrying[0]["data"]["error"] == message["lastError"][:200]
+    assert not any(e["kind"] == "message_sent" for e in events)
+    # A second failed attempt adds nothing: the history says it once, and again when given up.
+    clock.advance(timedelta(minutes=1))
+    with dispatch_app.app_context():
+        sender.run_pass()
+    kinds = [e["kind"] for e in history(dispatch_client, dispatcher, order["id"])]
+    assert kinds.count("message_retrying") == 1
+
+
+def test_the_sms_parts_of_each_text_are_counted_after_its_placeholders_are_filled_in(
+    dispatch_client, owner
+) -> None:
+    """Issue 46: the count ignored the {company} and {order} expansion; the Armenian "failed" text
+    costs 3 parts once filled in, and was shown as 2."""
+    from appliance.dispatch.messages.texts import DEFAULT_TEXTS, sms_shape
+
+    failed_hy = DEFAULT_TEXTS["failed"]["hy"]
+    assert sms_shape(failed_hy.replace("{link}", "https://d.example/t/" + "x" * 32))["segments"] == 2
+    Company.update(name="Arev Delivery Yerevan").execute()
+    settings = dispatch_client.get("/company/messages", headers=owner.headers).json["settings"]
+    assert settings["segments"]["failed"]["hy"] == 3
+    assert set(settings["segments"]) == set(DEFAULT_TEXTS)
+    # The company's own text counts as it is filled in too, and a longer name may cost a part.
+    own = {"templates": {"delivered": {"en": "{company}: order {order} delivered. {link}"}}}
+    saved = dispatch_client.patch("/company/messages", json=own, headers=owner.headers).json["settings"]
+    assert saved["segments"]["delivered"]["en"] == 1

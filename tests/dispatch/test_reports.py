@@ -137,16 +137,24 @@ def test_the_orders_and_cash_reports_hold_every_order_and_collection_of_the_day(
     orders = [dict(zip(header, r, strict=True)) for r in rows]
     assert len(orders) == 100
     assert sum(1 for o in orders if o["status"] == "cancelled") == 10
-    assert orders[0]["created_at"] == "2026-11-20 09:00:00"  # Yerevan time
+    assert orders[0]["created_at"] == dt.datetime(2026, 11, 20, 9, 0)  # Yerevan wall time
 
     header, rows = service.report("cash", company.id, DAY, DAY + dt.timedelta(1))
-    cash = [dict(zip(header, r, strict=True)) for r in rows]
+    everything = [dict(zip(header, r, strict=True)) for r in rows]
+    cash = [c for c in everything if c["kind"] == "collection"]
     # i % 10 == 0 (A, 10 orders) and == 1 (B, 10 orders), 5,000 AMD each.
     assert sum(c["amount_amd"] for c in cash) == 100_000
     by_a = [c for c in cash if c["courier"] == "Արամ"]
     assert sum(c["amount_amd"] for c in by_a) == 50_000
-    assert {(c["settlement_status"], c["confirmed_by"]) for c in by_a} == {("confirmed", "Owner Anna")}
+    assert {c["settlement_status"] for c in by_a} == {"confirmed"}
     assert {c["settlement"] for c in cash if c["courier"] == "Boris"} == {""}
+    # The handover once, on a row of its own: its amounts are never repeated on its orders' rows.
+    assert all(c["received_amd"] == c["shortfall_amd"] == "" for c in cash)
+    handovers = [c for c in everything if c["kind"] == "handover"]
+    assert [(h["courier"], h["expected_amd"], h["received_amd"], h["confirmed_by"]) for h in handovers] == [
+        ("Արամ", 50_000, 50_000, "Owner Anna")
+    ]
+    assert all(h["amount_amd"] == "" and h["order"] == "" for h in handovers)
 
 
 def test_another_companys_orders_never_appear(dispatch_app, day, company) -> None:
@@ -182,7 +190,7 @@ def test_armenian_text_round_trips_through_csv_with_a_bom_and_through_xlsx(tmp_p
     with path.open("wb") as out:
         assert writers.write_xlsx(out, "couriers", header, rows) == 2
     sheet = CalamineWorkbook.from_path(str(path)).get_sheet_by_index(0).to_python()
-    assert sheet[0][0] == "courier"
+    assert sheet[0][0] == "Courier"  # headers for people (English by default)
     assert [r[0] for r in sheet[1:]] == ["Boris", "Արամ"]
     assert sheet[2][1] == 40
 
@@ -216,6 +224,11 @@ def test_the_export_command_writes_the_file_and_prints_a_summary(
     assert summary["rows"] == 2 and summary["format"] == "xlsx"
     sheet = CalamineWorkbook.from_path(str(out)).get_sheet_by_index(0).to_python()
     assert [r[0] for r in sheet[1:]] == ["Boris", "Արամ"]
+    armenian = CliRunner().invoke(
+        cli, [*base, "--kind", "couriers", "--to", "2026-11-21", "--out", str(out), "--lang", "hy"]
+    )
+    assert armenian.exit_code == 0, armenian.output
+    assert CalamineWorkbook.from_path(str(out)).get_sheet_by_index(0).to_python()[0][0] == "Առաքիչ"
 
     reversed_range = CliRunner().invoke(
         cli, [*base, "--kind", "orders", "--to", "2026-11-19", "--out", str(tmp_path / "o.csv")]
@@ -231,3 +244,14 @@ def test_the_export_command_writes_the_file_and_prints_a_summary(
     assert nobody.exit_code == 1
     assert "No company 999" in nobody.output
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_an_early_delivery_is_not_on_time_only_one_inside_the_window_is(dispatch_app, company) -> None:
+    """Issue 46: on time means inside the window; early counted as on time before."""
+    courier = make_member(dispatch_app, company, "courier", name="Anna").courier
+    window = {"window_start": NINE + dt.timedelta(hours=2), "window_end": NINE + dt.timedelta(hours=5)}
+    for n, hours in enumerate((1, 3, 6)):  # 10:00 early, 12:00 inside 11:00-14:00, 15:00 late
+        _order(company, n, courier=courier, status="delivered", finished_at=NINE + dt.timedelta(hours=hours),
+               **window)  # fmt: skip
+    (figures,) = service.courier_figures(company.id, DAY, DAY + dt.timedelta(1))
+    assert (figures.deliveries, figures.delivered_with_window, figures.on_time) == (3, 3, 1)

@@ -10,7 +10,9 @@ import io
 from openpyxl import load_workbook
 from python_calamine import CalamineWorkbook
 
-from appliance.dispatch.models import Order
+from appliance.dispatch.models import Order, User
+from appliance.dispatch.reports import service
+from appliance.dispatch.words import report_texts
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import create_order
 from tests.dispatch.test_reports import build_day
@@ -51,9 +53,11 @@ def test_the_csv_and_xlsx_reports_stream_every_order_with_armenian_intact(
     assert sheet.mimetype == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     book = CalamineWorkbook.from_filelike(io.BytesIO(sheet.data))
     cells = book.get_sheet_by_index(0).to_python()
-    # Collections: the 20 orders with i % 10 in (0, 1), all delivered, 5,000 AMD each.
-    assert len(cells) == 1 + 20
-    assert sum(int(row[cells[0].index("amount_amd")]) for row in cells[1:]) == 100_000
+    # Collections: the 20 orders with i % 10 in (0, 1), all delivered, 5,000 AMD each; then the one
+    # handover (the dispatcher reads Armenian, the accounts' default language).
+    assert len(cells) == 1 + 20 + 1
+    amount = cells[0].index("Գումար")
+    assert sum(row[amount] for row in cells[1:] if row[amount] != "") == 100_000
 
 
 def test_another_companys_dispatcher_sees_none_of_the_day(dispatch_app, dispatch_client, company) -> None:
@@ -108,7 +112,9 @@ def test_a_formula_typed_as_a_recipient_name_is_text_in_the_xlsx_and_neutralised
     assert sheet.status_code == 200, sheet.text
     rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows())
     header = [c.value for c in rows[0]]
-    order = {name: cell for name, cell in zip(header, rows[1], strict=True)}
+    # The workbook's headers are in the dispatcher's language: looked up by the column codes.
+    codes = {report_texts.header(code, "hy"): code for code in service.ORDER_COLUMNS}
+    order = {codes[name]: cell for name, cell in zip(header, rows[1], strict=True)}
     recipient = order["recipient"]
     # The real file: the cell is text holding the name as typed, never a formula.
     assert (recipient.data_type, recipient.value) == ("s", HOSTILE_NAME)
@@ -134,4 +140,35 @@ def test_a_control_character_in_a_recipient_name_does_not_break_the_xlsx(dispatc
     sheet = dispatch_client.get(f"/reports/orders.xlsx?{_today_range()}", headers=dispatcher.headers)
     assert sheet.status_code == 200, sheet.text
     rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows(values_only=True))
-    assert rows[1][rows[0].index("recipient")] == "Ani Petrosyan"
+    assert rows[1][rows[0].index(report_texts.header("recipient", "hy"))] == "Ani Petrosyan"
+
+
+def test_the_workbook_reads_in_the_users_language_with_real_dates_and_one_amount_format(
+    dispatch_app, dispatch_client, company, dispatcher
+) -> None:
+    """Issue 46: headers were English codes, statuses raw, dates text and amounts written three
+    ways. The workbook for a Russian reader: Russian headers and statuses, date cells, amounts as
+    numbers in the one Russian format; the cash report's amounts sum to what was collected."""
+    User.update(language="ru").where(User.id == dispatcher.user.id).execute()
+    build_day(dispatch_app, company)
+    sheet = dispatch_client.get(f"/reports/orders.xlsx?{RANGE}", headers=dispatcher.headers)
+    rows = list(load_workbook(io.BytesIO(sheet.data)).active.iter_rows())
+    header = [c.value for c in rows[0]]
+    assert header[:3] == ["Заказ", "Номер магазина", "Создан"]
+    first = dict(zip(header, rows[1], strict=True))
+    assert first["Создан"].is_date and first["Создан"].value == dt.datetime(2026, 11, 20, 9, 0)
+    assert first["Создан"].number_format == "dd.mm.yyyy hh:mm"
+    assert first["Сумма"].data_type == "n" and first["Сумма"].number_format == '#,##0 "драм"'
+    statuses = {dict(zip(header, r, strict=True))["Статус"].value for r in rows[1:]}
+    assert statuses == {"доставлен", "не доставлен", "отменён"}
+    reasons = {dict(zip(header, r, strict=True))["Причина недоставки"].value for r in rows[1:]}
+    assert reasons == {None, "получателя нет на месте", "неверный адрес"}
+
+    cash = dispatch_client.get(f"/reports/cash.xlsx?{RANGE}", headers=dispatcher.headers)
+    table = list(load_workbook(io.BytesIO(cash.data)).active.iter_rows(values_only=True))
+    columns = {name: i for i, name in enumerate(table[0])}
+    collected = [r for r in table[1:] if r[columns["Строка"]] == "получение"]
+    handovers = [r for r in table[1:] if r[columns["Строка"]] == "сдача кассы"]
+    assert sum(r[columns["Сумма"]] for r in collected) == 100_000
+    assert sum(r[columns["Принято"]] or 0 for r in table[1:]) == 50_000  # the handover once
+    assert [r[columns["Статус сдачи"]] for r in handovers] == ["подтверждено"]

@@ -185,8 +185,11 @@ def test_the_office_views_of_the_console(office) -> None:
         typed = "{company}: պատվերը ճանապարհին է {link}"
         page.fill("#m-t-assigned-hy", typed)
         cost = page.locator("#m-t-assigned-hy + span").inner_text()
-        # The count the sender will make (smpplib's split), the link as long as a real one.
-        shape = sms_shape(typed.replace("{link}", page.evaluate("location.origin") + "/t/" + "x" * 32))
+        # The count the sender will make (smpplib's split) on the text as it will be sent (issue
+        # 46): the company's name in it, the link as long as a real one with its ?lang=.
+        link = page.evaluate("location.origin") + "/t/" + "x" * 32 + "?lang=hy"
+        company_name = page.inner_text("#company-name")
+        shape = sms_shape(typed.replace("{company}", company_name).replace("{link}", link))
         assert cost == f"{shape['segments']} SMS · UCS2", cost
         page.click("#messages-form button[type='submit']")
         eventually(lambda: RecipientSettings.select().where(RecipientSettings.sms_enabled).count() == 1)

@@ -16,6 +16,7 @@ import requests
 
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
+from appliance.dispatch.models import User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.test_reports import build_day
@@ -23,6 +24,7 @@ from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
     chromium,
+    eventually,
     screenshot,
     serving,
     sign_in_console,
@@ -150,3 +152,12 @@ def test_the_reports_view_shows_the_days_figures_and_downloads_the_reports(repor
         assert missing == []
         page.click("[data-lang='hy']")
         assert page.inner_text("[data-view-tab='reports']") == "Հաշվետվություններ"
+        # Issue 46: the server's own Problem reads in the user's language once they chose it
+        # (PATCH /me), though the browser says English: a reversed range, in Armenian.
+        lilit = User.get(User.email == "lilit@arev.am")
+        eventually(lambda: User.get_by_id(lilit.id).language == "hy")
+        page.fill("#r-from", "2026-11-22")
+        page.evaluate("document.getElementById('r-error').textContent = ''")
+        page.click("#r-show")
+        wait_until(page, "document.getElementById('r-error').textContent.length > 0")
+        assert "«to»-ն պետք է լինի «from»-ից հետո" in page.inner_text("#r-error")

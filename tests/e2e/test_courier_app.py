@@ -6,13 +6,16 @@ The service worker opens the app without signal."""
 from __future__ import annotations
 
 import io
+import json
+from datetime import datetime
 
 import pytest
 import requests
 
+from appliance.common import clock
 from appliance.common.passwords import hash_password
 from appliance.dispatch.app import create_app
-from appliance.dispatch.models import Courier, CourierLocation, Order, OrderEvent, Shift, User
+from appliance.dispatch.models import Collection, Courier, CourierLocation, Order, OrderEvent, Shift, User
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
@@ -126,6 +129,7 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
         assert Order.get_by_id(first["id"]).status == "picked_up"
 
         # The connection returns: the photo goes up, the move and the fixes follow, once.
+        back_online = clock.now()  # after the tap, before the move can reach the server
         context.set_offline(False)
         wait_until(
             page, "document.body.dataset.queuedMoves === '0' && document.body.dataset.queuedPoints === '0'"
@@ -141,6 +145,12 @@ def test_a_courier_delivers_with_code_and_photo_while_offline_then_online(courie
             (OrderEvent.order == first["id"]) & (OrderEvent.to_status == "delivered")
         )
         assert moves.count() == 1
+        # Issue 46: recorded at the tap (the phone's occurredAt), not when the signal returned.
+        (move,) = moves
+        received = datetime.fromisoformat(json.loads(move.data)["receivedAt"].replace("Z", "+00:00"))
+        assert move.created_at <= back_online <= received
+        assert delivered.finished_at == move.created_at
+        assert Collection.get(Collection.order == first["id"]).collected_at == move.created_at
         page.wait_for_selector(f"#run li[data-order-id='{first['id']}']", state="detached")
         eventually(lambda: _latest_fix(courier) == pytest.approx(ROAD_B, abs=1e-6))
 

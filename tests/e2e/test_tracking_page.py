@@ -3,8 +3,12 @@ server: stage, arrival estimate, courier and destination markers on the map, and
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
+
 import pytest
 
+from appliance.common import clock
 from appliance.dispatch.app import create_app
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
@@ -33,16 +37,29 @@ def server(mapped_data_dir, settings):
     )
     courier_status(client, courier, order["id"], status="picked_up")
     token = client.post(f"/orders/{order['id']}/tracking", headers=dispatcher.headers).json["token"]
+    # Issue 46: an order for a Russian-speaking recipient, with a window that opens in two hours.
+    start = clock.now().replace(microsecond=0) + timedelta(hours=2)
+    russian = assigned_order(
+        client,
+        dispatcher,
+        courier,
+        pin={"lat": ROAD_B[0], "lon": ROAD_B[1]},
+        recipientLanguage="ru",
+        deliveryWindowStart=start.isoformat(),
+        deliveryWindowEnd=(start + timedelta(hours=3)).isoformat(),
+    )
+    courier_status(client, courier, russian["id"], status="picked_up")
+    ru_token = client.post(f"/orders/{russian['id']}/tracking", headers=dispatcher.headers).json["token"]
     with serving(mapped_data_dir, port) as url:
-        yield url, token
+        yield url, token, ru_token
 
 
 def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
-    url, token = server
+    url, token, _ = server
     ARTIFACTS.mkdir(exist_ok=True)
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
-        page.goto(f"{url}/t/{token}")
+        page.goto(f"{url}/t/{token}?lang=en")
         page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
         assert page.inner_text("#headline") == "On the way"
         assert page.is_visible("#eta") and "min" in page.inner_text("#eta")
@@ -67,3 +84,23 @@ def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
         assert armenian.inner_text("#headline") == "В пути"  # the choice is remembered
         armenian.screenshot(path=str(ARTIFACTS / "tracking-page-ru.png"), full_page=True)
     assert (ARTIFACTS / "tracking-page.png").stat().st_size > 10000
+
+
+def test_the_page_opens_in_the_recipients_language_and_shows_the_window(server) -> None:
+    """Issue 46: a Russian-speaking recipient opening the link on an English phone reads Russian,
+    and the estimate is shown against the window ("Доставка с 11:00 до 14:00, примерно в 11:00")."""
+    url, _, ru_token = server
+    with chromium() as browser:
+        page = browser.new_page(locale="en-US")
+        page.goto(f"{url}/t/{ru_token}")
+        page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
+        wait_until(page, "document.documentElement.lang === 'ru'", timeout=20)
+        assert page.inner_text("#headline") == "В пути"
+        eta = page.inner_text("#eta")
+        assert re.fullmatch(r"Доставка с \d\d:\d\d до \d\d:\d\d(, примерно в \d\d:\d\d)?", eta), eta
+        # Still switchable: the visitor's choice wins from then on.
+        page.click("[data-lang='en']")
+        assert page.inner_text("#headline") == "On the way" and page.inner_text("#eta").startswith("Between ")
+        page.reload()
+        page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
+        assert page.inner_text("#headline") == "On the way"

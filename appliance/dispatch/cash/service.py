@@ -4,6 +4,7 @@ nothing here calls them back."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import peewee
@@ -54,14 +55,15 @@ def outstanding(courier_id: int) -> int:
 # -- collections -----------------------------------------------------------------------------------
 
 
-def record_collection(courier: Courier, order: Order, amount: int) -> None:
-    """The cash a courier took on delivery; called inside the delivery's transaction."""
+def record_collection(courier: Courier, order: Order, amount: int, at: dt.datetime | None = None) -> None:
+    """The cash a courier took on delivery (``at``: when, if not now); called inside the
+    delivery's transaction."""
     Collection.create(
         company=courier.company_id,
         courier=courier.id,
         order=order.id,
         amount_amd=amount,
-        collected_at=clock.now(),
+        collected_at=at or clock.now(),
     )
 
 

@@ -105,6 +105,13 @@ class CourierStatusChange(Schema):
     collectedAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = None
     notes: Annotated[str, StringConstraints(max_length=1000)] | None = None
     idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=128)] | None = None
+    occurredAt: Moment | None = Field(
+        default=None,
+        description="when the courier tapped the move, by the phone's clock (a move queued offline). "
+        "Recorded as the move's time when it is not in the future, not before the order's previous "
+        "move and at most 12 hours ago; otherwise the server's time, with this moment and the "
+        "difference kept in the order's history (docs/courier-app.md)",
+    )
 
 
 class AttentionReport(Schema):

@@ -25,6 +25,7 @@ from appliance.common.problems import (
     UnsupportedMediaType,
 )
 from appliance.dispatch.cash.service import record_collection
+from appliance.dispatch.courier_app import moments
 from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
@@ -331,17 +332,20 @@ def _apply_status(
         if collected is None:
             collected = order.cod_amount_amd
         order.collected_amount_amd = collected
+    moment = moments.of_move(order.id, body.get("occurredAt"), clock.now())
     transition(
         order,
         status,
         courier.user_id,
         by="courier",
         reason=body.get("failureReason"),
+        at=moment.at,
         courierId=str(courier.id),
         collectedAmountAmd=collected,
+        **moment.notes,
     )
     if collected:
-        record_collection(courier, order, collected)
+        record_collection(courier, order, collected, at=moment.at)
     return {"order": order_body(order), "replayed": False}
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, Response
 
 from appliance.common.api import endpoint
 from appliance.common.problems import BadRequest
-from appliance.dispatch.auth.guards import D, current_caller
-from appliance.dispatch.couriers import schemas, service
+from appliance.dispatch.auth.guards import D, O, current_caller
+from appliance.dispatch.couriers import pay, schemas, service
 from appliance.dispatch.couriers.serializers import courier_body
 
 bp = Blueprint("couriers", __name__)
@@ -111,3 +111,39 @@ def end_courier_shift(courier_id: int):
     courier = service.own_courier(caller.company_id, courier_id)
     service.end_shift(courier, caller.user.id)
     return {"courier": courier_body(courier)}
+
+
+# -- the pay rule (beyond the specification: docs/earnings.md) --------------------------------------
+
+PAY_TAGS = ["Couriers"]
+
+
+@endpoint(bp, "GET", "/company/pay-rule", guard=D, response=schemas.PayRuleEnvelope, tags=PAY_TAGS)
+def get_pay_rule():
+    """The company's pay rule for its couriers (null when none is set): what the earnings' payAmd
+    is counted by. Beyond the specification (docs/earnings.md)."""
+    return {"payRule": pay.rule_body(pay.rule_of(current_caller().company_id))}
+
+
+@endpoint(
+    bp,
+    "PUT",
+    "/company/pay-rule",
+    guard=O,
+    body=schemas.PayRuleIn,
+    response=schemas.PayRuleEnvelope,
+    tags=PAY_TAGS,
+)
+def put_pay_rule(body: schemas.PayRuleIn):
+    """Set the pay rule (owner): per delivery, per kilometre or per hour, with a minimum per day
+    worked; recorded in the audit log. Beyond the specification (docs/earnings.md)."""
+    caller = current_caller()
+    rule = pay.set_rule(caller.company_id, caller.user.id, body.basis, body.rateAmd, body.minimumAmd)
+    return {"payRule": rule}
+
+
+@endpoint(bp, "DELETE", "/company/pay-rule", guard=O, status=204, errors=(404,), tags=PAY_TAGS)
+def delete_pay_rule():
+    """Remove the pay rule (owner): the earnings show no pay. 404 when none is set."""
+    pay.remove_rule(current_caller().company_id)
+    return Response(status=204)

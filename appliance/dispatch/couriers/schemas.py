@@ -90,8 +90,35 @@ class CourierPatch(Schema):
 
 class EarningsWindow(BaseModel):
     delivered: int
-    amountAmd: int
-    collectedAmd: int
+    amountAmd: int = Field(description="the value of the orders delivered (the shop's money), not the pay")
+    collectedAmd: int = Field(description="cash collected on delivery")
+    payAmd: int | None = Field(
+        description="the courier's pay under the company's pay rule (GET /company/pay-rule); null without one"
+    )
+    payUnits: float | None = Field(description="what was paid for: deliveries, kilometres or hours")
+
+
+PayBasis = Literal["delivery", "km", "hour"]
+PayAmount = Annotated[int, Field(ge=0, le=10**9)]
+
+
+class PayRuleIn(Schema):
+    basis: PayBasis = Field(
+        description="delivery: each delivered order; km: the GPS track; hour: open shifts"
+    )
+    rateAmd: PayAmount = Field(description="drams per delivery, per kilometre or per hour")
+    minimumAmd: PayAmount = Field(default=0, description="at least this much for each Yerevan day worked")
+
+
+class PayRuleOut(BaseModel):
+    basis: PayBasis
+    rateAmd: int
+    minimumAmd: int
+    updatedAt: str
+
+
+class PayRuleEnvelope(BaseModel):
+    payRule: PayRuleOut | None
 
 
 class EarningsOut(BaseModel):
@@ -101,3 +128,6 @@ class EarningsOut(BaseModel):
     dayStart: str
     weekStart: str
     timeZone: Literal["Asia/Yerevan"]
+    payRule: PayRuleOut | None = Field(
+        description="the company's pay rule the pay is counted by; null without one"
+    )

@@ -14,6 +14,7 @@ from appliance.common.problems import Conflict, NotFound
 from appliance.dispatch.accounts import normalise_email
 from appliance.dispatch.auth import credentials
 from appliance.dispatch.auth.guards import Caller
+from appliance.dispatch.couriers import pay
 from appliance.dispatch.couriers.lookups import open_shift
 from appliance.dispatch.couriers.serializers import courier_body, shift_body
 from appliance.dispatch.db import database
@@ -105,8 +106,12 @@ def _day_start(moment: datetime) -> datetime:
 
 
 def earnings(courier_id: int) -> dict[str, Any]:
+    """Per window: the orders delivered and their value (``amountAmd``, the shop's money, and the
+    cash collected), and the courier's pay under the company's rule (couriers/pay.py)."""
     today = _day_start(clock.now())
     week = today - timedelta(days=today.weekday())  # Monday, Asia/Yerevan
+    courier = Courier.get_by_id(courier_id)
+    rule = pay.rule_of(courier.company_id)
 
     def window(since: datetime | None) -> dict[str, int]:
         query = Order.select().where((Order.last_courier == courier_id) & (Order.status == "delivered"))
@@ -117,6 +122,7 @@ def earnings(courier_id: int) -> dict[str, Any]:
             "delivered": len(rows),
             "amountAmd": sum(r.amount_amd for r in rows),
             "collectedAmd": sum(r.collected_amount_amd or 0 for r in rows),
+            **pay.pay(rule, courier_id, since),
         }
 
     return {
@@ -126,6 +132,7 @@ def earnings(courier_id: int) -> dict[str, Any]:
         "dayStart": clock.iso(today),
         "weekStart": clock.iso(week),
         "timeZone": "Asia/Yerevan",
+        "payRule": pay.rule_body(rule),
     }
 
 

@@ -16,7 +16,9 @@ TAGS = ["Recipient messages"]
 @endpoint(bp, "GET", "/company/messages", guard=D, response=schemas.MessageSettingsEnvelope, tags=TAGS)
 def get_settings():
     """The company's SMS provider, e-mail switch, events that send and templates (no password)."""
-    return {"settings": service.get_settings(current_caller().company_id)}
+    company_id = current_caller().company_id
+    body = service.get_settings(company_id)
+    return {"settings": service.with_segments(body, company_id, runtime().settings.dispatch_public_url)}
 
 
 @endpoint(
@@ -42,7 +44,11 @@ def patch_settings(body: schemas.MessageSettingsPatch):
     company_id = current_caller().company_id
     allow_private = rt.settings.smpp_allow_private
     return {
-        "settings": service.update_settings(rt.master_key, company_id, changes, allow_private=allow_private)
+        "settings": service.with_segments(
+            service.update_settings(rt.master_key, company_id, changes, allow_private=allow_private),
+            company_id,
+            rt.settings.dispatch_public_url,
+        )
     }
 
 

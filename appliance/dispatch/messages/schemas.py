@@ -65,6 +65,10 @@ class MessageSettingsOut(BaseModel):
     events: list[Event]
     templates: dict[str, dict[str, str]]
     defaultTexts: dict[str, dict[str, str]]
+    segments: dict[str, dict[str, int]] = Field(
+        description="{event: {language: n}}: the SMS parts each text (the company's or the built-in) "
+        "costs with {company}, {order}, {link} and {minutes} filled in as they will be"
+    )
     smsEnabled: bool
     smppHost: str | None
     smppPort: int | None
@@ -91,6 +95,10 @@ class MessageOut(BaseModel):
     segments: int | None
     attempts: int
     lastError: str | None
+    failing: bool = Field(
+        description="queued, and its last attempt failed (lastError holds the provider's error): it is "
+        "retried; the order's history says so (message_retrying, then message_failed when given up)"
+    )
     createdAt: str
     sentAt: str | None
     receiptAt: str | None

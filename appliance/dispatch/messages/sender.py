@@ -338,6 +338,12 @@ class RecipientSender:
             self._give_up(row_id, error)
             return
         self.queue.retry_later(row_id, error)
+        if row.attempts == 0:
+            # Issue 46: a provider out of reach was invisible while the message waited to be
+            # retried (hours). The first failure goes into the order's history with the
+            # provider's error; the give-up does too (message_failed); the attempts between do not.
+            with write_transaction(database):
+                self._history(row, "message_retrying", error=error[:200])
 
     def _skip(self, row_id: int) -> None:
         with write_transaction(database):

@@ -14,7 +14,14 @@ from appliance.common.problems import Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.messages import outbox
 from appliance.dispatch.messages.secrets import seal, seal_token, unseal_token
-from appliance.dispatch.messages.texts import DEFAULT_TEXTS, EVENTS, render, sms_shape, template_for
+from appliance.dispatch.messages.texts import (
+    DEFAULT_TEXTS,
+    EVENTS,
+    LANGUAGES,
+    render,
+    sms_shape,
+    template_for,
+)
 from appliance.dispatch.models import (
     Company,
     Order,
@@ -65,6 +72,33 @@ def settings_body(row: RecipientSettings) -> dict[str, Any]:
 
 def get_settings(company_id: int) -> dict[str, Any]:
     return settings_body(settings_of(company_id))
+
+
+# What a real message holds where a template has a placeholder, for counting its SMS parts: an
+# order number (new_public_id: ten letters and digits), a link with a token (token_urlsafe(24):
+# 32 characters) and the language, two-digit minutes.
+SAMPLE_ORDER = "A" * 10
+SAMPLE_TOKEN = "x" * 32
+
+
+def with_segments(body: dict[str, Any], company_id: int, public_url: str) -> dict[str, Any]:
+    """``body`` (the settings) with ``segments {event: {language: n}}``: the SMS parts each text
+    costs once {company}, {order}, {link} and {minutes} are filled in as they will be (issue 46:
+    the count ignored the expansion, and the Armenian "failed" text, 3 parts, was shown as 2)."""
+    company = Company.get_by_id(company_id)
+    counts: dict[str, dict[str, int]] = {}
+    for event in EVENTS:
+        minutes = body["arrivingMinutes"] if event == "arriving" else 15
+        for language in LANGUAGES:
+            text = render(
+                template_for(body["templates"], event, language),
+                company=company.name,
+                link=f"{public_url}/t/{SAMPLE_TOKEN}?lang={language}",
+                order=SAMPLE_ORDER,
+                minutes=minutes,
+            )
+            counts.setdefault(event, {})[language] = int(sms_shape(text)["segments"])  # type: ignore[call-overload]
+    return {**body, "segments": counts}
 
 
 _COLUMNS = {
@@ -168,6 +202,8 @@ def message_body(row: RecipientMessage) -> dict[str, Any]:
         "segments": row.segments,
         "attempts": row.attempts,
         "lastError": row.last_error,
+        # Queued but its last attempt failed (the provider's error in lastError): never "sent".
+        "failing": row.status == "queued" and row.last_error is not None,
         "createdAt": clock.iso(row.created_at),
         "sentAt": clock.iso(row.sent_at),
         "receiptAt": clock.iso(row.receipt_at),
@@ -195,7 +231,9 @@ def text_of(
     minutes: int | None,
 ) -> str:
     template = template_for(templates_of(settings), event, language)
-    return render(template, company=company.name, link=link, order=order.public_id, minutes=minutes)
+    # The link opens the tracking page in the text's language (issue 46).
+    localized = f"{link}?lang={language}" if link else link
+    return render(template, company=company.name, link=localized, order=order.public_id, minutes=minutes)
 
 
 def recipient_link(app_settings: Settings, master_key: bytes, order: Order) -> str:

@@ -35,6 +35,7 @@ from appliance.dispatch.models.orders import (
     Shift,
     StatusRequest,
 )
+from appliance.dispatch.models.pay import PayRule
 from appliance.dispatch.models.tracking import Rating, TrackingLink
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "Order",
     "OrderEvent",
     "OutgoingMail",
+    "PayRule",
     "Rating",
     "RealtimeEvent",
     "RecipientLink",

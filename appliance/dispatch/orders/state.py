@@ -4,6 +4,7 @@ event and the realtime event in the caller's transaction."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -36,8 +37,10 @@ def audit(
     *,
     from_status: str | None = None,
     to_status: str | None = None,
+    at: dt.datetime | None = None,
     **data: Any,
 ) -> None:
+    """One event of the order's history, at ``at`` (when it happened; now by default)."""
     # INSERT text built once (an import writes thousands of these).
     event = OrderEvent(
         order=order.id,
@@ -48,7 +51,7 @@ def audit(
         actor=actor_id,
         courier_id=order.courier_id or (order.last_courier_id if to_status in FINAL else None),
         data=json.dumps(data, separators=(",", ":"), default=str),
-        created_at=clock.now(),
+        created_at=at or clock.now(),
     )
     insert_new(event)
 
@@ -79,10 +82,19 @@ def cancel_assignment(order: Order, actor_id: int | None) -> None:
 
 
 def transition(
-    order: Order, to: str, actor_id: int | None, *, by: str, reason: str | None = None, **data: Any
+    order: Order,
+    to: str,
+    actor_id: int | None,
+    *,
+    by: str,
+    reason: str | None = None,
+    at: dt.datetime | None = None,
+    **data: Any,
 ) -> None:
     """Move ``order`` to ``to`` as ``by`` (dispatcher, courier, on_behalf: a dispatcher for the
-    courier, or assignment); 409 when illegal."""
+    courier, or assignment); 409 when illegal. ``at``: when the move happened, if not now (a
+    courier's move queued offline, courier_app/moments.py): the history and ``finished_at`` keep
+    it; ``updated_at`` stays the server's (what changed since a client last read)."""
     table = {"dispatcher": DISPATCHER_MOVES, "courier": COURIER_MOVES, "on_behalf": ON_BEHALF_MOVES}.get(by)
     if by == "assignment":
         allowed = to == "assigned" and order.status in ASSIGNABLE
@@ -97,6 +109,7 @@ def transition(
         )
     previous = order.status
     moment = clock.now()
+    happened = at or moment
     if (previous == "assigned" and to == "ready") or to == "cancelled":
         cancel_assignment(order, actor_id)
         order.courier = None
@@ -117,7 +130,7 @@ def transition(
         order.attention_at = None  # type: ignore[assignment]
     order.updated_at = moment  # type: ignore[assignment]
     if to in FINAL:
-        order.finished_at = moment  # type: ignore[assignment]
+        order.finished_at = happened  # type: ignore[assignment]
         if order.courier_id:
             order.last_courier = order.courier_id
     order.save()
@@ -134,6 +147,7 @@ def transition(
             to_status=to,
             reason=reason,
             attempt=order.attempt,
+            at=happened,
             **data,
         )
         record_event(order.company_id, "order.status_changed", {**order_payload(order), "from": previous})

@@ -13,6 +13,7 @@ from appliance.common.api import endpoint
 from appliance.common.problems import Invalid
 from appliance.dispatch.auth.guards import D, current_caller
 from appliance.dispatch.reports import schemas, service, writers
+from appliance.dispatch.words import language
 
 bp = Blueprint("reports", __name__)
 
@@ -72,8 +73,10 @@ def report_csv(kind: str, query: schemas.RangeQuery):
     path=schemas.ReportPath,
     **_RANGE,
     response_content_type=XLSX,
-    response_description="an .xlsx workbook of one sheet; the columns are listed in docs/reports.md. "
-    "Text cells are typed text, never formulas",
+    response_description="an .xlsx workbook of one sheet for people: headers, statuses and failure "
+    "reasons in the caller's language (hy, ru, en: the signed-in user's), date-times as date cells "
+    "(Yerevan time) and amounts as numbers, each in the language's one format; the columns are "
+    "listed in docs/reports.md. Text cells are typed text, never formulas",
 )
 def report_xlsx(kind: str, query: schemas.RangeQuery):
     """One report for the Yerevan days [from, to), as an .xlsx workbook."""
@@ -82,7 +85,7 @@ def report_xlsx(kind: str, query: schemas.RangeQuery):
     # A workbook is a zip: written (in openpyxl's write-only mode) to a spooled file that moves to
     # disk past 8 MB, then sent in chunks, so a year's orders never sit in memory.
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 (closed by chunks())
-    writers.write_xlsx(spool, kind, header, rows)  # type: ignore[arg-type]
+    writers.write_xlsx(spool, kind, header, rows, language.of_request())  # type: ignore[arg-type]
     spool.seek(0)
 
     def chunks() -> Iterator[bytes]:

@@ -24,9 +24,12 @@ ORDER_COLUMNS = (
     "status", "courier", "recipient", "address_hy", "amount_amd", "cod_amount_amd",
     "collected_amount_amd", "failure_reason",
 )  # fmt: skip
+# One row per collection (kind "collection": the order, the amount collected) and one per handover
+# (kind "handover": what was expected, received and short), so that every amount column sums to
+# what it says: a handover's received amount is never repeated on its orders' rows.
 CASH_COLUMNS = (
-    "order", "courier", "amount_amd", "collected_at", "settlement", "settlement_status",
-    "submitted_at", "confirmed_at", "confirmed_by", "received_amd", "shortfall_amd",
+    "kind", "order", "courier", "amount_amd", "collected_at", "settlement", "settlement_status",
+    "submitted_at", "confirmed_at", "confirmed_by", "expected_amd", "received_amd", "shortfall_amd",
 )  # fmt: skip
 COURIER_COLUMNS = (
     "courier", "deliveries", "failures", "failures_by_reason", "delivered_with_window",
@@ -52,12 +55,14 @@ def utc_bounds(start: dt.date, end: dt.date) -> tuple[dt.datetime, dt.datetime]:
     return at(start), at(end)
 
 
-def _local(value: dt.datetime | None) -> str:
+def _local(value: dt.datetime | None) -> dt.datetime | str:
+    """Yerevan wall time to the second, without a zone (a spreadsheet's dates have none); "" for
+    none. The CSV writes it as YYYY-MM-DD HH:MM:SS, the workbook as a date cell."""
     if value is None:
         return ""
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
-    return value.astimezone(YEREVAN).strftime("%Y-%m-%d %H:%M:%S")
+    return value.astimezone(YEREVAN).replace(tzinfo=None, microsecond=0)
 
 
 def _pages(query, model) -> Iterator:  # type: ignore[no-untyped-def]
@@ -94,7 +99,8 @@ def order_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list[o
 
 
 def cash_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list[object]]:
-    """One row per collection made in the range, with the handover (settlement) it went into."""
+    """One row per collection made in the range (with the handover it went into), then one per
+    handover submitted in the range with its expected, received and short amounts."""
     lo, hi = utc_bounds(start, end)
     names = _courier_names(company_id)
     # The order's public id comes in the same query (one query per page, not one per row).
@@ -116,15 +122,20 @@ def cash_rows(company_id: int, start: dt.date, end: dt.date) -> Iterator[list[ob
             if s is None:
                 s = Settlement.get_by_id(c.settlement_id)
                 settlements[c.settlement_id] = s
-        by = ""
-        if s is not None and s.accepted_by_id is not None:
-            by = s.accepted_by.display_name
         yield [
-            c.order.public_id, names.get(c.courier_id, ""), c.amount_amd, _local(c.collected_at),
-            s.id if s else "", s.status if s else "", _local(s.submitted_at) if s else "",
-            _local(s.confirmed_at) if s else "", by,
-            s.received_amd if s and s.received_amd is not None else "",
-            s.shortfall_amd if s and s.shortfall_amd is not None else "",
+            "collection", c.order.public_id, names.get(c.courier_id, ""), c.amount_amd,
+            _local(c.collected_at), s.id if s else "", s.status if s else "", "", "", "", "", "", "",
+        ]  # fmt: skip
+    handovers = Settlement.select().where(
+        Settlement.company == company_id, Settlement.submitted_at >= lo, Settlement.submitted_at < hi
+    )
+    for s in _pages(handovers, Settlement):
+        by = s.accepted_by.display_name if s.accepted_by_id is not None else ""
+        yield [
+            "handover", "", names.get(s.courier_id, ""), "", "", s.id, s.status, _local(s.submitted_at),
+            _local(s.confirmed_at), by, s.expected_amd,
+            s.received_amd if s.received_amd is not None else "",
+            s.shortfall_amd if s.shortfall_amd is not None else "",
         ]  # fmt: skip
 
 
@@ -181,6 +192,12 @@ def _pickups(order_ids: list[int]) -> dict[int, dt.datetime]:
     return first
 
 
+def is_on_time(finished: dt.datetime, start: dt.datetime | None, end: dt.datetime) -> bool:
+    """Delivered inside the window: an early delivery is not on time (the recipient was told
+    when to be home), nor a late one."""
+    return (start is None or finished >= start) and finished <= end
+
+
 def courier_figures(company_id: int, start: dt.date, end: dt.date) -> list[CourierFigures]:
     """Per courier, the orders finished (delivered or failed) in the range."""
     lo, hi = utc_bounds(start, end)
@@ -208,7 +225,7 @@ def courier_figures(company_id: int, start: dt.date, end: dt.date) -> list[Couri
             f.deliveries += 1
             if o.window_end is not None:
                 f.delivered_with_window += 1
-                if o.finished_at <= o.window_end:
+                if is_on_time(o.finished_at, o.window_start, o.window_end):
                     f.on_time += 1
             picked = pickups.get(o.id)
             if picked is not None:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import functools
 import json
+from datetime import datetime
 from typing import Any
 
 import jinja2
+
+from appliance.common.clock import YEREVAN
 
 LANGUAGES = ("hy", "ru", "en")
 COOKIE = "track-lang"  # the language the recipient chose on this device (nothing else is kept)
@@ -28,11 +31,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "comment": "Մեկնաբանություն (ոչ պարտադիր)", "good": "Լավ էր", "bad": "Վատ էր",
         "thanks": "Շնորհակալություն գնահատականի համար։", "rated": "Արդեն գնահատված է։",
         "gone": "Այս հղումն այլևս վավեր չէ։", "questions": "Հարցեր՝ ", "order": "Պատվեր",
-        "address": "Հասցե", "payment": "Վճարում", "cash": " դրամ կանխիկ", "prepaid": "Նախավճարված",
+        "address": "Հասցե", "payment": "Վճարում", "cash": " դր. կանխիկ", "prepaid": "Նախավճարված",
         "deliveredAt": "Առաքված", "to": " ստացող՝ ", "proof": "Առաքման լուսանկար",
         "language": "Լեզու", "map": "Առաքման քարտեզ", "markerCourier": "Առաքիչը",
         "markerDestination": "Առաքման հասցեն", "zoomIn": "Մեծացնել", "zoomOut": "Փոքրացնել",
         "resetBearing": "Հյուսիսը վերև", "attribution": "Քարտեզի աղբյուրները", "timeline": "Ընթացք",
+        "window": "Առաքումը՝ {start}–{end} միջակայքում", "about": ", մոտավորապես {time}",
     },
     "ru": {
         "title": "Отслеживание доставки", "created": "Заказ принят", "assigned": "Курьер назначен",
@@ -46,11 +50,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "comment": "Комментарий (необязательно)", "good": "Хорошо", "bad": "Плохо",
         "thanks": "Спасибо за оценку.", "rated": "Оценка уже получена.",
         "gone": "Эта ссылка больше не действует.", "questions": "Вопросы? ", "order": "Заказ",
-        "address": "Адрес", "payment": "Оплата", "cash": " AMD наличными", "prepaid": "Оплачено заранее",
+        "address": "Адрес", "payment": "Оплата", "cash": " драм наличными", "prepaid": "Оплачено заранее",
         "deliveredAt": "Доставлено", "to": " получатель: ", "proof": "Фото доставки",
         "language": "Язык", "map": "Карта доставки", "markerCourier": "Курьер",
         "markerDestination": "Адрес доставки", "zoomIn": "Приблизить", "zoomOut": "Отдалить",
         "resetBearing": "Север вверху", "attribution": "Источники карты", "timeline": "Ход доставки",
+        "window": "Доставка с {start} до {end}", "about": ", примерно в {time}",
     },
     "en": {
         "title": "Delivery tracking", "created": "Order received", "assigned": "Courier assigned",
@@ -69,25 +74,50 @@ TEXTS: dict[str, dict[str, str]] = {
         "language": "Language", "map": "Delivery map", "markerCourier": "The courier",
         "markerDestination": "The delivery address", "zoomIn": "Zoom in", "zoomOut": "Zoom out",
         "resetBearing": "North up", "attribution": "Map sources", "timeline": "Progress",
+        "window": "Between {start} and {end}", "about": ", about {time}",
     },
 }  # fmt: skip
 
 
-def language(asked: str | None, kept: str | None, accept_language: list[str]) -> str:
-    """?lang=, then this device's earlier choice (its cookie), then the browser's, then Armenian."""
-    for candidate in (asked, kept, *accept_language):
+def language(asked: str | None, kept: str | None, recipient: str | None, accept_language: list[str]) -> str:
+    """?lang=, then this device's earlier choice (its cookie), then the recipient's language the
+    view names (the order's: docs/tracking.md), then the browser's, then Armenian."""
+    for candidate in (asked, kept, recipient, *accept_language):
         code = (candidate or "")[:2].lower()
         if code in LANGUAGES:
             return code
     return "hy"
 
 
+def _window(view: dict[str, Any]) -> dict[str, str] | None:
+    window = view.get("deliveryWindow")
+    return window if window and window.get("start") and window.get("end") else None
+
+
 def showing_eta(view: dict[str, Any]) -> bool:
-    return view["etaSeconds"] is not None and view["state"] in ("on_the_way", "preparing")
+    on_the_way = view["state"] in ("on_the_way", "preparing")
+    return on_the_way and (view["etaSeconds"] is not None or _window(view) is not None)
 
 
-def eta_text(texts: dict[str, str], seconds: int) -> str:
-    return texts["eta"].replace("{minutes}", str(max(1, round(seconds / 60))))
+def _clock(iso: str) -> str:
+    """HH:MM in Yerevan, as the page's script writes it."""
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(YEREVAN).strftime("%H:%M")
+
+
+def eta_text(texts: dict[str, str], view: dict[str, Any]) -> str:
+    """The estimate against the delivery window when the order has one ("between 11:00 and 14:00,
+    about 12:15"), else the minutes of the road estimate."""
+    window = _window(view)
+    if window is not None:
+        text = (
+            texts["window"]
+            .replace("{start}", _clock(window["start"]))
+            .replace("{end}", _clock(window["end"]))
+        )
+        if view.get("expectedAt"):
+            text += texts["about"].replace("{time}", _clock(view["expectedAt"]))
+        return text
+    return texts["eta"].replace("{minutes}", str(max(1, round(view["etaSeconds"] / 60))))
 
 
 def _detail(texts: dict[str, str], view: dict[str, Any]) -> str:
@@ -117,8 +147,10 @@ def render(template: bytes, view: dict[str, Any] | None, lang: str) -> bytes:
         "state": view["state"] if view else "gone",
         "company": view["company"]["name"] if view else "…",
         "headline": texts[view["stage"]] if view else texts["gone"],
-        "eta": eta_text(texts, view["etaSeconds"]) if view and showing_eta(view) else "",
-        "eta_seconds": view["etaSeconds"] if view and showing_eta(view) else "",
+        "eta": eta_text(texts, view) if view and showing_eta(view) else "",
+        "eta_seconds": view["etaSeconds"]
+        if view and showing_eta(view) and view["etaSeconds"] is not None
+        else "",
         "detail": _detail(texts, view) if view else "",
         # The courier's line and the delivery code too: nothing above the map appears later.
         "courier_line": texts["courier"] + view["courierName"] if view and view["courierName"] else "",

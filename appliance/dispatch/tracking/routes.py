@@ -105,6 +105,17 @@ class TrackingView(BaseModel):
         description="polyline, precision 6, from the coarsened courier point to the pin"
     )
     expiresAt: str
+    language: Literal["hy", "ru", "en"] = Field(
+        description="the recipient's language (the order's, else the company's default for recipients): "
+        "the page opens in it unless ?lang= or the visitor's own earlier choice says otherwise"
+    )
+    deliveryWindow: dict[str, str | None] | None = Field(
+        description="{start, end} of the delivery window while the parcel is not delivered; null without one"
+    )
+    expectedAt: str | None = Field(
+        description="etaSeconds as a clock time, never before the window opens: the page shows "
+        "'between 11:00 and 14:00, about 12:15'"
+    )
 
 
 class LinkInForce(BaseModel):
@@ -227,7 +238,10 @@ def tracking_page(token: str) -> Response:
     else:
         service.token_hash_for_timing(token)
     lang = page.language(
-        request.args.get("lang"), request.cookies.get(page.COOKIE), list(request.accept_languages.values())
+        request.args.get("lang"),
+        request.cookies.get(page.COOKIE),
+        view.get("language") if view else None,
+        list(request.accept_languages.values()),
     )
     template = page_asset("track.html").body
     response = rendered_page_response(page.render(template, view, lang), template)

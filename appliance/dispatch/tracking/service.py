@@ -22,6 +22,7 @@ from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.db import database
 from appliance.dispatch.eta.service import courier_eta
 from appliance.dispatch.models import Company, Courier, Order, OrderEvent, Rating, TrackingLink
+from appliance.dispatch.models.messages import RecipientSettings
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.state import audit, late_notice_allowed
 from appliance.dispatch.runtime import DispatchRuntime
@@ -143,7 +144,10 @@ def notify_late(
         minutes = delay_minutes or _estimated_minutes(rt, order) or 15
         link = issue_link(rt, order, ttl_hours or rt.settings.tracking_ttl_hours)
         template = company.sms_template or LATE_TEXTS[language]
-        message = render(template, company=company.name, minutes=minutes, link=link["url"])
+        # The link in the text opens the page in the language of the text (issue 46).
+        message = render(
+            template, company=company.name, minutes=minutes, link=f"{link['url']}?lang={language}"
+        )
         audit(order, "late_notified", actor_id, delayMinutes=minutes, language=language)
     return {
         "message": message,
@@ -242,7 +246,32 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         "etaSeconds": on_the_road.get("etaSeconds"),
         "route": on_the_road.get("route"),
         "expiresAt": clock.iso(link.expires_at),
+        **_window_and_language(order, state, on_the_road.get("etaSeconds")),
     }
+
+
+def _window_and_language(order: Order, state: str, eta_seconds: int | None) -> dict[str, Any]:
+    """Issue 46: the language the page opens in (the recipient's: the order's, else the company's
+    default for recipients) and, while the parcel is not yet delivered, the delivery window with
+    the expected arrival shown against it ("between 11:00 and 14:00, about 12:15"). ``etaSeconds``
+    stays the road estimate the specification defines; ``expectedAt`` is that estimate as a clock
+    time, never before the window opens (a courier does not deliver before it: early is not on
+    time)."""
+    language = order.recipient_language
+    if language is None:
+        settings = RecipientSettings.get_or_none(RecipientSettings.company == order.company_id)
+        language = settings.default_language if settings is not None else "hy"
+    part: dict[str, Any] = {"language": language, "deliveryWindow": None, "expectedAt": None}
+    if state not in ("preparing", "on_the_way"):
+        return part
+    if order.window_start is not None or order.window_end is not None:
+        part["deliveryWindow"] = {"start": clock.iso(order.window_start), "end": clock.iso(order.window_end)}
+    if eta_seconds is not None:
+        expected = clock.now() + timedelta(seconds=eta_seconds)
+        if order.window_start is not None and expected < order.window_start:
+            expected = order.window_start
+        part["expectedAt"] = clock.iso(expected)
+    return part
 
 
 def _on_the_road(rt: DispatchRuntime, order: Order, courier: Courier | None, moving: bool) -> dict[str, Any]:
