@@ -18,6 +18,11 @@ T = dict[str, str]
 EXACT: dict[str, T] = {
     # -- every answer -------------------------------------------------------------------------
     "No such resource.": {"hy": "Այդպիսի ռեսուրս չկա։", "ru": "Такого ресурса нет."},
+    "The order needs a pin: its address could not be placed. Set its pin (PATCH /orders/{id}) first.": {
+        "hy": "Պատվերին քարտեզի նշան է պետք. հասցեն չհաջողվեց տեղորոշել։ Նախ նշեք այն (PATCH /orders/{id})։",
+        "ru": "Заказу нужна отметка на карте: адрес не удалось найти. "
+        "Сначала поставьте её (PATCH /orders/{id}).",
+    },
     "This method is not allowed on this resource.": {
         "hy": "Այս մեթոդն այստեղ թույլատրված չէ։",
         "ru": "Этот метод здесь не разрешён.",
