@@ -29,6 +29,8 @@ from tests.crash.harness import Server
 from tests.nodes.harness import running_s3, until, write_settings
 
 PASSPHRASE = "the scheduled backups' passphrase"
+# A run takes 2-6 s on an idle machine; CI runs four stages side by side (waits, not timings).
+LOADED = 300
 BUCKET = "backups"
 PREFIX = "nightly/"
 
@@ -132,7 +134,11 @@ def test_a_serve_on_a_schedule_backs_up_encrypted_drills_prunes_and_fails_health
 
             # Three runs, each drilled, and the second and third drilling the backup kept beside
             # them again: five drills, all passed.
-            until("three backups drilled", lambda: len(_rows(data_dir, "SELECT id FROM backup_drill")) >= 5)
+            until(
+                "three backups drilled",
+                lambda: len(_rows(data_dir, "SELECT id FROM backup_drill")) >= 5,
+                seconds=LOADED,
+            )
             runs = _rows(data_dir, "SELECT name, passed, bytes FROM backup_run ORDER BY id")
             assert len(runs) >= 3 and all(passed for _, passed, _ in runs), runs
             drills = _rows(data_dir, "SELECT backup, destination, passed, detail FROM backup_drill")
@@ -184,10 +190,12 @@ def test_a_serve_on_a_schedule_backs_up_encrypted_drills_prunes_and_fails_health
                     f"SELECT detail FROM backup_drill WHERE backup = '{name}' AND NOT passed "
                     f"AND destination = 's3://{BUCKET}/{PREFIX}'",
                 ),
+                seconds=LOADED,
             )
             check = until(
                 "the backups check failing",
                 lambda: (c := _backups_check(node.dispatch))["status"] == "fail" and c,
+                seconds=LOADED,
             )
             assert name in check["detail"] and "dispatch.db" in check["detail"]
             metrics = requests.get(f"{node.dispatch}/metrics", timeout=10).text
@@ -196,7 +204,11 @@ def test_a_serve_on_a_schedule_backs_up_encrypted_drills_prunes_and_fails_health
             # Kept as the evidence while newer backups come and go: after the next run (which
             # retention alone would have pruned it in), it is still there.
             failed_at = _rows(data_dir, "SELECT max(id) FROM backup_run")[0][0]
-            until("one more run", lambda: _rows(data_dir, "SELECT max(id) FROM backup_run")[0][0] > failed_at)
+            until(
+                "one more run",
+                lambda: _rows(data_dir, "SELECT max(id) FROM backup_run")[0][0] > failed_at,
+                seconds=LOADED,
+            )
             with the_backup_turn(data_dir):  # that run has ended
                 kept = bucket.names()
                 assert name in kept and len(kept) == 3 and kept.index(name) == 0
