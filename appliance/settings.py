@@ -207,6 +207,10 @@ class Settings:
     # `appliance signer` with this group: its socket is 0660 in that group, whose members (the
     # serving side's user) are the only other users who can connect. Empty: 0600, its own user only.
     signer_socket_group: str = ""
+    # The database URL the signer reads its facts from (payout rows, operators' controls; on
+    # PostgreSQL, a role of its own that may only read: docs/security.md, Deployments). Empty: the
+    # engine's own (engine_database).
+    signer_engine_database: str = ""
 
     # Scheduled backups (docs/operations.md, Scheduled backups and restore drills): every
     # backup_every_hours (0: off; a fraction for less than an hour, 0.25 is every 15 minutes) one
@@ -419,7 +423,7 @@ def _absolute_paths(values: Mapping[str, Any]) -> dict[str, Any]:
     changed: dict[str, Any] = {
         name: str(absolute_path(values[name])) for name in PATH_SETTINGS if values.get(name)
     }
-    for name in ("dispatch_database", "engine_database"):
+    for name in ("dispatch_database", "engine_database", "signer_engine_database"):
         url = values.get(name) or ""
         # sqlite:///relative.db is relative to the current directory; sqlite:////abs.db is absolute.
         if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
@@ -481,7 +485,7 @@ def _check(settings: Settings) -> None:
         port = getattr(settings, port_name)
         if not 0 <= port <= 65535:
             raise SettingsError(f"setting {port_name}: {port} is not a port number")
-    for url_name in ("dispatch_database", "engine_database"):
+    for url_name in ("dispatch_database", "engine_database", "signer_engine_database"):
         url = getattr(settings, url_name)
         if url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")):
             raise SettingsError(f"setting {url_name}: only postgresql:// or sqlite:/// URLs are supported")

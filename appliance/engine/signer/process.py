@@ -136,7 +136,9 @@ def run(
     if parent is not None:
         threading.Thread(target=_exit_with_parent, args=(parent,), name="signer-parent", daemon=True).start()
     try:
-        bind_database(database, settings.engine_db_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
+        # Its facts through a database role of its own where one is set (a role that may only read).
+        facts_url = settings.signer_engine_database or settings.engine_db_url
+        bind_database(database, facts_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms)
         custody = load_for(settings)
         if custody is None:
             raise CustodyError(f"there is no custody key in {settings.data_dir}")
