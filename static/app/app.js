@@ -2,7 +2,7 @@
 // with idempotency keys, proof photos through the presigned PUT, GPS while on shift; moves and
 // fixes wait in IndexedDB (outbox.js) while there is no signal. A client of the JSON API only.
 import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
-import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf, yerevanDate} from "/static/js/i18n.js";
+import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
 import {openEventStream} from "/static/js/events.js";
@@ -242,35 +242,18 @@ function renderRun() {
     li.append(title, attentionBox(move), settled);
     return li;
   });
-  // Planned days (issue 45): a stop whose window is on a later Yerevan day belongs to that day's
-  // run, shown below today's under its date, numbered, without moves until the day comes.
-  const today = yerevanDate();
-  const dayOf = (order) => { const at = order.deliveryWindowStart || order.deliveryWindowEnd; return at ? yerevanDate(new Date(at)) : today; };
-  const now = run.filter((order) => dayOf(order) <= today);
-  const later = run.filter((order) => dayOf(order) > today);
-  // Pick up all at the depot: every stop of today still waiting to be picked up, in one tap.
-  const waiting = now.filter((order) => order.status === "assigned" && !pending.some((m) => m.orderId === order.id));
+  // A stop planned for a later day is not in the run until that day comes: the server lists it
+  // from then on (issue 45, docs/courier-app.md), so the run is always today's.
+  // Pick up all at the depot: every stop still waiting to be picked up, in one tap.
+  const waiting = run.filter((order) => order.status === "assigned" && !pending.some((m) => m.orderId === order.id));
   $("pick-up-all").hidden = waiting.length < 2;
   $("pick-up-all").textContent = T.pickUpAll + " (" + waiting.length + ")";
   pickUpAll.orders = waiting;
-  const days = [...new Set(later.map(dayOf))].sort();
-  $("planned").hidden = days.length === 0;
-  $("planned").replaceChildren(...days.map((day) => {
-    const box = document.createElement("div");
-    box.dataset.plannedDay = day;
-    const head = document.createElement("h2");
-    head.textContent = T.plannedFor + new Date(day + "T12:00:00+04:00").toLocaleDateString(lang, {weekday: "long", day: "numeric", month: "long", timeZone: "Asia/Yerevan"});
-    const stops = document.createElement("ol");
-    stops.className = "run";
-    stops.append(...later.filter((order) => dayOf(order) === day).map((order, index) => stopItem(order, index, true)));
-    box.append(head, stops);
-    return box;
-  }));
-  list.replaceChildren(...orphans, ...now.map((order, index) => stopItem(order, index, false)));
+  list.replaceChildren(...orphans, ...run.map((order, index) => stopItem(order, index)));
   $("no-run").hidden = run.length > 0;
 }
 
-function stopItem(order, index, planned) {
+function stopItem(order, index) {
   {
     const queued = pending.filter((m) => m.orderId === order.id && !m.refused);
     const refused = refusedOf(order.id);
@@ -282,7 +265,6 @@ function stopItem(order, index, planned) {
     li.dataset.attention = String(refused.length > 0);
     if (!arrived.has(order.id)) { arrived.set(order.id, cause); }
     li.dataset.arrivedBy = arrived.get(order.id);
-    if (planned) { li.dataset.planned = "true"; }
     const title = document.createElement("h3");
     const seq = document.createElement("span");
     seq.className = "seq"; seq.textContent = String(order.sequence || index + 1);
@@ -330,9 +312,7 @@ function stopItem(order, index, planned) {
     links.append(geo, mapLink, call);
     li.append(title, where, door, note, handed, who, extra, lockedNote, links);
     if (refused.length) { li.append(attentionBox(refused[refused.length - 1])); }
-    if (planned) {
-      // Tomorrow's stop: seen and numbered now, moved once its day comes.
-    } else if (queued.length) {
+    if (queued.length) {
       const wait = document.createElement("p");
       wait.className = "warning small";
       wait.textContent = T.queued + " · " + T.willSend;

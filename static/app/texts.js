@@ -69,9 +69,9 @@ export const TEXTS = {
 };
 
 // Planned days and "pick up all" at the depot (issue 45).
-Object.assign(TEXTS.hy, {pickUpAll: "Վերցրել եմ բոլորը", pickedUpAll: "Վերցված է՝ {n}", plannedFor: "Պլանավորված՝ "});
-Object.assign(TEXTS.ru, {pickUpAll: "Забрал все", pickedUpAll: "Забрано: {n}", plannedFor: "Запланировано на "});
-Object.assign(TEXTS.en, {pickUpAll: "Picked up all", pickedUpAll: "{n} picked up", plannedFor: "Planned for "});
+Object.assign(TEXTS.hy, {pickUpAll: "Վերցրել եմ բոլորը", pickedUpAll: "Վերցված է՝ {n}"});
+Object.assign(TEXTS.ru, {pickUpAll: "Забрал все", pickedUpAll: "Забрано: {n}"});
+Object.assign(TEXTS.en, {pickUpAll: "Picked up all", pickedUpAll: "{n} picked up"});
 // Landmark names (issue 49), read out by assistive technology.
 const LANDMARK_TEXTS = {hy: {menu: "Ընտրացանկ"}, ru: {menu: "Меню"}, en: {menu: "Menu"}};
 for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }

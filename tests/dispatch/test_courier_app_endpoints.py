@@ -3,8 +3,11 @@ response models: GPS, the own profile, orders, delivery codes, proof uploads, ca
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
+from appliance.common import clock
 from appliance.common.objects import StorageUnavailable
 from appliance.dispatch.cash.schemas import CashSummary, SettlementEnvelope
 from appliance.dispatch.courier_app.schemas import (
@@ -115,6 +118,31 @@ def test_the_courier_sees_the_own_open_orders_in_run_order(dispatch_client, disp
         dispatch_client.get("/courier/orders", headers=courier.headers).json
     )
     assert [o.id for o in listed.orders] == [second["id"], first["id"]]
+
+
+def test_a_stop_planned_for_tomorrow_is_listed_only_once_the_couriers_shift_of_that_day_starts(
+    dispatch_client, dispatcher, courier
+) -> None:
+    evening = datetime(2026, 11, 27, 19, 0, tzinfo=clock.YEREVAN)
+    clock.freeze(evening)
+    opens = datetime(2026, 11, 28, 10, 0, tzinfo=clock.YEREVAN)
+    window = {
+        "deliveryWindowStart": opens.isoformat(),
+        "deliveryWindowEnd": (opens.replace(hour=13)).isoformat(),
+    }
+    today = assigned_order(dispatch_client, dispatcher, courier)
+    tomorrow = assigned_order(dispatch_client, dispatcher, courier, **window)
+    carried = assigned_order(dispatch_client, dispatcher, courier, **window)
+    assert courier_status(dispatch_client, courier, carried["id"], status="picked_up").status_code == 200
+
+    def listed() -> list[str]:
+        answer = dispatch_client.get("/courier/orders", headers=courier.headers)
+        return [o.id for o in CourierOrders.model_validate(answer.json).orders]
+
+    assert listed() == [today["id"], carried["id"]]  # a picked-up order is carried: always listed
+    clock.freeze(opens.replace(hour=8, minute=30))
+    assert dispatch_client.post("/courier/shift/start", headers=courier.headers).status_code == 201
+    assert listed() == [today["id"], tomorrow["id"], carried["id"]]
 
 
 def test_a_status_answer_is_the_documented_record(dispatch_client, dispatcher, courier) -> None:

@@ -102,7 +102,8 @@ def shift_end():
 
 @endpoint(bp, "GET", "/courier/orders", guard=C, response=schemas.CourierOrders, tags=TAGS)
 def my_orders():
-    """The courier's orders in assigned, picked_up or arrived, in run order."""
+    """The courier's orders in assigned, picked_up or arrived, in run order; an assigned stop
+    planned for a later day is listed once that day has come (docs/courier-app.md)."""
     return {"orders": service.my_orders(me())}
 
 

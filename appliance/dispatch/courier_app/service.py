@@ -4,6 +4,7 @@ handovers) is the cash area's."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from typing import Any
@@ -36,6 +37,7 @@ from appliance.dispatch.orders.serializers import order_body
 from appliance.dispatch.orders.state import (
     ACTIVE,
     ON_THE_WAY,
+    Status,
     audit,
     needs_code_to_deliver,
     order_payload,
@@ -157,7 +159,20 @@ def own_active_order(courier: Courier, order_id: int, *, lock: bool = False) -> 
 
 def my_orders(courier: Courier) -> list[dict[str, Any]]:
     rows = Order.select().where((Order.courier == courier.id) & Order.status.in_(tuple(ACTIVE)))
-    return [order_body(o) for o in rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)]
+    today = clock.now().astimezone(clock.YEREVAN).date()
+    ordered = rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)
+    return [order_body(o) for o in ordered if not _planned_for_a_later_day(o, today)]
+
+
+def _planned_for_a_later_day(order: Order, today: dt.date) -> bool:
+    """An assigned stop whose delivery window falls on a later Yerevan day (a plan applied for
+    tomorrow, issue 45): the courier sees it once that day has come, so their shift of that day
+    starts with it and no earlier run mixes in tomorrow's. An order already picked up is always
+    listed: the courier carries it."""
+    moment = order.window_start or order.window_end
+    if order.status != Status.ASSIGNED or moment is None:
+        return False
+    return moment.astimezone(clock.YEREVAN).date() > today
 
 
 def _check_code(rt: DispatchRuntime, order: Order, code: str | None) -> bool:
