@@ -6,11 +6,15 @@ import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/stati
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
 import {openEventStream} from "/static/js/events.js";
-import {loadMapLibre} from "/static/js/maplibre.js";
+import {loadMapLibre, mapLocale, relabelMap} from "/static/js/maplibre.js";
 
 const $ = (id) => document.getElementById(id);
 let lang = initialLanguage();
 let T = TEXTS[lang];
+let stopMap = null;  // the stop's map (its dialog), made the first time it opens
+// MapLibre's controls and the markers in the app's language; the canvas is named as the map region.
+const stopMapLocale = () => mapLocale(Object.assign({}, T, {map: T.stopMapLabel}));
+const markerLabels = () => ({courier: T.markerCourier, destination: T.markerDestination});
 let me = null;        // GET /courier/me: profile, shift, location
 let run = [];         // GET /courier/orders, in run order
 let pending = [];     // queued moves (outbox), shown on their orders; a refused one stays (needs attention)
@@ -52,6 +56,7 @@ function applyLanguage() {
   document.title = T.title;
   if (api.session) { $("company-name").textContent = api.session.company.name; }
   renderNet(); renderShift(); renderRun();
+  if (stopMap) { relabelMap(stopMap.map, stopMapLocale()); stopMap.setLabels(markerLabels()); }
 }
 
 document.querySelectorAll("[data-lang]").forEach((button) => button.addEventListener("click", () => {
@@ -565,13 +570,14 @@ setInterval(() => { if (navigator.onLine && api.session && !$("tab-run").hidden 
 
 // ---- map of a stop ---------------------------------------------------------------------------
 
-let stopMap = null;
 async function showMap(order) {
   $("map-dialog").showModal();
   const view = {destination: order.pin, courier: me && me.location ? {lat: me.location.lat, lon: me.location.lon} : null};
   // MapLibre is fetched the first time a map is opened, not with the run.
   try { await loadMapLibre(); } catch (error) { toast(explain(error)); return; }
-  if (!stopMap) { stopMap = new TrackingMap("stop-map", {destination: order.pin}); } else { stopMap.map.resize(); }
+  if (!stopMap) {
+    stopMap = new TrackingMap("stop-map", {destination: order.pin, locale: stopMapLocale(), labels: markerLabels()});
+  } else { stopMap.map.resize(); }
   stopMap.update(view);
 }
 

@@ -75,3 +75,15 @@ Object.assign(TEXTS.en, {pickUpAll: "Picked up all", pickedUpAll: "{n} picked up
 // Landmark names (issue 49), read out by assistive technology.
 const LANDMARK_TEXTS = {hy: {menu: "Ընտրացանկ"}, ru: {menu: "Меню"}, en: {menu: "Menu"}};
 for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }
+
+// Map words (issue 49): the stop's map dialog — MapLibre's own controls (its `locale` option), the
+// map's name and the names its markers carry for assistive technology.
+const MAP_TEXTS = {
+  hy: {zoomIn: "Մեծացնել", zoomOut: "Փոքրացնել", resetBearing: "Հյուսիսը վերև", attribution: "Քարտեզի աղբյուրները",
+       stopMapLabel: "Կանգառի քարտեզ", markerCourier: "Դուք", markerDestination: "Առաքման հասցեն"},
+  ru: {zoomIn: "Приблизить", zoomOut: "Отдалить", resetBearing: "Север вверху", attribution: "Источники карты",
+       stopMapLabel: "Карта остановки", markerCourier: "Вы", markerDestination: "Адрес доставки"},
+  en: {zoomIn: "Zoom in", zoomOut: "Zoom out", resetBearing: "North up", attribution: "Map sources",
+       stopMapLabel: "Map of the stop", markerCourier: "You", markerDestination: "The delivery address"},
+};
+for (const [language, words] of Object.entries(MAP_TEXTS)) { Object.assign(TEXTS[language], words); }

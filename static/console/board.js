@@ -485,13 +485,13 @@ export class Board {
       } catch (error) { /* the centre of Yerevan will do */ }
       this.picker = new PinPicker("pin-map", centre, (point) => {
         $("o-lat").value = point.lat.toFixed(6); $("o-lon").value = point.lon.toFixed(6);
-      });
+      }, this.ctx.T);
       const typed = () => {
         const lat = parseFloat($("o-lat").value), lon = parseFloat($("o-lon").value);
         if (!isNaN(lat) && !isNaN(lon)) { this.picker.set({lat: lat, lon: lon}); }
       };
       $("o-lat").addEventListener("change", typed); $("o-lon").addEventListener("change", typed);
-    } else { this.picker.clear(); this.picker.resize(); }
+    } else { this.picker.clear(); this.picker.relabel(this.ctx.T); this.picker.resize(); }
     if (editing) { this.picker.set(editing.pin); }
     $("o-name").focus();
   }

@@ -31,7 +31,7 @@ export class Fleet {
     // MapLibre is fetched only now, signed in (never for the sign-in screen), beside the data.
     const mapReady = this.map ? null : loadMapLibre().then(() => true, () => false);
     const [{couriers}, {depots}] = await Promise.all([this.ctx.api.get("/couriers"), this.ctx.api.get("/company/depots")]);
-    if (mapReady && await mapReady && !this.map) { this.map = new LiveMap("live-map"); }
+    if (mapReady && await mapReady && !this.map) { this.map = new LiveMap("live-map", this.ctx.T); }
     this.couriers = new Map(couriers.map((c) => [c.id, c]));
     if (this.map) { this.map.setDepots(depots); this.map.resize(); }
     this.render();
@@ -78,6 +78,7 @@ export class Fleet {
     const lang = this.ctx.lang;
     const list = $("couriers");
     if (!list) { return; }
+    if (this.map) { this.map.relabel(T); }  // a new language: the map's controls and markers follow
     list.replaceChildren(...this.list().map((courier) => {
       const stale = this.stale(courier);
       const li = document.createElement("li");

@@ -2,8 +2,13 @@
 // (/map/style.json), as the tracking page: the pin picker of the order form and the live map of
 // couriers, depots, open orders and a suggested plan's routes.
 /* global maplibregl */
+import {mapLocale, relabelMap} from "/static/js/maplibre.js";
 
 const STYLE = "/map/style.json";
+
+// MapLibre's own labels (zoom buttons, attribution, the map's name) in the console's words (T);
+// title: what this map is called (the canvas is a region of its own for assistive technology).
+const localeOf = (T, title) => mapLocale(Object.assign({}, T, {map: title}));
 
 function marker(kind, label) {
   const element = document.createElement("div");
@@ -19,9 +24,11 @@ const at = (point) => [point.lon, point.lat];
 
 // Click the map or drag the pin; onPick({lat, lon}) is told each time. The pin is the truth.
 export class PinPicker {
-  constructor(container, centre, onPick) {
+  constructor(container, centre, onPick, T) {
     this.onPick = onPick;
-    this.map = new maplibregl.Map({container: container, style: STYLE, center: at(centre), zoom: 14, attributionControl: {compact: true}});
+    this.T = T;
+    this.map = new maplibregl.Map({container: container, style: STYLE, center: at(centre), zoom: 14, attributionControl: {compact: true},
+                                   locale: localeOf(T, T.pinMapLabel)});
     this.map.addControl(new maplibregl.NavigationControl({showCompass: false}), "top-right");
     this.pin = null;
     this.map.on("click", (event) => { this.set({lat: event.lngLat.lat, lon: event.lngLat.lng}, true); });
@@ -30,10 +37,18 @@ export class PinPicker {
 
   set(point, tell) {
     if (!this.pin) {
-      this.pin = new maplibregl.Marker({element: marker("pin", "pin"), draggable: true}).setLngLat(at(point)).addTo(this.map);
+      this.pin = new maplibregl.Marker({element: marker("pin", this.T.pinMarker), draggable: true}).setLngLat(at(point)).addTo(this.map);
       this.pin.on("dragend", () => { const p = this.pin.getLngLat(); this.onPick({lat: p.lat, lon: p.lng}); });
     } else { this.pin.setLngLat(at(point)); }
     if (tell) { this.onPick(point); } else { this.map.jumpTo({center: at(point)}); }
+  }
+
+  // The console's language changed (the form is opened again in it).
+  relabel(T) {
+    if (this.T === T) { return; }
+    this.T = T;
+    relabelMap(this.map, localeOf(T, T.pinMapLabel));
+    if (this.pin) { this.pin.getElement().setAttribute("aria-label", T.pinMarker); this.pin.getElement().title = T.pinMarker; }
   }
 
   clear() { if (this.pin) { this.pin.remove(); this.pin = null; } }
@@ -45,11 +60,15 @@ export const LANE_COLOURS = ["#1F6FEB", "#DD2590", "#12B76A", "#F79009", "#7A5AF
 // The live map: couriers (position, shift state, stale fixes greyed), depots, order pins and plan
 // routes. Markers carry data-marker and data-id for tests and assistive technology.
 export class LiveMap {
-  constructor(container) {
-    this.map = new maplibregl.Map({container: container, style: STYLE, center: [44.5136, 40.1811], zoom: 12, attributionControl: {compact: true}});
+  constructor(container, T) {
+    this.T = T;
+    this.map = new maplibregl.Map({container: container, style: STYLE, center: [44.5136, 40.1811], zoom: 12, attributionControl: {compact: true},
+                                   locale: localeOf(T, T.liveMapLabel)});
     this.map.addControl(new maplibregl.NavigationControl({showCompass: false}), "top-right");
     this.couriers = new Map();
     this.depots = [];
+    this.depotList = [];
+    this.orderList = [];
     this.orders = new Map();
     this.loaded = false;
     this.tilesLoaded = 0;
@@ -80,15 +99,16 @@ export class LiveMap {
     element.dataset.lon = String(courier.location.lon);
     element.classList.toggle("stale", Boolean(stale));
     element.classList.toggle("on_break", Boolean(courier.shift && courier.shift.status === "on_break"));
-    element.title = label || courier.displayName;
+    element.title = this.T.courierMarker + " " + (label || courier.displayName);
     element.setAttribute("aria-label", element.title);
     if (!this.fitted && this.loaded) { this.fitted = true; this.map.jumpTo({center: at(courier.location)}); }
   }
 
   setDepots(depots) {
+    this.depotList = depots;
     this.depots.forEach((m) => m.remove());
     this.depots = depots.map((d) => {
-      const m = new maplibregl.Marker({element: marker("depot", d.name)}).setLngLat(at(d.point)).addTo(this.map);
+      const m = new maplibregl.Marker({element: marker("depot", this.T.depotMarker + " " + d.name)}).setLngLat(at(d.point)).addTo(this.map);
       m.getElement().dataset.id = d.id;
       return m;
     });
@@ -96,6 +116,7 @@ export class LiveMap {
   }
 
   setOrders(orders) {
+    this.orderList = orders;
     const keep = new Set();
     orders.forEach((order) => {
       keep.add(order.id);
@@ -113,7 +134,7 @@ export class LiveMap {
       element.classList.toggle("numbered", Boolean(stop));
       element.textContent = stop;
       if (stop) { element.dataset.stop = stop; } else { delete element.dataset.stop; }
-      element.setAttribute("aria-label", order.publicId + (stop ? " · " + stop : ""));
+      element.setAttribute("aria-label", this.T.orderMarker + " " + order.publicId + (stop ? " · " + this.T.stopMarker + " " + stop : ""));
       element.title = element.getAttribute("aria-label");
     });
     [...this.orders.keys()].forEach((id) => { if (!keep.has(id)) { this.orders.get(id).remove(); this.orders.delete(id); } });
@@ -130,6 +151,19 @@ export class LiveMap {
       const bounds = points.reduce((b, p) => b.extend(p), new maplibregl.LngLatBounds(points[0], points[0]));
       this.map.fitBounds(bounds, {padding: 50, maxZoom: 16, duration: 0});
     }
+  }
+
+  // The console's language changed: MapLibre's controls and the markers' names follow (the
+  // couriers' names are set again by the fleet's next render, which comes with the change).
+  relabel(T) {
+    if (this.T === T) { return; }
+    this.T = T;
+    relabelMap(this.map, localeOf(T, T.liveMapLabel));
+    this.depots.forEach((m, i) => {  // in place: setDepots would move the view
+      const name = T.depotMarker + " " + this.depotList[i].name;
+      m.getElement().setAttribute("aria-label", name); m.getElement().title = name;
+    });
+    this.setOrders(this.orderList);
   }
 
   resize() { this.map.resize(); }

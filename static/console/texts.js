@@ -207,3 +207,18 @@ const LANDMARK_TEXTS = {
   en: {viewsNav: "Views", liveMapLabel: "Map of couriers and orders"},
 };
 for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }
+
+// Map words (issue 49): MapLibre's own controls (its `locale` option), the pin map's name and the
+// names the markers carry for assistive technology, on the live map and the order form's pin map.
+const MAP_TEXTS = {
+  hy: {zoomIn: "Մեծացնել", zoomOut: "Փոքրացնել", resetBearing: "Հյուսիսը վերև", attribution: "Քարտեզի աղբյուրները",
+       pinMapLabel: "Պատվերի կետը քարտեզին", pinMarker: "Պատվերի կետը", courierMarker: "Առաքիչ՝", depotMarker: "Պահեստ՝",
+       orderMarker: "Պատվեր՝", stopMarker: "կանգառ"},
+  ru: {zoomIn: "Приблизить", zoomOut: "Отдалить", resetBearing: "Север вверху", attribution: "Источники карты",
+       pinMapLabel: "Точка заказа на карте", pinMarker: "Точка заказа", courierMarker: "Курьер:", depotMarker: "Склад:",
+       orderMarker: "Заказ", stopMarker: "остановка"},
+  en: {zoomIn: "Zoom in", zoomOut: "Zoom out", resetBearing: "North up", attribution: "Map sources",
+       pinMapLabel: "The order's pin on the map", pinMarker: "The order's pin", courierMarker: "Courier:", depotMarker: "Depot:",
+       orderMarker: "Order", stopMarker: "stop"},
+};
+for (const [language, words] of Object.entries(MAP_TEXTS)) { Object.assign(TEXTS[language], words); }

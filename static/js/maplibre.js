@@ -26,8 +26,10 @@ export function loadMapLibre() {
 }
 
 // MapLibre's control labels in the page's language (its `locale` option), from the page's words.
+// A word a page does not have is left out (MapLibre keeps its English one): MapLibre throws on a
+// missing label rather than falling back, and an undefined entry would replace its default.
 export function mapLocale(texts) {
-  return {
+  const locale = {
     "NavigationControl.ZoomIn": texts.zoomIn,
     "NavigationControl.ZoomOut": texts.zoomOut,
     "NavigationControl.ResetBearing": texts.resetBearing,
@@ -35,4 +37,27 @@ export function mapLocale(texts) {
     "Map.Title": texts.map,
     "Marker.Title": texts.map,
   };
+  Object.keys(locale).forEach((key) => { if (!locale[key]) { delete locale[key]; } });
+  return locale;
+}
+
+// A new language for a map already on screen. MapLibre reads its locale only when a control is
+// added and has no public way to change it, so the labels it wrote are rewritten here (the zoom
+// and compass buttons, the attribution button, the canvas's name) and its table is updated for
+// whatever it creates later.
+export function relabelMap(map, locale) {
+  Object.assign(map._locale, locale);
+  const container = map.getContainer();
+  const label = (selector, key) => {
+    if (!locale[key]) { return; }
+    container.querySelectorAll(selector).forEach((element) => {
+      element.title = locale[key];
+      element.setAttribute("aria-label", locale[key]);
+    });
+  };
+  label(".maplibregl-ctrl-zoom-in", "NavigationControl.ZoomIn");
+  label(".maplibregl-ctrl-zoom-out", "NavigationControl.ZoomOut");
+  label(".maplibregl-ctrl-compass", "NavigationControl.ResetBearing");
+  label(".maplibregl-ctrl-attrib-button", "AttributionControl.ToggleAttribution");
+  if (locale["Map.Title"]) { map.getCanvas().setAttribute("aria-label", locale["Map.Title"]); }
 }
