@@ -2,7 +2,7 @@
 // the words of all three languages into the page (appliance/dispatch/tracking/page.py); this keeps
 // them live (every 15 s), switches the language, draws the map once MapLibre has arrived (fetched
 // after the first paint), and sends the rating.
-import {loadMapLibre, mapLocale} from "/static/js/maplibre.js";
+import {loadMapLibre, mapLocale, relabelMap} from "/static/js/maplibre.js";
 
 const $ = (id) => document.getElementById(id);
 const token = decodeURIComponent(location.pathname.split("/").pop());
@@ -31,7 +31,10 @@ function applyLanguage() {
   $("comment").placeholder = T.comment;
   $("comment").setAttribute("aria-label", T.comment);
   document.querySelectorAll("[data-lang]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.lang === lang)));
-  if (map) { map.setLabels({courier: T.markerCourier, destination: T.markerDestination}); }
+  if (map) {
+    map.setLabels({courier: T.markerCourier, destination: T.markerDestination});
+    relabelMap(map.map, mapLocale(T));  // MapLibre's own buttons too, on the map already shown
+  }
   if (lastView) { render(lastView); } else { gone(); }
 }
 

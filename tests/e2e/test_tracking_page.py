@@ -98,9 +98,13 @@ def test_the_page_opens_in_the_recipients_language_and_shows_the_window(server) 
         assert page.inner_text("#headline") == "В пути"
         eta = page.inner_text("#eta")
         assert re.fullmatch(r"Доставка с \d\d:\d\d до \d\d:\d\d(, примерно в \d\d:\d\d)?", eta), eta
-        # Still switchable: the visitor's choice wins from then on.
+        zoom_in = "document.querySelector('.maplibregl-ctrl-zoom-in')"
+        wait_until(page, f"window.trackingMap && {zoom_in}", timeout=30)
+        assert page.evaluate(f"{zoom_in}.getAttribute('aria-label')") == "Приблизить"
+        # Still switchable: the visitor's choice wins from then on, MapLibre's own buttons included.
         page.click("[data-lang='en']")
         assert page.inner_text("#headline") == "On the way" and page.inner_text("#eta").startswith("Between ")
+        assert page.evaluate(f"{zoom_in}.getAttribute('aria-label')") == "Zoom in"
         page.reload()
         page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
         assert page.inner_text("#headline") == "On the way"
