@@ -38,8 +38,9 @@ def shop(mapped_data_dir, settings):
     port = free_port()
     app = create_app(settings.replace(dispatch_port=port))
     company = make_company("Arev Express", depot=ROAD_A)
-    make_member(app, company, "owner", email="ani@arev.am", password_hash=hash_password(PASSWORD))
-    dispatcher = make_member(app, company, "dispatcher")
+    hashed = hash_password(PASSWORD)
+    make_member(app, company, "owner", email="ani@arev.am", password_hash=hashed)
+    dispatcher = make_member(app, company, "dispatcher", email="lilit@arev.am", password_hash=hashed)
     # The receiver is a closed port on loopback: allowed as in development, and every attempt fails.
     with serving(mapped_data_dir, port, {"APPLIANCE_WEBHOOK_ALLOW_PRIVATE": "1"}) as url:
         yield url, dispatcher
@@ -136,3 +137,9 @@ def test_an_owner_creates_and_revokes_a_key_and_resends_a_failed_webhook_deliver
         assert missing == []
         screenshot(page, "console-integrations-ru")
         assert errors == []
+
+        # A dispatcher has no such tab (the API would answer 403).
+        other = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ru-RU").new_page()
+        sign_in_console(other, url, "lilit@arev.am")
+        assert other.is_hidden("[data-view-tab='integrations']")
+        assert other.is_visible("[data-view-tab='reports']")
