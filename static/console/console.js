@@ -14,6 +14,7 @@ import {Reports} from "/console/reports.js";
 import {Bulk} from "/console/bulk.js";
 import {Handover} from "/console/handover.js";
 import {Pins} from "/console/pins.js";
+import {Integrations} from "/console/integrations.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -60,6 +61,7 @@ ctx.bulk = new Bulk(ctx, board);
 ctx.handover = new Handover(ctx, board);
 ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
 ctx.pins = new Pins(ctx, board);  // imported drafts that need a pin (issue 46)
+const integrations = new Integrations(ctx);  // keys and webhooks, owners only (issue 46)
 let stream = null;
 let workspaceCompany = null;
 
@@ -69,7 +71,7 @@ function applyLanguage() {
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
   showStreamState(document.body.dataset.stream);
   renderSwitcher();
-  board.render(); fleet.render(); planner.render(); admin.render(); reports.render();
+  board.render(); fleet.render(); planner.render(); admin.render(); reports.render(); integrations.render();
 }
 
 // Views: the day (board, map, plan, couriers), cash, team, company and reports.
@@ -80,7 +82,8 @@ function showView(name) {
   document.querySelectorAll("[data-view-tab]").forEach((b) => b.setAttribute("aria-current", b.dataset.viewTab === name ? "page" : "false"));
   $("main").hidden = !ctx.session || name !== "day";
   document.querySelectorAll("[data-view-panel]").forEach((panel) => { panel.hidden = !ctx.session || panel.dataset.viewPanel !== name; });
-  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else if (name === "reports") { reports.show(); } else { admin.show(name); }
+  if (name !== "integrations") { integrations.hide(); }
+  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else if (name === "reports") { reports.show(); } else if (name === "integrations") { integrations.show(); } else { admin.show(name); }
 }
 document.querySelectorAll("[data-view-tab]").forEach((b) => b.addEventListener("click", () => showView(b.dataset.viewTab)));
 
@@ -130,7 +133,9 @@ function showSession(session) {
   $("signin").hidden = true;
   $("views").hidden = false;
   document.body.dataset.view = "workspace";
-  showView(workspaceCompany === session.company.id ? view : "day");
+  const owner = session.role === "owner";
+  document.querySelector("[data-view-tab='integrations']").hidden = !owner;  // keys and webhooks: owners only
+  showView(workspaceCompany === session.company.id && (owner || view !== "integrations") ? view : "day");
   document.body.dataset.company = session.company.id;
   if (workspaceCompany !== session.company.id) { startWorkspace(); }
   applyLanguage();

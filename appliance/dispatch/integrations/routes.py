@@ -84,3 +84,38 @@ def delete_webhook(webhook_id: int):
     """Stop sending to an endpoint; its queued deliveries are given up."""
     service.delete_webhook(current_actor().company_id, webhook_id)
     return Response(status=204)
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/company/webhooks/<int:webhook_id>/deliveries",
+    guard=O,
+    response=schemas.DeliveryList,
+    errors=(404,),
+    error_notes={404: "an unknown, deleted or another company's endpoint"},
+    tags=TAGS,
+)
+def list_deliveries(webhook_id: int):
+    """An endpoint's newest deliveries first, with their attempts and last error (owners; beyond
+    the specification, for the console)."""
+    return {"deliveries": service.list_deliveries(current_caller().company_id, webhook_id)}
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/company/webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/resend",
+    guard=O,
+    response=schemas.DeliveryOut,
+    errors=(404, 409),
+    error_notes={
+        404: "an unknown delivery, or an unknown, deleted or another company's endpoint",
+        409: "the delivery was delivered",
+    },
+    tags=TAGS,
+)
+def resend_delivery(webhook_id: int, delivery_id: int):
+    """Queue a given-up delivery again, due at once (a queued one is left as it is: the same
+    answer). Owners; beyond the specification, for the console."""
+    return service.resend_delivery(current_caller().company_id, webhook_id, delivery_id)

@@ -58,3 +58,21 @@ class WebhookCreated(WebhookOut):
 
 class WebhookList(BaseModel):
     webhooks: list[WebhookOut]
+
+
+class DeliveryOut(BaseModel):
+    id: str
+    messageId: str = Field(description="the `webhook-id` of every attempt (msg_…)")
+    eventType: OrderEvent
+    status: Literal["queued", "delivered", "failed"] = Field(
+        description="queued (waiting or retrying), delivered, or failed (given up)"
+    )
+    attempts: int = Field(description="attempts made so far")
+    lastError: str | None = Field(description="the last failed attempt's error")
+    createdAt: str
+    nextAttemptAt: str | None = Field(description="when a queued delivery is tried next")
+    deliveredAt: str | None
+
+
+class DeliveryList(BaseModel):
+    deliveries: list[DeliveryOut] = Field(description="the endpoint's newest 100 deliveries, newest first")

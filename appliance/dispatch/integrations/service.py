@@ -13,12 +13,12 @@ from appliance.common import clock
 from appliance.common import webhook_transport as transport
 from appliance.common.db import write_transaction
 from appliance.common.keys import seal, unseal
-from appliance.common.problems import BadRequest, NotFound
+from appliance.common.problems import BadRequest, Conflict, NotFound
 from appliance.dispatch import audit
 from appliance.dispatch.db import database
 from appliance.dispatch.integrations import signing
 from appliance.dispatch.integrations.outbox import ORDER_EVENTS
-from appliance.dispatch.models import CompanyWebhook, IntegrationKey, WebhookDelivery
+from appliance.dispatch.models import CompanyWebhook, IntegrationKey, WebhookDelivery, WebhookMessage
 from appliance.dispatch.orders import ids
 
 KEY_PREFIX = "ik_"  # never the start of an access token (a JWT starts with "eyJ")
@@ -160,3 +160,83 @@ def delete_webhook(company_id: int, webhook_id: int) -> None:
         WebhookDelivery.update(status="failed", last_error="the endpoint was deleted").where(
             (WebhookDelivery.endpoint == webhook_id) & (WebhookDelivery.status == "queued")
         ).execute()
+
+
+# -- deliveries (the console's view of an endpoint) ----------------------------------------------------
+
+DELIVERIES_SHOWN = 100
+
+
+def _live_webhook(company_id: int, webhook_id: int) -> CompanyWebhook:
+    """The company's undeleted endpoint; another company's is missing, as an unknown one."""
+    ids.require(webhook_id, "webhook")
+    row = CompanyWebhook.get_or_none(
+        (CompanyWebhook.id == webhook_id)
+        & (CompanyWebhook.company == company_id)
+        & CompanyWebhook.deleted_at.is_null()
+    )
+    if row is None:
+        raise NotFound("No such webhook.")
+    return row
+
+
+def _delivery_body(row: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "messageId": row.message.message_id,
+        "eventType": row.message.event_type,
+        "status": row.status,
+        "attempts": row.attempts,
+        "lastError": row.last_error,
+        "createdAt": clock.iso(row.created_at),
+        "nextAttemptAt": clock.iso(row.next_attempt_at) if row.status == "queued" else None,
+        "deliveredAt": clock.iso(row.delivered_at),
+    }
+
+
+def _deliveries(company_id: int, webhook_id: int) -> Any:
+    # The company is in the query itself, not only in the endpoint looked up before it.
+    return (
+        WebhookDelivery.select(WebhookDelivery, WebhookMessage)
+        .join(WebhookMessage)
+        .switch(WebhookDelivery)
+        .join(CompanyWebhook)
+        .where(
+            (WebhookDelivery.endpoint == webhook_id)
+            & (CompanyWebhook.company == company_id)
+            & (WebhookMessage.company == company_id)
+        )
+    )
+
+
+def list_deliveries(company_id: int, webhook_id: int) -> list[dict[str, Any]]:
+    """The endpoint's newest deliveries first, each with its attempts so far and last error."""
+    _live_webhook(company_id, webhook_id)
+    rows = _deliveries(company_id, webhook_id).order_by(WebhookDelivery.id.desc()).limit(DELIVERIES_SHOWN)
+    return [_delivery_body(row) for row in rows]
+
+
+def resend_delivery(company_id: int, webhook_id: int, delivery_id: int) -> dict[str, Any]:
+    """A given-up delivery is queued again, due at once. The sender gives a delivery up once it is
+    older than its retry window, so an old one gets one more attempt; a queued one is already
+    waiting (the answer is the same, nothing changes); a delivered one is not sent twice (409)."""
+    ids.require(delivery_id, "delivery")
+    with write_transaction(database):
+        _live_webhook(company_id, webhook_id)
+        row = _deliveries(company_id, webhook_id).where(WebhookDelivery.id == delivery_id).first()
+        if row is None:
+            raise NotFound("No such delivery.")
+        if row.status == "delivered":
+            raise Conflict("The delivery was delivered; it is not sent again.")
+        if row.status == "failed":
+            WebhookDelivery.update(
+                status="queued", next_attempt_at=clock.now(), lease_until=None, lease_holder=None
+            ).where((WebhookDelivery.id == delivery_id) & (WebhookDelivery.status == "failed")).execute()
+            audit.record(
+                "webhook_delivery.resent",
+                f"webhook_delivery:{delivery_id}",
+                company_id=company_id,
+                after={"webhook": str(webhook_id), "messageId": row.message.message_id},
+            )
+            row = _deliveries(company_id, webhook_id).where(WebhookDelivery.id == delivery_id).get()
+    return _delivery_body(row)
