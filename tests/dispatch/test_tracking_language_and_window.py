@@ -54,7 +54,9 @@ def test_the_view_names_the_orders_language_else_the_companys_default(dispatch_c
     unsaid = assigned_order(dispatch_client, dispatcher, courier)
     assert _view(dispatch_client, dispatcher, unsaid["id"])["language"] == "hy"
     company = Company.get()
-    RecipientSettings.insert(company=company.id, default_language="en").on_conflict_replace().execute()
+    RecipientSettings.insert(company=company.id, default_language="en").on_conflict(
+        conflict_target=[RecipientSettings.company], update={RecipientSettings.default_language: "en"}
+    ).execute()
     assert _view(dispatch_client, dispatcher, unsaid["id"])["language"] == "en"
 
 

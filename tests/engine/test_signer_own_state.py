@@ -26,7 +26,7 @@ from appliance.engine.signer.core import SignerRefused
 from appliance.engine.signer.store import db_path
 from appliance.engine.signer.supervisor import SignerSupervisor
 from appliance.settings import Settings
-from tests.conftest import free_port
+from tests.conftest import BACKEND, free_port
 from tests.engine.anvil import NETWORK_ID, Anvil, running_anvil
 from tests.engine.helpers import make_operator
 from tests.engine.pipeline_harness import ETHER, FEE_WALLET, PAYOUT_WALLET, TEST_MNEMONIC, harness_settings
@@ -306,6 +306,9 @@ def test_a_pending_loosening_takes_effect_once_its_delay_has_passed(tmp_path) ->
         store.close()
 
 
+@pytest.mark.skipif(
+    BACKEND != "sqlite", reason="restores a SQLite data directory (signer.db is SQLite anywhere)"
+)
 def test_a_backup_carries_the_signers_policy_and_journal_but_never_its_administrator_token(
     served: Served, tmp_path
 ) -> None:

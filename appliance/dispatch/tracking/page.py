@@ -79,10 +79,17 @@ TEXTS: dict[str, dict[str, str]] = {
 }  # fmt: skip
 
 
-def language(asked: str | None, kept: str | None, recipient: str | None, accept_language: list[str]) -> str:
-    """?lang=, then this device's earlier choice (its cookie), then the recipient's language the
-    view names (the order's: docs/tracking.md), then the browser's, then Armenian."""
-    for candidate in (asked, kept, recipient, *accept_language):
+def language(
+    asked: str | None,
+    kept: str | None,
+    recipient: str | None,
+    accept_language: list[str],
+    company: str | None,
+) -> str:
+    """?lang=, then this device's earlier choice (its cookie), then the language the order names
+    for its recipient, then the browser's, then the company's default for recipients, then
+    Armenian (docs/tracking.md)."""
+    for candidate in (asked, kept, recipient, *accept_language, company):
         code = (candidate or "")[:2].lower()
         if code in LANGUAGES:
             return code

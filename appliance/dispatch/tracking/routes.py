@@ -240,8 +240,9 @@ def tracking_page(token: str) -> Response:
     lang = page.language(
         request.args.get("lang"),
         request.cookies.get(page.COOKIE),
-        view.get("language") if view else None,
+        service.recipient_language(token) if view else None,
         list(request.accept_languages.values()),
+        view.get("language") if view else None,  # the order's, else the company's default
     )
     template = page_asset("track.html").body
     response = rendered_page_response(page.render(template, view, lang), template)

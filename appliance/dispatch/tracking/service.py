@@ -178,6 +178,17 @@ def find_link(token: str) -> TrackingLink:
     return link
 
 
+def recipient_language(token: str) -> str | None:
+    """The language the order names for its recipient (None when it names none: the page then
+    goes by the browser before the company's default)."""
+    try:
+        link = find_link(token)
+    except NotFound:
+        return None
+    order = Order.get_or_none(Order.id == link.order_id)
+    return order.recipient_language if order is not None else None
+
+
 def _timeline(order: Order) -> list[dict[str, Any]]:
     reached: dict[str, str] = {}
     if order.attempt == 1:
