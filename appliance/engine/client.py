@@ -31,7 +31,7 @@ from typing import Any
 
 import requests
 
-from appliance.engine.protocol import body_hash, canonical_string, verify
+from appliance.engine.protocol import body_hash, canonical_instruction, canonical_string, verify
 from appliance.engine.protocol import sign_request as sign
 
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
@@ -179,14 +179,14 @@ class EngineClient:
     def instruction_signature(
         self, payout_id: str, asset: str, amount_minor: str, destination: str, chain_id: str
     ) -> str:
-        """The operator's Ed25519 signature (128 hex digits) over the canonical instruction."""
-        from appliance.engine.instructions import canonical
-        from appliance.engine.instructions import sign as sign_instruction
+        """The operator's Ed25519 signature (128 hex digits) over the canonical instruction. Needs
+        the `cryptography` package, and only here: without instruction_key the client needs none."""
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         if self.instruction_key is None:
             raise ValueError("no instruction_key: this client signs no instructions")
-        message = canonical(payout_id, asset, amount_minor, destination, chain_id)
-        return sign_instruction(self.instruction_key, message)
+        message = canonical_instruction(payout_id, asset, amount_minor, destination, chain_id)
+        return Ed25519PrivateKey.from_private_bytes(bytes.fromhex(self.instruction_key)).sign(message).hex()
 
     def chain_of(self, asset: str) -> str:
         """The chainId of the one offered asset entry coded ``asset`` (asked once)."""

@@ -13,11 +13,12 @@ with ``canonical`` alone.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from appliance.engine.protocol import canonical_instruction
 
 PUBLIC_KEY_HEX = re.compile(r"^[0-9a-f]{64}$")
 SIGNATURE_HEX = re.compile(r"^[0-9a-f]{128}$")
@@ -36,14 +37,7 @@ class Instruction:
 
 
 def canonical(payout_id: str, asset: str, amount_minor: str | int, destination: str, chain_id: str) -> bytes:
-    members = {
-        "amountMinor": str(amount_minor),
-        "asset": asset,
-        "chainId": chain_id,
-        "destination": destination.lower(),
-        "payoutId": payout_id,
-    }
-    return json.dumps(members, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_instruction(payout_id, asset, amount_minor, destination, chain_id)
 
 
 def public_key_of(private_key_hex: str) -> str:

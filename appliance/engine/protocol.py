@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import time
 from collections.abc import Mapping
 
@@ -83,3 +84,19 @@ def verify(
     except ValueError:
         return False
     return hmac.compare_digest(expected.encode(), signature.encode())
+
+
+def canonical_instruction(
+    payout_id: str, asset: str, amount_minor: str | int, destination: str, chain_id: str
+) -> bytes:
+    """The bytes an operator signs with its Ed25519 key for a payout (issue 43): the UTF-8 JSON
+    object of exactly these five members, keys sorted, no whitespace, the destination lower-cased
+    (appliance/engine/instructions.py verifies; docs/engine-auth.md, Instruction signatures)."""
+    members = {
+        "amountMinor": str(amount_minor),
+        "asset": asset,
+        "chainId": chain_id,
+        "destination": destination.lower(),
+        "payoutId": payout_id,
+    }
+    return json.dumps(members, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

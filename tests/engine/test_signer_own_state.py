@@ -290,15 +290,15 @@ def test_a_pending_loosening_takes_effect_once_its_delay_has_passed(tmp_path) ->
     store = open_store(tmp_path)
     subject = f"{OPERATOR}/eth_anvil/ETH"
     try:
-        with store.transaction() as db:
+        with store.write_transaction() as db:
             own_policy.set_value(db, "max_payout_minor", subject, "5")
             assert own_policy.set_value(db, "max_payout_minor", subject, "9").delayed
         clock.advance(timedelta(hours=23))
-        with store.transaction() as db:
+        with store.write_transaction() as db:
             own_policy.apply_due(db)
             assert own_policy.limit(db, "max_payout_minor", OPERATOR, "eth_anvil", "ETH") == 5
         clock.advance(timedelta(hours=2))
-        with store.transaction() as db:
+        with store.write_transaction() as db:
             own_policy.apply_due(db)
             assert own_policy.limit(db, "max_payout_minor", OPERATOR, "eth_anvil", "ETH") == 9
     finally:

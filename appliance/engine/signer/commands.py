@@ -54,7 +54,7 @@ def run(store: SignerStore, command: str, args: dict[str, Any]) -> dict[str, Any
         raise ValueError(f"unknown command {command!r} (known: {', '.join(NAMES)})")
     if not isinstance(args, dict):
         raise ValueError("args must be a JSON object")
-    with store.transaction() as db:
+    with store.write_transaction() as db:
         own_policy.apply_due(db)
         if command == "show":
             shown = own_policy.describe(db)

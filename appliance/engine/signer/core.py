@@ -76,7 +76,7 @@ class Signer:
         if recipient is not None and recipient[0] < 1:
             raise SignerRefused("a top-up's recipient is a deposit address: account 1 or above")
         derived = recipient is not None and self.custody.address(*recipient) == decoded.to
-        with self.state.transaction() as db:
+        with self.state.write_transaction() as db:
             own_policy.apply_due(db)
             cap = min(self.gas_cap, int(own_policy.deployment(db, "gas_topup_cap_wei")))
             with connection(database):

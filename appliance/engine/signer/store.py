@@ -102,7 +102,7 @@ class SignerStore:
         self._migrate()
 
     def _migrate(self) -> None:
-        with self.transaction() as db:
+        with self.write_transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = db.execute("SELECT version FROM schema_version").fetchone()
             version = 0 if row is None else int(row[0])
@@ -119,7 +119,7 @@ class SignerStore:
                 db.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def write_transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: a second signer process waits for this one)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
