@@ -23,6 +23,7 @@ from typing import Any
 
 import peewee
 
+from appliance.common import clock
 from appliance.common.db import is_sqlite
 
 GENESIS = "0" * 64
@@ -101,7 +102,7 @@ def record(
     last = model.select(model.hash).order_by(model.id.desc()).first()
     previous = last.hash if last is not None else _anchor(anchor_model)
     fields = {
-        "at": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "at": clock.now().isoformat(timespec="microseconds"),
         "actorKind": actor_kind,
         "actor": str(actor)[:200],
         "companyId": company_id,

@@ -128,7 +128,12 @@ def build_workers(
     )
     if settings.reconcile_interval_seconds > 0:
         reconciler = ReconcileJob(
-            chains, custody, interval=timedelta(seconds=settings.reconcile_interval_seconds)
+            chains,
+            custody,
+            interval=timedelta(seconds=settings.reconcile_interval_seconds),
+            audit_retention=timedelta(days=settings.audit_retention_days)
+            if settings.audit_retention_days
+            else None,
         )
         workers.append(
             (

@@ -22,6 +22,8 @@ const TEXT = {
   chainOk: (n, head) => `The chain of ${n} entries verifies; head ${head}.`,
   chainBroken: (id, why) => `The audit chain is BROKEN at entry ${id}: it ${why}.`,
   critical: "critical",
+  allowList: (n) => `${n} allowed destination${n === 1 ? "" : "s"}`,
+  anyDestination: "any destination",
   notScheduled: "Backups are not scheduled on this deployment (backup_every_hours; docs/operations.md).",
   scheduled: (hours, last) => `Every ${hours} h; last run ${last || "none yet"}.`,
   drillPassed: "restores",
@@ -142,7 +144,11 @@ function render(data) {
     tr.dataset.operator = o.operatorId;
     tr.dataset.paused = String(paused);
     const balances = o.balances.map((b) => `${b.assetId}: ${b.available || b.availableMinor}`).join("; ");
-    tr.append(cell(o.operatorId, "mono"), cell(o.controls.ledgerMode), cell(paused ? TEXT.pausedState : TEXT.running), cell(balances || "—"));
+    const limits = o.controls.limits.filter((l) => l.summary).map((l) => `${l.assetId}: ${l.summary}`);
+    const allowed = o.controls.allowedDestinations.length;
+    const controls = [...limits, allowed ? TEXT.allowList(allowed) : TEXT.anyDestination].join("; ");
+    tr.append(cell(o.operatorId, "mono"), cell(o.controls.ledgerMode), cell(paused ? TEXT.pausedState : TEXT.running),
+      cell(controls), cell(balances || "—"));
     const td = document.createElement("td");
     td.append(paused
       ? button(TEXT.resume, () => act("POST", `/admin/api/operators/${o.operatorId}/resume`, TEXT.resumed), {resume: o.operatorId})

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from appliance.common import audit
-from appliance.common.db import write_transaction
+from appliance.common.db import connection, write_transaction
 from appliance.dispatch.db import database as dispatch_database
 from appliance.dispatch.models.audit import AuditAnchor, AuditEntry
 from tests.conftest import BACKEND
@@ -178,3 +178,29 @@ def test_the_engines_administrator_acts_are_recorded_with_the_os_user(settings) 
     assert "secret" not in json.dumps(entries[0]["after"]).replace("secretId", "")
     verified = appliance(data, "audit", "verify", "--json")
     assert verified.returncode == 0 and json.loads(verified.stdout)["engine"]["ok"]
+
+
+def test_the_engines_reconcile_job_removes_entries_past_their_retention_and_the_chain_verifies(
+    engine_app,
+) -> None:
+    from appliance.common import clock
+    from appliance.engine import audit as engine_audit
+    from appliance.engine.db import database as engine_database
+    from appliance.engine.treasury.job import ReconcileJob
+
+    runtime = engine_app.extensions["engine"]
+    start = clock.now()
+    with engine_app.app_context(), connection(engine_database):
+        for days in (800, 10):  # one entry past two years, one recent
+            clock.freeze(start - timedelta(days=days))
+            with write_transaction(engine_database):
+                engine_audit.record("operator.paused", f"operator:op_old{days}")
+        clock.freeze(None)
+        job = ReconcileJob(
+            runtime.chains, runtime.custody, interval=timedelta(hours=1), audit_retention=timedelta(days=730)
+        )
+        assert job.run_pass() == 1
+        from appliance.engine.models.audit import AuditEntry
+
+        assert [e.subject for e in AuditEntry.select()] == ["operator:op_old10"]
+        assert engine_audit.verify().ok

@@ -81,6 +81,9 @@ def test_the_administrator_approves_acknowledges_and_pauses_and_sees_each_in_the
         page.wait_for_selector("#audit tr[data-action='payout.approved']")
         page.click("[data-acknowledge]")
         page.wait_for_selector("#audit tr[data-action='finding.acknowledged']")
+        assert "approval above 0.0000000000000001 ETH" in page.inner_text(
+            f"#operators tr[data-operator='{OPERATOR}']"
+        )
         page.click(f"[data-pause='{OPERATOR}']")
         page.wait_for_selector(f"#operators tr[data-operator='{OPERATOR}'][data-paused='true']")
         page.wait_for_selector("#audit tr[data-action='operator.paused']")

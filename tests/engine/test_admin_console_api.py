@@ -123,6 +123,8 @@ def test_a_payout_awaiting_approval_is_listed_and_approved_from_the_console(harn
         == 200
     )
     overview = client.get("/admin/api/overview").json
+    (operator,) = overview["operators"]
+    assert operator["controls"]["limits"][0]["summary"] == "approval above 0.0000000000000001 ETH"
     (waiting,) = overview["approvals"]
     assert waiting["payoutId"] == "pyo_large00001" and waiting["amount"] == "0.002 ETH"
     approved = client.post(f"/admin/api/payouts/{waiting['id']}/approve", headers=CHANGE)

@@ -20,6 +20,14 @@ from appliance.engine.models import Payout, TreasuryFinding
 from appliance.engine.treasury import reconcile
 
 ACTOR = "console"
+# The operator's limits as the console words them (ledger/service.py controls()).
+LIMIT_WORDS = (
+    ("maxPayoutMinor", "at most per payout"),
+    ("dailyVolumeMinor", "at most per 24 h"),
+    ("approvalAboveMinor", "approval above"),
+    ("approvalRollingMinor", "approval above, rolling"),
+    ("exposureCeilingMinor", "exposure at most"),
+)
 AWAITING_LIMIT = 200
 
 
@@ -124,6 +132,13 @@ def operators(chains: Chains) -> list[dict[str, Any]]:
             chain_id, _, code = str(row.get("assetId", ":")).partition(":")
             for name in [k for k in row if k.endswith("Minor")]:
                 row[name.removesuffix("Minor")] = _units(chains, chain_id, code, row[name])
+        for limit in controls.get("limits", []):
+            chain_id, _, code = str(limit["assetId"]).partition(":")
+            limit["summary"] = ", ".join(
+                f"{label} {_units(chains, chain_id, code, limit[name])}"
+                for name, label in LIMIT_WORDS
+                if limit.get(name) is not None
+            )
         rows.append(
             {"operatorId": operator_id, "controls": controls, "balances": balances.get("balances", [])}
         )

@@ -35,8 +35,10 @@ class ReconcileJob:
         *,
         interval: timedelta,
         lease: timedelta = timedelta(minutes=10),
+        audit_retention: timedelta | None = None,
     ) -> None:
         self.chains = chains
+        self.audit_retention = audit_retention
         self.custody = custody
         self.interval = interval
         self.lease = lease
@@ -52,9 +54,23 @@ class ReconcileJob:
         except Exception as exc:  # the lease is released and the next run retried all the same
             faults.log_failure(log, exc, "treasury: reconcile")
             error = f"{type(exc).__name__}: {exc}"[:500]
+        if self.audit_retention is not None:
+            self._prune_audit(self.audit_retention)
         with write_transaction(database):
             self.run_lease.release(next_run_at=clock.now() + self.interval, last_error=error)
         return 1
+
+    def _prune_audit(self, retention: timedelta) -> None:
+        """The engine's audit entries older than audit_retention_days go, with the run's lease (one
+        node at a time); the chain's anchor moves past them (appliance/common/audit.py)."""
+        from appliance.common import audit
+        from appliance.engine.models.audit import AuditAnchor, AuditEntry
+
+        try:
+            with write_transaction(database):
+                audit.prune(AuditEntry, AuditAnchor, clock.now() - retention)
+        except Exception as exc:  # retried at the next run
+            faults.log_failure(log, exc, "treasury: audit retention")
 
     def _take_lease(self) -> bool:
         """The run's lease, when the run is due (``next_run_at`` has come)."""
