@@ -22,6 +22,8 @@ const TEXT = {
   chainOk: (n, head) => `The chain of ${n} entries verifies; head ${head}.`,
   chainBroken: (id, why) => `The audit chain is BROKEN at entry ${id}: it ${why}.`,
   critical: "critical",
+  entries: "Ledger entries",
+  entriesOf: (id) => `Ledger entries of ${id} (newest 50, its balance)`,
   allowList: (n) => `${n} allowed destination${n === 1 ? "" : "s"}`,
   anyDestination: "any destination",
   notScheduled: "Backups are not scheduled on this deployment (backup_every_hours; docs/operations.md).",
@@ -150,6 +152,7 @@ function render(data) {
     tr.append(cell(o.operatorId, "mono"), cell(o.controls.ledgerMode), cell(paused ? TEXT.pausedState : TEXT.running),
       cell(controls), cell(balances || "—"));
     const td = document.createElement("td");
+    td.append(button(TEXT.entries, () => showEntries(o.operatorId), {entries: o.operatorId}), " ");
     td.append(paused
       ? button(TEXT.resume, () => act("POST", `/admin/api/operators/${o.operatorId}/resume`, TEXT.resumed), {resume: o.operatorId})
       : button(TEXT.pause, () => act("POST", `/admin/api/operators/${o.operatorId}/pause`, TEXT.paused), {pause: o.operatorId}));
@@ -175,6 +178,21 @@ function render(data) {
   const chain = data.auditChain;
   $("audit-chain").textContent = chain.ok ? TEXT.chainOk(chain.entries, chain.head) : TEXT.chainBroken(chain.brokenAt, chain.reason);
   $("audit-chain").className = "small " + (chain.ok ? "ok" : "error");
+}
+
+async function showEntries(operatorId) {
+  try {
+    const data = await call("GET", `/admin/api/operators/${operatorId}/entries`);
+    $("entries-title").textContent = TEXT.entriesOf(operatorId);
+    fill("entries", data.entries, (tr, e) => {
+      tr.dataset.kind = e.kind;
+      tr.append(cell(e.createdAt), cell(e.kind), cell(e.assetId), cell(e.amount), cell(e.ref, "mono"),
+        cell([e.memo, e.actor].filter(Boolean).join(" · ") || "—"));
+    });
+    $("entries-card").hidden = false;
+    $("entries-title").tabIndex = -1;
+    $("entries-title").focus();
+  } catch (error) { say(TEXT.failed + error.message); }
 }
 
 async function load() {

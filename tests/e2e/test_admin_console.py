@@ -84,6 +84,9 @@ def test_the_administrator_approves_acknowledges_and_pauses_and_sees_each_in_the
         assert "approval above 0.0000000000000001 ETH" in page.inner_text(
             f"#operators tr[data-operator='{OPERATOR}']"
         )
+        page.click(f"[data-entries='{OPERATOR}']")
+        page.wait_for_selector("#entries-card:not([hidden])")
+        assert page.evaluate("document.activeElement.id") == "entries-title"
         page.click(f"[data-pause='{OPERATOR}']")
         page.wait_for_selector(f"#operators tr[data-operator='{OPERATOR}'][data-paused='true']")
         page.wait_for_selector("#audit tr[data-action='operator.paused']")

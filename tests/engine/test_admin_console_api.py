@@ -125,6 +125,13 @@ def test_a_payout_awaiting_approval_is_listed_and_approved_from_the_console(harn
     overview = client.get("/admin/api/overview").json
     (operator,) = overview["operators"]
     assert operator["controls"]["limits"][0]["summary"] == "approval above 0.0000000000000001 ETH"
+    credited = appliance(
+        harness, "operator", "credit", OPERATOR, "--asset", "ETH", "--amount", "7", "--memo", "gift"
+    )
+    assert credited.exit_code == 0, credited.output
+    entries = client.get(f"/admin/api/operators/{OPERATOR}/entries").json["entries"]
+    assert (entries[0]["amount"], entries[0]["memo"]) == ("0.000000000000000007 ETH", "gift")
+    assert client.get("/admin/api/operators/op_nobodyhere/entries").status_code == 404
     (waiting,) = overview["approvals"]
     assert waiting["payoutId"] == "pyo_large00001" and waiting["amount"] == "0.002 ETH"
     approved = client.post(f"/admin/api/payouts/{waiting['id']}/approve", headers=CHANGE)

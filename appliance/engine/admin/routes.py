@@ -232,3 +232,17 @@ def reject_foreign(chain_id: str, tx_hash: str, body: Decision | None = None):
     wallet."""
     memo = body.memo if body is not None else None
     return service.decide_foreign(runtime().chains, chain_id, tx_hash, None, None, memo)
+
+
+@endpoint(
+    bp,
+    "GET",
+    "/admin/api/operators/<operator_id>/entries",
+    path=OperatorPath,
+    guard=ADMIN,
+    errors=(404,),
+    tags=TAGS,
+)
+def operator_entries(operator_id: str):
+    """The operator's 50 newest ledger entries on its balance, newest first."""
+    return service.ledger_entries(runtime().chains, operator_id)

@@ -246,3 +246,37 @@ def backups(settings: Any) -> dict[str, Any]:
             for d in drills
         ],
     }
+
+
+def ledger_entries(chains: Chains, operator_id: str, limit: int = 50) -> dict[str, Any]:
+    """The operator's newest ledger legs (balance account only: what changed what it may pay out),
+    with amounts in the asset's units."""
+    from appliance.engine.ledger import book
+    from appliance.engine.ledger.models import LedgerEntry
+    from appliance.engine.models import Operator
+
+    if Operator.get_or_none(Operator.id == operator_id) is None:
+        raise NotFound("No such operator.")
+    rows = (
+        LedgerEntry.select()
+        .where((LedgerEntry.operator == operator_id) & (LedgerEntry.account == book.BALANCE))
+        .order_by(LedgerEntry.id.desc())
+        .limit(limit)
+    )
+    return {
+        "operatorId": operator_id,
+        "entries": [
+            {
+                "journal": row.journal,
+                "kind": row.kind,
+                "assetId": f"{row.chain_id}:{row.asset_code}",
+                "amountMinor": row.amount_minor,
+                "amount": _units(chains, row.chain_id, row.asset_code, row.amount_minor),
+                "ref": row.ref,
+                "memo": row.memo,
+                "actor": row.actor,
+                "createdAt": clock.iso(row.created_at),
+            }
+            for row in rows
+        ],
+    }
