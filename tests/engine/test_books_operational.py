@@ -11,7 +11,7 @@ import pytest
 
 from appliance.common import clock
 from appliance.engine.db import database
-from appliance.engine.models import DepositAddress, Sweep
+from appliance.engine.models import Deposit, DepositAddress, Sweep
 from appliance.engine.sweeps.job import Sweeper
 from appliance.engine.treasury.positions import all_positions
 from appliance.engine.treasury.reconcile import acknowledge
@@ -71,6 +71,16 @@ def _sweep_passes(setup: Setup, sweeper: Sweeper, done: Any, passes: int = 30) -
         setup.node.mine()
         watch(setup.harness)
     pytest.fail("the sweeps did not get there")
+
+
+def _confirmed(address: str) -> bool:
+    with database.connection_context():
+        return (
+            Deposit.select()
+            .join(DepositAddress)
+            .where((DepositAddress.address == address) & (Deposit.status == "CONFIRMED"))
+            .exists()
+        )
 
 
 def _sweeps(address: str) -> list[Sweep]:
@@ -134,6 +144,11 @@ def test_dust_skipped_while_fees_are_high_is_swept_once_they_fall(setup: Setup) 
     _base_fee(setup, 100 * 10**9)
     setup.send_eth(customer, 10**15)  # 0.001 ETH: less than a sweep's fee at 2 × 100 gwei
     _base_fee(setup, 100 * 10**9, blocks=3)
+    for _ in range(20):  # the deposit confirmed (the watcher may need a pass more), the fee kept high
+        if _confirmed(customer):
+            break
+        _base_fee(setup, 100 * 10**9)
+    assert _confirmed(customer)
     sweeper = Sweeper(setup.runtime.chains, setup.runtime.custody)
     with database.connection_context():
         sweeper.sweep_pass()
