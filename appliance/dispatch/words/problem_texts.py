@@ -18,6 +18,11 @@ T = dict[str, str]
 EXACT: dict[str, T] = {
     # -- every answer -------------------------------------------------------------------------
     "No such resource.": {"hy": "Այդպիսի ռեսուրս չկա։", "ru": "Такого ресурса нет."},
+    "No such delivery.": {"hy": "Այդպիսի առաքում (webhook) չկա։", "ru": "Такой отправки нет."},
+    "The delivery was delivered; it is not sent again.": {
+        "hy": "Այս ուղարկումն արդեն հասել է. այն կրկին չի ուղարկվում։",
+        "ru": "Эта отправка уже доставлена; повторно она не отправляется.",
+    },
     "The order needs a pin: its address could not be placed. Set its pin (PATCH /orders/{id}) first.": {
         "hy": "Պատվերին քարտեզի նշան է պետք. հասցեն չհաջողվեց տեղորոշել։ Նախ նշեք այն (PATCH /orders/{id})։",
         "ru": "Заказу нужна отметка на карте: адрес не удалось найти. "
