@@ -95,6 +95,9 @@ class Order(BaseModel):
     # Migration 0029 (issue 46): an imported row whose address could not be placed, kept as a
     # draft at a stand-in pin (the company's depot) until a dispatcher drops the real one: why.
     pin_needed = peewee.CharField(max_length=300, null=True)
+    # Migration 0031 (issue 47): the delivery fee charged to the shop, whole drams; NULL when no
+    # fee rule applied.
+    delivery_fee_amd = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "order"
