@@ -86,6 +86,10 @@ class Unlock:
 
     passphrase: Callable[[], str] | None = None
     identities: tuple[str, ...] = ()
+    # A secret was given on purpose (a passphrase file or variable, an identity): the backup is
+    # meant to be encrypted, so one in the clear may have been put in its place by someone who
+    # can write where backups are kept. Refused unless the operator says a clear one is expected.
+    expects_encryption: bool = False
 
 
 @dataclasses.dataclass
@@ -564,6 +568,12 @@ def unlock_backup(manifest: dict[str, Any], unlock: Unlock) -> Sealer | None:
     """The sealer of an encrypted backup (its manifest's MAC checked), None for a clear one."""
     header = manifest.get("encryption")
     if header is None:
+        if unlock.expects_encryption:
+            raise BackupLocked(
+                "the backup is not encrypted, although a passphrase or identity was given: it may "
+                "have been replaced by someone who can write where backups are kept; restore it "
+                "only if you wrote it in the clear yourself (--allow-unencrypted)"
+            )
         return None
     try:
         sealer = Sealer.open(header, passphrase=unlock.passphrase, identities=unlock.identities)

@@ -155,7 +155,7 @@ class BackupScheduler:
             name, started, passed=True, destinations=labels, size=size, seconds=seconds, kept=self.kept
         )
         log.info("scheduled backup %s taken in %.1f s (%d bytes) into %s", name, seconds, size, labels)
-        unlock = Unlock(passphrase=lambda: passphrase)
+        unlock = Unlock(passphrase=lambda: passphrase, expects_encryption=True)  # always sealed
         steps = [
             *[lambda p=p: self.drill(p, name, unlock) for p in places],
             *[lambda p=p: self.prune(p) for p in places],

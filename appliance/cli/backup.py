@@ -209,8 +209,12 @@ def backup_command(
         )
 
 
-def restore_unlock(passphrase_file: Path | None, identity_files: tuple[Path, ...]) -> Unlock:
-    """What may open the backup: identities from files, and a passphrase found only if needed."""
+def restore_unlock(
+    passphrase_file: Path | None, identity_files: tuple[Path, ...], allow_unencrypted: bool = False
+) -> Unlock:
+    """What may open the backup: identities from files, and a passphrase found only if needed. A
+    secret given on purpose (a file, the variable, an identity) means the backup must be encrypted,
+    unless ``allow_unencrypted``."""
     from appliance.backup import Unlock
     from appliance.common.sealing import SealingError, WrongSecret, read_identities
 
@@ -227,11 +231,21 @@ def restore_unlock(passphrase_file: Path | None, identity_files: tuple[Path, ...
             raise WrongSecret(NO_PASSPHRASE)
         return found
 
-    return Unlock(passphrase=passphrase, identities=tuple(identities))
+    given = passphrase_file is not None or bool(os.environ.get(PASSPHRASE_ENV)) or bool(identities)
+    return Unlock(
+        passphrase=passphrase,
+        identities=tuple(identities),
+        expects_encryption=given and not allow_unencrypted,
+    )
 
 
 def _unlock_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--passphrase-file and --identity: how `restore` and `backup verify` open a backup."""
+    fn = click.option(
+        "--allow-unencrypted",
+        is_flag=True,
+        help="Accept a backup in the clear although a passphrase or identity is given.",
+    )(fn)
     fn = click.option(
         "--identity",
         "identity_files",
@@ -254,13 +268,14 @@ def restore_command(
     source: Path,
     passphrase_file: Path | None,
     identity_files: tuple[Path, ...],
+    allow_unencrypted: bool,
     settings: Settings,
     as_json: bool,
 ) -> None:
     """Restore a backup into an empty data directory (--data-dir), checking every checksum."""
     from appliance.backup import BackupError, restore_backup
 
-    unlock = restore_unlock(passphrase_file, identity_files)
+    unlock = restore_unlock(passphrase_file, identity_files, allow_unencrypted)
     try:
         with _progress_bar("restore") as progress:
             result = restore_backup(
@@ -292,6 +307,7 @@ def verify_command(
     where: str,
     passphrase_file: Path | None,
     identity_files: tuple[Path, ...],
+    allow_unencrypted: bool,
     settings: Settings,
     as_json: bool,
 ) -> None:
@@ -300,7 +316,7 @@ def verify_command(
     from appliance.backups.drill import drill, scratch_directory
     from appliance.backups.storage import StorageError, resolve
 
-    unlock = restore_unlock(passphrase_file, identity_files)
+    unlock = restore_unlock(passphrase_file, identity_files, allow_unencrypted)
     with scratch_directory(settings.data_dir) as scratch:
         try:
             label, source = resolve(settings, where, scratch / "fetched")

@@ -367,3 +367,39 @@ def test_a_backup_is_encrypted_unless_no_encryption_is_asked_for_and_then_it_war
     restored = _cli("restore", str(tmp_path / "b3"), "--data-dir", str(tmp_path / "r3"), "--json")
     assert restored.returncode == 0, restored.stderr
     assert json.loads(restored.stdout)["encryption"] is None
+
+
+@sqlite_only
+def test_a_clear_backup_put_where_an_encrypted_one_was_is_refused_when_its_passphrase_is_given(
+    live, tmp_path: Path
+) -> None:
+    """Someone who can write where backups are kept swaps in a backup in the clear (their own
+    data, their own keys): a restore or a verify given the passphrase must not take it silently."""
+    data_dir = str(live["settings"].data_dir)
+    swapped = tmp_path / "nightly"
+    made = _cli("backup", "--out", str(swapped), "--data-dir", data_dir, "--no-encryption")
+    assert made.returncode == 0, made.stderr
+    secret = tmp_path / "passphrase.txt"
+    secret.write_text(PASSPHRASE)
+    refusal = "error: the backup is not encrypted, although a passphrase or identity was given"
+    given_ways = {
+        "variable": ([], {"APPLIANCE_BACKUP_PASSPHRASE": PASSPHRASE}),
+        "file": (["--passphrase-file", str(secret)], None),
+    }
+    for how, (options, env) in given_ways.items():
+        target = tmp_path / f"restored-{how}"
+        done = _cli("restore", str(swapped), "--data-dir", str(target), *options, env=env)
+        assert done.returncode == 1, done.stdout
+        assert refusal in done.stderr
+        assert not target.exists()
+    verified = _cli(
+        "backup", "verify", str(swapped), "--data-dir", data_dir, "--passphrase-file", str(secret)
+    )
+    assert verified.returncode == 1
+    assert refusal[len("error: ") :] in verified.stdout + verified.stderr
+    allowed = _cli(
+        "restore", str(swapped), "--data-dir", str(tmp_path / "allowed"), "--allow-unencrypted", "--json",
+        env=given_ways["variable"][1],
+    )  # fmt: skip
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["encryption"] is None
