@@ -449,7 +449,8 @@ export class Board {
         eta.stops.forEach((stop) => {
           const order = this.orders.get(stop.orderId);
           if (!order) { return; }
-          if (stop.eta && order.deliveryWindowEnd && new Date(stop.eta) > new Date(order.deliveryWindowEnd)) { this.risk.set(order.id, stop.eta); } else { this.risk.delete(order.id); }
+          const due = stop.expectedAt || stop.eta;  // the expected hand-over counts the waits at earlier stops
+          if (due && order.deliveryWindowEnd && new Date(due) > new Date(order.deliveryWindowEnd)) { this.risk.set(order.id, due); } else { this.risk.delete(order.id); }
         });
       } catch (error) { /* the next pass tries again */ }
     }

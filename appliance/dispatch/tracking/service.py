@@ -257,17 +257,18 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         "etaSeconds": on_the_road.get("etaSeconds"),
         "route": on_the_road.get("route"),
         "expiresAt": clock.iso(link.expires_at),
-        **_window_and_language(order, state, on_the_road.get("etaSeconds")),
+        **_window_and_language(order, state, on_the_road.get("expectedAt")),
     }
 
 
-def _window_and_language(order: Order, state: str, eta_seconds: int | None) -> dict[str, Any]:
+def _window_and_language(order: Order, state: str, expected_at: str | None) -> dict[str, Any]:
     """Issue 46: the language the page opens in (the recipient's: the order's, else the company's
     default for recipients) and, while the parcel is not yet delivered, the delivery window with
     the expected arrival shown against it ("between 11:00 and 14:00, about 12:15"). ``etaSeconds``
-    stays the road estimate the specification defines; ``expectedAt`` is that estimate as a clock
-    time, never before the window opens (a courier does not deliver before it: early is not on
-    time)."""
+    stays the road estimate the specification defines; ``expectedAt`` is the run's expected
+    hand-over (eta/service.py ``expected_sequence``): the drive, the service at earlier stops and
+    the waits where the courier is early for a window, at this stop (a courier does not deliver
+    before its window opens: early is not on time) or an earlier one."""
     language = order.recipient_language
     if language is None:
         settings = RecipientSettings.get_or_none(RecipientSettings.company == order.company_id)
@@ -277,11 +278,7 @@ def _window_and_language(order: Order, state: str, eta_seconds: int | None) -> d
         return part
     if order.window_start is not None or order.window_end is not None:
         part["deliveryWindow"] = {"start": clock.iso(order.window_start), "end": clock.iso(order.window_end)}
-    if eta_seconds is not None:
-        expected = clock.now() + timedelta(seconds=eta_seconds)
-        if order.window_start is not None and expected < order.window_start:
-            expected = order.window_start
-        part["expectedAt"] = clock.iso(expected)
+    part["expectedAt"] = expected_at
     return part
 
 
@@ -296,6 +293,7 @@ def _on_the_road(rt: DispatchRuntime, order: Order, courier: Courier | None, mov
     mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
     if mine is not None:
         part["etaSeconds"] = stops[mine]["etaSeconds"]
+        part["expectedAt"] = stops[mine]["expectedAt"]
         if any(s["sequence"] is not None for s in stops):
             part["stopsAhead"] = mine
     fix = latest_location(courier.id) if moving else None
