@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import peewee
@@ -165,8 +165,12 @@ def _estimated_minutes(rt: DispatchRuntime, order: Order) -> int | None:
         Courier.get_by_id(order.courier_id),
         max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes),
     )
-    seconds = next((s["etaSeconds"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
-    return max(1, math.ceil(seconds / 60)) if seconds else None
+    # The expected hand-over (waits for earlier stops' windows counted), as the page shows it.
+    expected = next((s["expectedAt"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
+    if expected is None:
+        return None
+    seconds = (datetime.fromisoformat(expected) - clock.now()).total_seconds()
+    return max(1, math.ceil(seconds / 60)) if seconds > 0 else None
 
 
 def find_link(token: str) -> TrackingLink:
