@@ -85,6 +85,12 @@ def test_the_second_stops_expected_time_includes_the_wait_for_the_first_stops_wi
     assert view["etaSeconds"] == two["etaSeconds"]
     assert view["deliveryWindow"] is None
     assert view["expectedAt"] == two["expectedAt"]
+    wait = view["waitSeconds"]
+    assert _same_second(two["expectedAt"], _at(two["eta"]) + timedelta(seconds=wait))
+    # Without a window of its own the page says minutes: the road estimate and the wait before it.
+    page = dispatch_client.get(f"/t/{link['token']}?lang=en").get_data(as_text=True)
+    minutes = round((view["etaSeconds"] + wait) / 60)
+    assert minutes > 120 and f"Arriving in about {minutes} min" in page
 
 
 def test_a_recomputed_plan_says_when_each_stop_is_expected_counting_the_wait(

@@ -262,6 +262,7 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         "route": on_the_road.get("route"),
         "expiresAt": clock.iso(link.expires_at),
         **_window_and_language(order, state, on_the_road.get("expectedAt")),
+        "waitSeconds": on_the_road.get("waitSeconds") if state in ("preparing", "on_the_way") else None,
     }
 
 
@@ -297,7 +298,11 @@ def _on_the_road(rt: DispatchRuntime, order: Order, courier: Courier | None, mov
     mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
     if mine is not None:
         part["etaSeconds"] = stops[mine]["etaSeconds"]
-        part["expectedAt"] = stops[mine]["expectedAt"]
+        stop = stops[mine]
+        part["expectedAt"] = stop["expectedAt"]
+        if stop["eta"] is not None and stop["expectedAt"] is not None:
+            waited = datetime.fromisoformat(stop["expectedAt"]) - datetime.fromisoformat(stop["eta"])
+            part["waitSeconds"] = max(0, round(waited.total_seconds()))
         if any(s["sequence"] is not None for s in stops):
             part["stopsAhead"] = mine
     fix = latest_location(courier.id) if moving else None
