@@ -90,7 +90,8 @@ def _lock_file(data_dir: Path) -> int:
 
 
 def rebuilding(data_dir: Path) -> bool:
-    """Whether another process holds the rebuild's lock now."""
+    """Whether another process holds the rebuild's lock now (a look of a moment: a rebuild that
+    meets it then waits, see ``upgrade_stale_index``)."""
     fd = _lock_file(data_dir)
     try:
         try:
@@ -103,9 +104,12 @@ def rebuilding(data_dir: Path) -> bool:
         os.close(fd)
 
 
-def upgrade_stale_index(data_dir: Path) -> Outcome:
+def upgrade_stale_index(data_dir: Path, wait: bool = False) -> Outcome:
     """Rebuild an index of an older format from its recorded extract, once per data directory,
-    logging what it does; never waits for another process that is rebuilding it."""
+    logging what it does. Without ``wait`` another holder of the lock (a process rebuilding it)
+    is left to it; with it (the background rebuild of a search, which a readiness probe's brief
+    look at the lock must not turn away) the lock is waited for, and the index found current
+    afterwards is left alone."""
     data_dir = Path(data_dir)
     if index_format(data_dir) is None:
         return Outcome("missing", "no address index")
@@ -114,7 +118,7 @@ def upgrade_stale_index(data_dir: Path) -> Outcome:
     fd = _lock_file(data_dir)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return Outcome("rebuilding", "the address index is being rebuilt by another process")
         found = index_format(data_dir)  # again, under the lock: another process may have just done it
@@ -174,4 +178,6 @@ def upgrade_in_background(data_dir: Path) -> None:
         if key in _started:
             return
         _started.add(key)
-    threading.Thread(target=upgrade_stale_index, args=(key,), name="index-upgrade", daemon=True).start()
+    threading.Thread(
+        target=upgrade_stale_index, args=(key,), kwargs={"wait": True}, name="index-upgrade", daemon=True
+    ).start()
