@@ -2,7 +2,8 @@
 demo twice seeds once) and returns lines telling how to try it: roads and map tiles from the shipped
 sample streets, a company with an owner, couriers and an order on its way with its tracking page,
 an engine operator, the custody key, a funded embedded chain, payouts and a deposit that complete
-once `serve` runs, and three commands to try."""
+once `serve` runs, and three commands to try. Printed for a courier company: the dispatch section
+first, the payout engine's in a section of its own (`_sections`)."""
 
 from __future__ import annotations
 
@@ -62,13 +63,16 @@ def dispatch_step(settings: Settings, state: dict[str, Any]) -> list[str]:
                     Membership.create(user=user, company=company_id, role="courier", joined_at=clock.now())
                     Courier.create(company=company_id, user=user, display_name=name, created_at=clock.now())
     url = settings.dispatch_public_url
-    lines = [
+    return [
         f"Dispatcher console: {url}/console/ (sign in as {OWNER[0]} / {OWNER[2]}, the owner;"
         f" the API: POST {url}/auth/login)",
-        f"Courier app: {url}/app/ (on a phone, installable; sign in as a courier)",
     ]
-    lines += [f"          courier {email} / {password}" for email, _, password in COURIERS]
-    return lines
+
+
+def courier_app_step(settings: Settings, state: dict[str, Any]) -> list[str]:
+    url = settings.dispatch_public_url
+    lines = [f"Courier app: {url}/app/ (on a phone, installable; sign in as a courier)"]
+    return lines + [f"          courier {email} / {password}" for email, _, password in COURIERS]
 
 
 SAMPLE_STREETS = Path(__file__).resolve().parent / "sample" / "sample-streets.osm.pbf"
@@ -327,13 +331,37 @@ def try_it(settings: Settings, state: dict[str, Any]) -> list[str]:
     return lines
 
 
+DISPATCH_HEADING = "== Delivery dispatch: your courier company =="
+ENGINE_HEADING = "== Payout engine (crypto payouts, apart from deliveries): operator, custody, wallets =="
+
+
 def _steps() -> list[DemoStep]:
-    return [geo_step, dispatch_step, delivery_step, engine_step, chain_step, try_it]
+    """In the order they run: the roads first (the order is placed from the address index), the
+    engine after the dispatch steps."""
+    return [geo_step, dispatch_step, delivery_step, courier_app_step, engine_step, chain_step, try_it]
+
+
+def _sections() -> list[tuple[str | None, list[DemoStep]]]:
+    """What is printed, in the order a courier company reads it: the dispatch section (console
+    and its sign-in, the tracking link of the order on its way, the courier app, then the road
+    data), the payout engine's operator, custody and wallets under a heading of their own, then
+    the Try it block (its three commands are run as printed by .ci/demo-check.sh)."""
+    return [
+        (DISPATCH_HEADING, [dispatch_step, delivery_step, courier_app_step, geo_step]),
+        (ENGINE_HEADING, [engine_step, chain_step]),
+        (None, [try_it]),
+    ]
 
 
 def prepare_demo(settings: Settings) -> list[str]:
-    lines: list[str] = []
     state: dict[str, Any] = {}
+    printed: dict[DemoStep, list[str]] = {}
     for step in _steps():
-        lines.extend(step(settings, state))
+        printed[step] = step(settings, state)
+    lines: list[str] = []
+    for heading, steps in _sections():
+        if heading is not None:
+            lines += ["", heading] if lines else [heading]
+        for step in steps:
+            lines.extend(printed[step])
     return lines

@@ -125,6 +125,11 @@ def serve_settings(settings: Settings, only: str | None, command: str = "serve")
 
     check_ports_free(settings, only)
     migrate_all(settings)
+    if only in (None, "dispatch"):
+        from appliance.dispatch.geocoding.upgrade import upgrade_stale_index
+
+        # An address index of an older format: rebuilt here, once, before serving (logged).
+        upgrade_stale_index(settings.data_dir)
     keeper = adopted(settings)
     signer: Path | None = None
     if keeper is None and only in (None, "engine"):

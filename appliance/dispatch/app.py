@@ -123,7 +123,7 @@ def build_mailer(settings: Settings, master_key: bytes) -> Mailer:
 
 def build_health(settings: Settings, router: Router, store: ObjectStore) -> HealthRegistry:
     health = HealthRegistry()
-    health.register("routing", routing_probe(router))
+    health.register("routing", routing_probe(router, settings.data_dir))
     health.register("solver", solver_probe)
     health.register("database", database_probe(database, MIGRATIONS))
     health.register(

@@ -143,6 +143,7 @@ export class Board {
     const courier = $("filter-courier").value;
     return [...this.orders.values()].filter((o) => {
       if (this.state !== "all" && o.status !== this.state) { return false; }
+      if (this.needsPinOnly && !o.needsPin) { return false; }  // the "Needs a pin" chip (pins.js)
       if (courier === "none" && o.courierId) { return false; }
       if (courier && courier !== "none" && o.courierId !== courier) { return false; }
       if (!query) { return true; }
@@ -245,6 +246,9 @@ export class Board {
       const locked = el("button", {type: "button", className: "badge risk", dataset: {codeLocked: order.id}, title: T.codeLocked}, T.codeLockedBadge);
       locked.addEventListener("click", () => this.openLink(order));
       status.append(" ", locked);
+    }
+    if (order.needsPin) {  // an imported address the index could not place (pins.js lists and filters them)
+      status.append(" ", el("span", {className: "badge risk", dataset: {needsPin: order.id}, title: order.needsPin}, T.needsPinBadge));
     }
     if (order.needsAttention) {  // the courier's app could not record a move (docs/courier-app.md)
       const flag = order.needsAttention;
@@ -445,7 +449,8 @@ export class Board {
         eta.stops.forEach((stop) => {
           const order = this.orders.get(stop.orderId);
           if (!order) { return; }
-          if (stop.eta && order.deliveryWindowEnd && new Date(stop.eta) > new Date(order.deliveryWindowEnd)) { this.risk.set(order.id, stop.eta); } else { this.risk.delete(order.id); }
+          const due = stop.expectedAt || stop.eta;  // the expected hand-over counts the waits at earlier stops
+          if (due && order.deliveryWindowEnd && new Date(due) > new Date(order.deliveryWindowEnd)) { this.risk.set(order.id, due); } else { this.risk.delete(order.id); }
         });
       } catch (error) { /* the next pass tries again */ }
     }

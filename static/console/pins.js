@@ -1,9 +1,9 @@
 // Imported drafts that need a pin (issue 46): an import row whose address the index could not
 // place is kept as a draft at a stand-in pin with the reason in order.needsPin. This module shows
-// how many of the day's orders wait for a pin, lists them with the reason when pressed (the
-// filter), and opens the order form with its pin map for each ("Drop the pin": saving the pin
-// clears needsPin). It keeps to itself: it follows the board's renders rather than changing the
-// board, and carries its own words in the three languages.
+// how many of the day's orders wait for a pin, lists them with the reason when pressed (and then
+// filters the board's rows to them: board.needsPinOnly), and opens the order form with its pin map
+// for each ("Drop the pin": saving the pin clears needsPin). It follows the board's renders, and
+// changes the board only through that one flag; it carries its own words in the three languages.
 const $ = (id) => document.getElementById(id);
 
 const WORDS = {
@@ -17,7 +17,12 @@ export class Pins {
     this.ctx = ctx;
     this.board = board;
     this.open = false;
-    $("pin-needed-toggle").addEventListener("click", () => { this.open = !this.open; this.update(); });
+    // Pressed, the chip also filters the board to those rows; the board then renders (and so updates this).
+    $("pin-needed-toggle").addEventListener("click", () => {
+      this.open = !this.open;
+      board.needsPinOnly = this.open;
+      board.render();
+    });
     const render = board.render.bind(board);
     board.render = (...args) => { const answer = render(...args); this.update(); return answer; };
   }
@@ -33,6 +38,11 @@ export class Pins {
     $("pin-needed").hidden = orders.length === 0;
     toggle.textContent = W.needsPin + " · " + orders.length;
     toggle.setAttribute("aria-pressed", String(this.open && orders.length > 0));
+    if (this.board.needsPinOnly && orders.length === 0) {  // the last pin dropped: the whole day again
+      this.open = false;
+      this.board.needsPinOnly = false;
+      queueMicrotask(() => this.board.render());
+    }
     const list = $("pin-needed-list");
     list.hidden = !this.open || orders.length === 0;
     list.setAttribute("aria-label", W.title);

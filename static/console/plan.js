@@ -300,7 +300,9 @@ export class Planner {
         li.draggable = true;
         li.tabIndex = 0;
         li.dataset.stop = stop.orderId;
-        const eta = stop.etaSeconds === null ? "" : " · " + T.arrival + " " + timeOf(new Date(this.computedAt + stop.etaSeconds * 1000).toISOString(), this.ctx.lang);
+        // expectedAt counts the waits for windows along the lane (the road estimate etaSeconds does not).
+        const at = stop.expectedAt || (stop.etaSeconds === null ? null : new Date(this.computedAt + stop.etaSeconds * 1000).toISOString());
+        const eta = at === null ? "" : " · " + T.arrival + " " + timeOf(at, this.ctx.lang);
         const label = order ? order.publicId : "#" + stop.orderId;
         const late = stop.lateSeconds ? " · " + T.lateBy + " " + Math.ceil(stop.lateSeconds / 60) + " " + T.minutesShort : "";
         const text = document.createElement("span");

@@ -74,7 +74,8 @@ function render(view) {
     setText(eta, say(T.window, {start: time(win.start), end: time(win.end)}) + (view.expectedAt ? say(T.about, {time: time(view.expectedAt)}) : ""));
     eta.dataset.seconds = view.etaSeconds === null ? "" : String(view.etaSeconds);
   } else if (onTheWay && view.etaSeconds !== null) {
-    setText(eta, say(T.eta, {minutes: Math.max(1, Math.round(view.etaSeconds / 60))}));
+    // The road estimate plus the waits for earlier stops' windows (waitSeconds), as the server's page.
+    setText(eta, say(T.eta, {minutes: Math.max(1, Math.round((view.etaSeconds + (view.waitSeconds || 0)) / 60))}));
     eta.dataset.seconds = String(view.etaSeconds);
   } else { setText(eta, ""); eta.dataset.seconds = ""; }
   const detail = [];

@@ -156,3 +156,31 @@ def test_the_demo_seed_is_idempotent(tmp_path: Path) -> None:
         assert chain.balance(custody.fee_address) == 10 * 10**18
     finally:
         chain.close()
+
+
+def test_the_demo_prints_the_dispatch_section_first_and_the_engine_words_only_in_their_own(
+    tmp_path: Path,
+) -> None:
+    from appliance.cli.admin import migrate_all
+    from appliance.demo import DISPATCH_HEADING, ENGINE_HEADING, prepare_demo
+    from appliance.settings import load_settings
+
+    settings = load_settings({"data_dir": str(tmp_path)}, environ={})
+    migrate_all(settings)
+    lines = prepare_demo(settings)
+    assert lines[0] == DISPATCH_HEADING
+    engine_at, try_at = lines.index(ENGINE_HEADING), lines.index("Try it:")
+    dispatch, engine = lines[:engine_at], lines[engine_at:try_at]
+    # For a courier company: the console and its sign-in, the order on its way, then the courier app.
+    firsts = [
+        next(i for i, line in enumerate(dispatch) if line.startswith(start))
+        for start in ("Dispatcher console: ", "Tracking page of an order on its way: ", "Courier app: ")
+    ]
+    assert firsts == sorted(firsts) and firsts[0] == 1
+    assert "owner@demo.am / demo-owner-pass" in dispatch[1]
+    assert any(line.startswith("Roads: ") for line in dispatch)
+    engine_words = ("custody", "wallet", "payout", "operator", "chain", "deposit", "engine", "eth", "usdc")
+    assert not [line for line in dispatch if any(word in line.lower() for word in engine_words)]
+    for start in ("Engine: operator ", "Custody: key ", "Local chain ", "Payouts: ", "Deposit: "):
+        assert [line for line in engine if line.startswith(start)], (start, engine)
+        assert not [line for line in lines[:engine_at] + lines[try_at:] if line.startswith(start)]

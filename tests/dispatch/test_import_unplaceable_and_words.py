@@ -93,3 +93,38 @@ def test_a_russian_reader_reads_russian_and_without_a_language_the_messages_stay
         "2026-11-26T05:30:00.000Z",
         "2026-11-26T07:00:00.000Z",
     )
+
+
+@pytest.mark.usefixtures("indexed_data_dir")
+def test_the_orders_listing_filters_on_needs_pin_and_refuses_any_other_word(
+    dispatch_client, dispatcher
+) -> None:
+    _import(dispatch_client, dispatcher.headers, HY_SHEET, "hy")
+
+    def listed(query: str) -> list[str]:
+        answer = dispatch_client.get("/orders" + query, headers=dispatcher.headers)
+        assert answer.status_code == 200, answer.json
+        return sorted(o["externalRef"] for o in answer.json["orders"])
+
+    assert listed("") == ["A-1", "A-5"]
+    assert listed("?needsPin=true") == ["A-5"]
+    assert listed("?needsPin=false") == ["A-1"]
+    assert listed("?date=2026-11-26&needsPin=true&limit=1") == ["A-5"]
+    assert listed("?date=2026-11-25&needsPin=true") == []
+    for bad in ("yes", "1", "TRUE", "", "x" * 5000):
+        answer = dispatch_client.get(f"/orders?needsPin={bad}", headers=dispatcher.headers)
+        assert answer.status_code == 400, (bad, answer.json)
+        assert answer.headers["Content-Type"] == "application/problem+json"
+        assert answer.json["errors"][0]["field"] == "needsPin"
+
+
+@pytest.mark.usefixtures("indexed_data_dir")
+def test_another_companys_orders_needing_a_pin_are_not_listed(
+    dispatch_app, dispatch_client, dispatcher
+) -> None:
+    from tests.dispatch.factory import make_company, make_member
+
+    _import(dispatch_client, dispatcher.headers, HY_SHEET, "hy")
+    stranger = make_member(dispatch_app, make_company(name="Other shop"), "dispatcher")
+    answer = dispatch_client.get("/orders?needsPin=true", headers=stranger.headers)
+    assert answer.status_code == 200 and answer.json["orders"] == []

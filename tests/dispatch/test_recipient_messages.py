@@ -726,3 +726,37 @@ def test_the_sms_parts_of_each_text_are_counted_after_its_placeholders_are_fille
     own = {"templates": {"delivered": {"en": "{company}: order {order} delivered. {link}"}}}
     saved = dispatch_client.patch("/company/messages", json=own, headers=owner.headers).json["settings"]
     assert saved["segments"]["delivered"]["en"] == 1
+
+
+def test_a_courier_waiting_for_an_earlier_stops_window_is_not_arriving_at_the_next_one(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, sender
+) -> None:
+    """Issue 46: the next stop is minutes away by road, but the courier first waits two hours for
+    the earlier stop's window: its recipient hears nothing yet, and is told late once that wait
+    pushes the hand-over past its own window."""
+    set_up_sms(dispatch_client, owner, free_port(), events=["arriving", "late"], arrivingMinutes=10)
+    first = assigned_order(
+        dispatch_client,
+        dispatcher,
+        courier,
+        deliveryWindowStart=clock.iso(clock.now() + timedelta(hours=2)),
+        deliveryWindowEnd=clock.iso(clock.now() + timedelta(hours=4)),
+    )
+    second = assigned_order(
+        dispatch_client, dispatcher, courier, deliveryWindowEnd=clock.iso(clock.now() + timedelta(hours=1))
+    )
+    for order in (first, second):
+        assert courier_status(dispatch_client, courier, order["id"], status="picked_up").status_code == 200
+    CourierLocation.create(
+        courier=courier.courier.id,
+        lat=second["pin"]["lat"],
+        lon=second["pin"]["lon"] + 0.001,
+        captured_at=clock.now(),
+        received_at=clock.now(),
+    )
+    sender.estimate_every_seconds = 0
+    with dispatch_app.app_context():
+        sender.run_pass()
+    rows = {(r.order_id, r.event): json.loads(r.data) for r in RecipientMessage.select()}
+    assert set(rows) == {(int(second["id"]), "late")}
+    assert rows[(int(second["id"]), "late")]["minutes"] >= 60

@@ -72,7 +72,9 @@ HY_SHEET = (
 )
 
 
-def test_an_armenian_import_reads_armenian_and_its_unplaceable_row_gets_its_pin_on_the_map(yerevan) -> None:
+def test_an_armenian_import_reads_armenian_and_its_unplaceable_row_is_badged_filtered_and_pinned_on_the_map(
+    yerevan,
+) -> None:
     with chromium() as browser:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="hy-AM").new_page()
         sign_in_console(page, yerevan, "lilit@arev.am")
@@ -93,10 +95,18 @@ def test_an_armenian_import_reads_armenian_and_its_unplaceable_row_gets_its_pin_
         wait_until(page, "document.querySelector('#import-summary').textContent.includes('2')")
         page.click("#import-close")
 
-        # The kept draft: counted, listed with its reason when pressed, its pin dropped on the map.
+        # The kept draft: badged on its row, counted, listed with its reason when pressed (the board
+        # then shows it alone), its pin dropped on the map.
         page.wait_for_selector("#pin-needed:not([hidden])")
         assert page.inner_text("#pin-needed-toggle").endswith("1")
+        draft_id = str(Order.get(Order.external_ref == "A-5").id)
+        badges = page.locator("#orders tbody [data-needs-pin]")
+        assert badges.count() == 1 and badges.get_attribute("data-needs-pin") == draft_id
+        assert badges.inner_text() == "Կետ է պետք"
+        assert page.locator("#orders tbody tr").count() == 2
         page.click("#pin-needed-toggle")
+        wait_until(page, "document.querySelectorAll('#orders tbody tr').length === 1")
+        assert page.get_attribute("#orders tbody tr", "data-order-id") == draft_id
         item = page.locator("#pin-needed-list li")
         assert "Nowhere street 1" in item.inner_text()
         item.locator("button").click()
@@ -106,5 +116,8 @@ def test_an_armenian_import_reads_armenian_and_its_unplaceable_row_gets_its_pin_
         page.click("#order-save")
         wait_until(page, "!document.querySelector('#order-dialog').open")
         page.wait_for_selector("#pin-needed[hidden]", state="attached")
+        # No order needs a pin any more: the whole day again, and no badge.
+        wait_until(page, "document.querySelectorAll('#orders tbody tr').length === 2")
+        assert page.locator("#orders tbody [data-needs-pin]").count() == 0
         order = Order.get(Order.external_ref == "A-5")
         assert order.pin_needed is None and order.status == "draft"

@@ -37,6 +37,14 @@ class EtaStop(BaseModel):
     status: str
     etaSeconds: int | None
     eta: str | None
+    expectedAt: str | None = Field(
+        default=None,
+        description=(
+            "beyond the specification's fields: when the courier is expected to hand over, counting "
+            "the service at earlier stops and the waits where the courier arrives before a window "
+            "opens (this stop's or an earlier one's); eta and etaSeconds count no waits"
+        ),
+    )
 
 
 class Eta(BaseModel):

@@ -8,7 +8,7 @@ from appliance.common.api import endpoint
 from appliance.common.problems import Invalid, Unavailable
 from appliance.dispatch.auth.guards import D
 from appliance.dispatch.geo_types import in_service_area
-from appliance.dispatch.geocoding import schemas, search
+from appliance.dispatch.geocoding import schemas, search, upgrade
 from appliance.dispatch.runtime import runtime
 
 bp = Blueprint("geocoding", __name__)
@@ -39,5 +39,7 @@ def geo_search(query: schemas.SearchQuery):
     try:
         found = search.search(runtime().settings.data_dir, query.q, near, query.limit)
     except search.IndexMissing as exc:
+        if upgrade.is_stale(runtime().settings.data_dir):  # an older format: mended once, meanwhile 503
+            upgrade.upgrade_in_background(runtime().settings.data_dir)
         raise Unavailable(str(exc)) from None
     return {"results": [f.body() for f in found]}

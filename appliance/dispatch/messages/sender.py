@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import smpplib.exceptions
@@ -400,9 +400,12 @@ class RecipientSender:
         now = clock.now()
         queued = 0
         for stop in eta["stops"]:
-            seconds = stop["etaSeconds"]
-            if seconds is None:
+            if stop["expectedAt"] is None:
                 continue
+            # The expected hand-over, not the road estimate: a courier waiting for an earlier stop's
+            # window is not "arriving" at the next one (issue 46, eta/service.py expected_sequence).
+            expected = datetime.fromisoformat(stop["expectedAt"])
+            seconds = max(0, round((expected - now).total_seconds()))
             minutes = max(1, math.ceil(seconds / 60))
             with write_transaction(database):
                 order = Order.get_or_none(Order.id == int(stop["orderId"]))
@@ -415,7 +418,7 @@ class RecipientSender:
                 ):
                     queued += len(outbox.queue(order, "arriving", settings, data={"minutes": minutes}))
                 if "late" in events and order.window_end is not None:
-                    overrun = now + timedelta(seconds=seconds) - order.window_end
+                    overrun = expected - order.window_end
                     if overrun > timedelta(0):
                         late = max(1, math.ceil(overrun.total_seconds() / 60))
                         queued += len(outbox.queue(order, "late", settings, data={"minutes": late}))

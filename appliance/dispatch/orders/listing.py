@@ -47,9 +47,11 @@ def yerevan_day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-def _listing(*columns: Any, by_day: bool) -> CompiledSelect:
+def _listing(*columns: Any, by_day: bool, needs_pin: bool | None = None) -> CompiledSelect:
     def build() -> peewee.SelectBase:
         query = Order.select(*columns).where(Order.company == Slot("company_id"))
+        if needs_pin is not None:  # ?needsPin=: imported drafts whose address was not placed, or the rest
+            query = query.where(Order.pin_needed.is_null(not needs_pin))
         if by_day:
             start, end = Slot("start", Order.created_at), Slot("end", Order.created_at)
             created = (Order.created_at >= start) & (Order.created_at < end)
@@ -65,7 +67,11 @@ def _listing(*columns: Any, by_day: bool) -> CompiledSelect:
     return CompiledSelect(build)
 
 
-_ROWS = {by_day: _listing(by_day=by_day) for by_day in (True, False)}
+_ROWS = {
+    (by_day, needs_pin): _listing(by_day=by_day, needs_pin=needs_pin)
+    for by_day in (True, False)
+    for needs_pin in (None, True, False)
+}
 _FINGERPRINT = CompiledSelect(
     lambda: (
         Order.select(
@@ -89,10 +95,15 @@ _ORDER_FIELDS = [_FIELD_OF_COLUMN.get(f.column_name, f.column_name) for f in Ord
 
 
 def listing_answer(
-    kept: KeptAnswers, company_id: int, day_text: str | None, limit: int | None
+    kept: KeptAnswers,
+    company_id: int,
+    day_text: str | None,
+    limit: int | None,
+    needs_pin: bool | None = None,
 ) -> tuple[Answer, bool]:
     """The JSON of {orders, hasMore}: one Yerevan working day (created, due or finished that day,
-    plus open work carried over) or, without a day, the latest orders; newest first. Says whether
+    plus open work carried over) or, without a day, the latest orders; newest first; with
+    ``needs_pin`` only the orders that need a pin (True) or only the others (False). Says whether
     the answer is kept (so worth compressing once)."""
     by_day = day_text is not None
     values: dict[str, Any] = {"company_id": company_id}
@@ -100,12 +111,12 @@ def listing_answer(
         values["start"], values["end"] = yerevan_day_bounds(parse_day(day_text))
     limit = limit or (DEFAULT_LIMIT_WITH_DATE if by_day else DEFAULT_LIMIT_WITHOUT_DATE)
     values["limit"] = limit + 1
-    place = (company_id, day_text, limit)
+    place = (company_id, day_text, limit, needs_pin)
     state = _state(company_id)
     answer = kept.get(place, state)
     if answer is not None:
         return answer, True
-    rows = _ROWS[by_day].raw_rows(database, **values)
+    rows = _ROWS[by_day, needs_pin].raw_rows(database, **values)
     names = dict(state[1])
     answer = Answer(
         dumps_bytes(

@@ -32,9 +32,11 @@ TAGS = ["Orders"]
 @endpoint(bp, "GET", "/orders", guard=DK, query=schemas.OrderListQuery, response=schemas.OrderList, tags=TAGS)
 def list_orders(query: schemas.OrderListQuery):
     """One Yerevan working day (created, due or finished that day, plus open work carried over),
-    newest first; without date the latest 200."""
+    newest first; without date the latest 200; needsPin keeps only the orders that need a pin (true)
+    or only the others (false)."""
+    needs_pin = None if query.needsPin is None else query.needsPin == "true"
     answer, kept = listing.listing_answer(
-        runtime().listings, current_actor().company_id, query.date, query.limit
+        runtime().listings, current_actor().company_id, query.date, query.limit, needs_pin
     )
     return json_response(answer, kept=kept)
 

@@ -209,6 +209,14 @@ class OrderList(BaseModel):
 class OrderListQuery(QuerySchema):
     date: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
     limit: Annotated[int, Field(ge=1, le=2000)] | None = None
+    # Literal words, not a bool: pydantic's lax bool would also take yes, on, 1 and t.
+    needsPin: Literal["true", "false"] | None = Field(
+        default=None,
+        description=(
+            "true: only the orders that need a pin (an imported address the index could not place: "
+            "needsPin set); false: only those that do not; omitted: every order"
+        ),
+    )
 
 
 class StatusChange(Schema):

@@ -140,6 +140,15 @@ class Start(BaseModel):
 class TimedStop(BaseModel):
     orderId: str
     etaSeconds: int | None
+    expectedAt: str | None = Field(
+        default=None,
+        description=(
+            "beyond the specification's fields: when the courier is expected to hand over, counting "
+            "the service at earlier stops and the waits where the courier is early for a window (this "
+            "stop's or an earlier one's), as the planner times a lane; given by recompute and move-stop, "
+            "whose etaSeconds are the road estimate (a suggestion's etaSeconds already count the waits)"
+        ),
+    )
 
 
 class TimedRoute(BaseModel):

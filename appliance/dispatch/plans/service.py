@@ -14,7 +14,13 @@ import numpy as np
 from appliance.common import clock
 from appliance.common.problems import BadGateway, Invalid, NotFound
 from appliance.dispatch.couriers.lookups import latest_location, open_shift
-from appliance.dispatch.eta.service import YEREVAN_CENTRE, time_sequence
+from appliance.dispatch.eta.service import (
+    YEREVAN_CENTRE,
+    expected_sequence,
+    leg_seconds,
+    road_times,
+    seconds_until,
+)
 from appliance.dispatch.models import Courier, Depot, Order
 from appliance.dispatch.orders.service import assign_orders
 from appliance.dispatch.orders.state import ACTIVE
@@ -465,6 +471,8 @@ def _suggestion(
 
 
 def _stop(order: Order, eta: int, show_lateness: bool, origin: datetime) -> dict[str, Any]:
+    # The solver's arrival already counts the waits for windows: no expectedAt is needed (and a
+    # suggestion without the steering fields answers exactly as before).
     stop: dict[str, Any] = {"orderId": str(order.id), "etaSeconds": eta}
     if show_lateness:
         # Counted from the window's end itself (it may have closed before now).
@@ -486,7 +494,9 @@ def time_plan(
     service_minutes: float,
     max_fix_age: timedelta | None = None,
 ) -> dict[str, Any]:
-    """Re-time each lane along its given sequence (never reordered)."""
+    """Re-time each lane along its given sequence (never reordered): ``etaSeconds`` the road
+    estimate (drive and service, as before), ``expectedAt`` the expected hand-over counting the
+    waits where the courier is early for a window, as the planner times a lane."""
     seen: set[int] = set()
     for route in routes:
         for stop in route["stops"]:
@@ -517,14 +527,17 @@ def time_plan(
         raise NotFound("Some orders of the plan do not exist.")
     depot = _default_depot(company_id)
     service = int(service_minutes * 60)
+    now = clock.now()
     timed = []
     methods = set()
     for route, courier_id in zip(routes, courier_ids, strict=True):
         start = _start(couriers[courier_id], depot, max_fix_age)
         stop_orders = [orders[int(s["orderId"])] for s in route["stops"]]
-        arrivals, total, method = time_sequence(
-            router, (start["lat"], start["lon"]), [(o.lat, o.lon) for o in stop_orders], service
+        legs, method = leg_seconds(
+            router, (start["lat"], start["lon"]), [(o.lat, o.lon) for o in stop_orders]
         )
+        arrivals, total = road_times(legs, service)
+        expected = expected_sequence(legs, service, [seconds_until(now, o.window_start) for o in stop_orders])
         if stop_orders:
             methods.add(method)
         timed.append(
@@ -532,8 +545,12 @@ def time_plan(
                 "courierId": str(courier_id),
                 "start": start,
                 "stops": [
-                    {"orderId": str(o.id), "etaSeconds": eta}
-                    for o, eta in zip(stop_orders, arrivals, strict=True)
+                    {
+                        "orderId": str(o.id),
+                        "etaSeconds": eta,
+                        "expectedAt": clock.iso(now + timedelta(seconds=due)),
+                    }
+                    for o, eta, due in zip(stop_orders, arrivals, expected, strict=True)
                 ],
                 "durationSeconds": total,
             }

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from appliance.common.health import Check, Probe
+from appliance.dispatch.geocoding.upgrade import readiness
 from appliance.dispatch.routing.build import current_osrm_file
 from appliance.dispatch.routing.engines import (
     EmbeddedOSRM,
@@ -40,7 +43,10 @@ def make_router(settings: Settings) -> Router:
     )
 
 
-def routing_probe(router: Router) -> Probe:
+def routing_probe(router: Router, data_dir: Path | None = None) -> Probe:
+    """A real route between two points of Yerevan; with ``data_dir``, also the address index built
+    with the road data: one of an older format is not_built, saying how it is mended (issue 46)."""
+
     def probe() -> Check:
         engine = router.engine
         if engine is None:
@@ -51,6 +57,9 @@ def routing_probe(router: Router) -> Probe:
             result = engine.route(PROBE_POINTS)
         except RoutingUnavailable as exc:
             return Check("fail", str(exc))
+        stale = readiness(data_dir) if data_dir is not None else None
+        if stale is not None:
+            return Check("not_built", stale)
         return Check("pass", data={"engine": engine.name, "probeSeconds": round(result.duration_s, 1)})
 
     return probe

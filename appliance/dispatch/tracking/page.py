@@ -113,7 +113,7 @@ def _clock(iso: str) -> str:
 
 def eta_text(texts: dict[str, str], view: dict[str, Any]) -> str:
     """The estimate against the delivery window when the order has one ("between 11:00 and 14:00,
-    about 12:15"), else the minutes of the road estimate."""
+    about 12:15"), else the minutes of the road estimate and the waits for earlier stops' windows."""
     window = _window(view)
     if window is not None:
         text = (
@@ -124,7 +124,8 @@ def eta_text(texts: dict[str, str], view: dict[str, Any]) -> str:
         if view.get("expectedAt"):
             text += texts["about"].replace("{time}", _clock(view["expectedAt"]))
         return text
-    return texts["eta"].replace("{minutes}", str(max(1, round(view["etaSeconds"] / 60))))
+    seconds = view["etaSeconds"] + (view.get("waitSeconds") or 0)
+    return texts["eta"].replace("{minutes}", str(max(1, round(seconds / 60))))
 
 
 def _detail(texts: dict[str, str], view: dict[str, Any]) -> str:

@@ -113,8 +113,14 @@ class TrackingView(BaseModel):
         description="{start, end} of the delivery window while the parcel is not delivered; null without one"
     )
     expectedAt: str | None = Field(
-        description="etaSeconds as a clock time, never before the window opens: the page shows "
-        "'between 11:00 and 14:00, about 12:15'"
+        description="the expected hand-over as a clock time: the road estimate plus the waits where the "
+        "courier is early for a window (an earlier stop's, and never before this order's own window "
+        "opens); the page shows 'between 11:00 and 14:00, about 12:15'"
+    )
+    waitSeconds: int | None = Field(
+        default=None,
+        description="seconds expectedAt lies beyond the road estimate (etaSeconds): the waits for windows; "
+        "without a window the page shows etaSeconds plus these as minutes",
     )
 
 

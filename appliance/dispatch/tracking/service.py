@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import peewee
@@ -165,8 +165,12 @@ def _estimated_minutes(rt: DispatchRuntime, order: Order) -> int | None:
         Courier.get_by_id(order.courier_id),
         max_fix_age=timedelta(minutes=rt.settings.eta_max_fix_minutes),
     )
-    seconds = next((s["etaSeconds"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
-    return max(1, math.ceil(seconds / 60)) if seconds else None
+    # The expected hand-over (waits for earlier stops' windows counted), as the page shows it.
+    expected = next((s["expectedAt"] for s in eta["stops"] if s["orderId"] == str(order.id)), None)
+    if expected is None:
+        return None
+    seconds = (datetime.fromisoformat(expected) - clock.now()).total_seconds()
+    return max(1, math.ceil(seconds / 60)) if seconds > 0 else None
 
 
 def find_link(token: str) -> TrackingLink:
@@ -257,17 +261,19 @@ def view(rt: DispatchRuntime, token: str) -> dict[str, Any]:
         "etaSeconds": on_the_road.get("etaSeconds"),
         "route": on_the_road.get("route"),
         "expiresAt": clock.iso(link.expires_at),
-        **_window_and_language(order, state, on_the_road.get("etaSeconds")),
+        **_window_and_language(order, state, on_the_road.get("expectedAt")),
+        "waitSeconds": on_the_road.get("waitSeconds") if state in ("preparing", "on_the_way") else None,
     }
 
 
-def _window_and_language(order: Order, state: str, eta_seconds: int | None) -> dict[str, Any]:
+def _window_and_language(order: Order, state: str, expected_at: str | None) -> dict[str, Any]:
     """Issue 46: the language the page opens in (the recipient's: the order's, else the company's
     default for recipients) and, while the parcel is not yet delivered, the delivery window with
     the expected arrival shown against it ("between 11:00 and 14:00, about 12:15"). ``etaSeconds``
-    stays the road estimate the specification defines; ``expectedAt`` is that estimate as a clock
-    time, never before the window opens (a courier does not deliver before it: early is not on
-    time)."""
+    stays the road estimate the specification defines; ``expectedAt`` is the run's expected
+    hand-over (eta/service.py ``expected_sequence``): the drive, the service at earlier stops and
+    the waits where the courier is early for a window, at this stop (a courier does not deliver
+    before its window opens: early is not on time) or an earlier one."""
     language = order.recipient_language
     if language is None:
         settings = RecipientSettings.get_or_none(RecipientSettings.company == order.company_id)
@@ -277,11 +283,7 @@ def _window_and_language(order: Order, state: str, eta_seconds: int | None) -> d
         return part
     if order.window_start is not None or order.window_end is not None:
         part["deliveryWindow"] = {"start": clock.iso(order.window_start), "end": clock.iso(order.window_end)}
-    if eta_seconds is not None:
-        expected = clock.now() + timedelta(seconds=eta_seconds)
-        if order.window_start is not None and expected < order.window_start:
-            expected = order.window_start
-        part["expectedAt"] = clock.iso(expected)
+    part["expectedAt"] = expected_at
     return part
 
 
@@ -296,6 +298,11 @@ def _on_the_road(rt: DispatchRuntime, order: Order, courier: Courier | None, mov
     mine = next((i for i, s in enumerate(stops) if s["orderId"] == str(order.id)), None)
     if mine is not None:
         part["etaSeconds"] = stops[mine]["etaSeconds"]
+        stop = stops[mine]
+        part["expectedAt"] = stop["expectedAt"]
+        if stop["eta"] is not None and stop["expectedAt"] is not None:
+            waited = datetime.fromisoformat(stop["expectedAt"]) - datetime.fromisoformat(stop["eta"])
+            part["waitSeconds"] = max(0, round(waited.total_seconds()))
         if any(s["sequence"] is not None for s in stops):
             part["stopsAhead"] = mine
     fix = latest_location(courier.id) if moving else None
