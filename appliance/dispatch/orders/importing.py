@@ -103,6 +103,8 @@ _ALIASES["deliveryWindow"] = (
     "Время доставки",
     "Интервал доставки",
 )
+# Issue 47: the proof the delivery needs (kind names; the company's setting when absent or empty).
+_ALIASES["proofRequired"] = ("proofRequired", "proof", "Ապացույց", "Подтверждение")
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
 _RANGE = re.compile(r"^\s*(?P<start>[^\s–—-][^–—]*?)\s*[-–—]\s*(?P<end>\d{1,2}[:.]\d{2})\s*$")
 

@@ -18,8 +18,16 @@ from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.integrations.outbox import announce
-from appliance.dispatch.models import Assignment, Courier, Membership, Order, OrderEvent, User
-from appliance.dispatch.orders import codes, ids
+from appliance.dispatch.models import (
+    Assignment,
+    Courier,
+    IntegrationKey,
+    Membership,
+    Order,
+    OrderEvent,
+    User,
+)
+from appliance.dispatch.orders import codes, ids, proof
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import ACTIVE, FINAL, audit, cancel_assignment, order_payload, transition
 
@@ -63,12 +71,20 @@ def create_order(
     master_key: bytes,
     *,
     ready: bool = False,
+    key_id: int | None = None,
 ) -> dict[str, Any]:
     """POST /orders: one draft in its own transaction (``ready``: made ready in the same one, for a
-    shop's key when its company opted in)."""
+    shop's key when its company opted in). ``key_id``: the integration key that sent it, whose
+    proof default the order takes when it names none."""
     check_order(fields)
     with write_transaction(database):
-        order = insert_order(company_id, actor_id, fields, master_key)
+        if key_id is not None and fields.get("proofRequired") is None:
+            key = IntegrationKey.get_or_none(
+                (IntegrationKey.id == key_id) & (IntegrationKey.company == company_id)
+            )
+            if key is not None and key.proof_required is not None:
+                fields = {**fields, "proofRequired": proof.kinds_of(key.proof_required)}
+        order = insert_order(company_id, actor_id, fields, master_key, key_id=key_id)
         if ready:
             transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
         return order_body(order)
@@ -117,6 +133,7 @@ def insert_order(
     master_key: bytes,
     *,
     pin_needed: str | None = None,
+    key_id: int | None = None,
 ) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
     ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
@@ -150,9 +167,13 @@ def insert_order(
         otp_hash=None,
         otp_cipher=None,
         pin_needed=pin_needed,
+        proof_required=proof.stored(fields.get("proofRequired")),
+        integration_key_id=key_id,
         created_at=moment,
         updated_at=moment,
     )
+    if "code" in proof.kinds_of(order.proof_required):
+        order.otp_required = True  # a delivery code is needed: the order gets one
     _set_details(order, fields.get("addressDetails"))
     if order.otp_required:
         _set_code(order, master_key)
@@ -205,6 +226,10 @@ def update_order(
             _set_details(order, changes["addressDetails"])
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
+        if "proofRequired" in changes:
+            order.proof_required = proof.stored(changes["proofRequired"])
+        if "code" in proof.kinds_of(order.proof_required):
+            changes = {**changes, "otpRequired": True}  # the order's own set needs its code
         if "otpRequired" in changes:
             if changes["otpRequired"] and not order.otp_required:
                 _set_code(order, master_key)
