@@ -346,3 +346,27 @@ def test_the_tracking_page_shows_the_signature_once_delivered(dispatch_client, d
     courier_status(dispatch_client, courier, order["id"], status="delivered", signatureKey=signature)
     after = dispatch_client.get(f"/track/{token}").json
     assert after["proof"]["signatureUrl"]
+
+
+def test_an_import_sets_each_rows_proof_from_its_column_and_a_keys_import_takes_the_keys_default(
+    dispatch_client, owner, dispatcher
+):
+    from types import SimpleNamespace
+
+    from tests.dispatch.import_helpers import csv_bytes, post_csv, row
+
+    data = csv_bytes([row(1, proofRequired="signature; photo"), row(2), row(3, proofRequired="selfie")])
+    answer = post_csv(dispatch_client, dispatcher, data)
+    assert answer.status_code == 200, answer.json
+    assert answer.json["created"] == 2 and [r["row"] for r in answer.json["refused"]] == [4]
+    first, second = (Order.get(Order.external_ref == ref) for ref in ("SHOP-1", "SHOP-2"))
+    assert first.proof_required == "photo,signature" and second.proof_required is None
+    key = dispatch_client.post(
+        "/company/integration-keys", json={"name": "Shop", "proofRequired": ["age"]}, headers=owner.headers
+    ).json
+    shop = SimpleNamespace(headers={"Authorization": f"Bearer {key['key']}"})
+    answer = post_csv(dispatch_client, shop, csv_bytes([row(4), row(5, proofRequired="name")]))
+    assert answer.status_code == 200 and answer.json["created"] == 2, answer.json
+    fourth, fifth = (Order.get(Order.external_ref == ref) for ref in ("SHOP-4", "SHOP-5"))
+    assert (fourth.proof_required, fifth.proof_required) == ("age", "name")
+    assert fourth.integration_key_id == int(key["id"])

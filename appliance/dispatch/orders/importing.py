@@ -187,6 +187,7 @@ def import_file(
     dry_run: bool = False,
     geocode: Geocoder | None = None,
     ready: bool = False,
+    key_id: int | None = None,
 ) -> dict[str, Any]:
     """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
 
@@ -243,7 +244,7 @@ def import_file(
         outcome.created = len(valid)
     else:
         for chunk in _chunks(valid, CHUNK):
-            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed)
+            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed, key_id)
     outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
     address_header = outcome.headers.get("address") or outcome.headers.get("addressLabelHy")
     outcome.needs_pin = [
@@ -388,12 +389,22 @@ def _write(
     ids_by_row: dict[int, str],
     ready: bool,
     pin_needed: dict[int, str],
+    key_id: int | None = None,
 ) -> None:
     with write_transaction(database):
+        # A shop's key importing its orders: the key's proof default for rows that name none.
+        default = service.key_proof_default(company_id, key_id)
         for number, fields in chunk:
+            if default is not None and fields.get("proofRequired") is None:
+                fields = {**fields, "proofRequired": default}
             try:  # the row is all or nothing: only its INSERT can fail, under its own savepoint
                 order = service.insert_order(
-                    company_id, actor_id, fields, master_key, pin_needed=pin_needed.get(number)
+                    company_id,
+                    actor_id,
+                    fields,
+                    master_key,
+                    pin_needed=pin_needed.get(number),
+                    key_id=key_id,
                 )
             except Conflict as exc:
                 if exc.code != "external_ref_taken":

@@ -103,6 +103,7 @@ def import_orders(query: schemas.ImportQuery):
         dry_run=query.dryRun,
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
         ready=(query.status or caller.company.import_status) == "ready",
+        key_id=caller.key_id if isinstance(caller, IntegrationCaller) else None,
     )
     # The problems in the reader's language (Accept-Language), each naming the file's own header.
     return import_words.localise(result, import_words.request_language(request.accept_languages))

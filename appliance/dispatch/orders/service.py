@@ -78,16 +78,22 @@ def create_order(
     proof default the order takes when it names none."""
     check_order(fields)
     with write_transaction(database):
-        if key_id is not None and fields.get("proofRequired") is None:
-            key = IntegrationKey.get_or_none(
-                (IntegrationKey.id == key_id) & (IntegrationKey.company == company_id)
-            )
-            if key is not None and key.proof_required is not None:
-                fields = {**fields, "proofRequired": proof.kinds_of(key.proof_required)}
+        default = key_proof_default(company_id, key_id)
+        if default is not None and fields.get("proofRequired") is None:
+            fields = {**fields, "proofRequired": default}
         order = insert_order(company_id, actor_id, fields, master_key, key_id=key_id)
         if ready:
             transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
         return order_body(order)
+
+
+def key_proof_default(company_id: int, key_id: int | None) -> list[str] | None:
+    """The proof kinds an integration key gives the orders it sends that name none (None: the
+    key sets none, or no key sent them)."""
+    if key_id is None:
+        return None
+    key = IntegrationKey.get_or_none((IntegrationKey.id == key_id) & (IntegrationKey.company == company_id))
+    return None if key is None or key.proof_required is None else proof.kinds_of(key.proof_required)
 
 
 def check_order(fields: dict[str, Any]) -> None:
