@@ -370,3 +370,21 @@ def test_an_import_sets_each_rows_proof_from_its_column_and_a_keys_import_takes_
     fourth, fifth = (Order.get(Order.external_ref == ref) for ref in ("SHOP-4", "SHOP-5"))
     assert (fourth.proof_required, fifth.proof_required) == ("age", "name")
     assert fourth.integration_key_id == int(key["id"])
+
+
+def test_the_companys_code_gives_new_orders_a_code_and_holds_no_older_order_to_one(
+    dispatch_app, dispatch_client, owner, dispatcher, courier
+):
+    older = _picked_up(dispatch_client, dispatcher, courier)
+    dispatch_client.patch("/company/order-settings", json={"proofRequired": ["code"]}, headers=owner.headers)
+    newer = _picked_up(dispatch_client, dispatcher, courier)
+    assert (older["otpRequired"], newer["otpRequired"]) == (False, True)
+    refused = courier_status(dispatch_client, courier, newer["id"], status="delivered")
+    assert refused.status_code == 422 and refused.json["errors"] == [
+        {"field": "otpCode", "message": "required"}
+    ]
+    done = courier_status(
+        dispatch_client, courier, newer["id"], status="delivered", otpCode=_code(dispatch_app, newer["id"])
+    )
+    assert done.status_code == 200
+    assert courier_status(dispatch_client, courier, older["id"], status="delivered").status_code == 200

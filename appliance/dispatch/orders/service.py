@@ -178,8 +178,8 @@ def insert_order(
         created_at=moment,
         updated_at=moment,
     )
-    if "code" in proof.kinds_of(order.proof_required):
-        order.otp_required = True  # a delivery code is needed: the order gets one
+    if not order.otp_required and "code" in proof.required(order):
+        order.otp_required = True  # its set (or the company's) needs a delivery code: it gets one
     _set_details(order, fields.get("addressDetails"))
     if order.otp_required:
         _set_code(order, master_key)
