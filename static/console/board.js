@@ -356,6 +356,8 @@ export class Board {
       $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind, actor: e.actorName || "", role: e.actorRole || "system"}},
         timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
         (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") +
+        // The proof the courier's attempt carried (issue 47): photo, signature, code, scan…
+        (e.data && e.data.proofKinds && e.data.proofKinds.length ? " · " + T.proofGiven + " " + e.data.proofKinds.map((k) => T["proofKind_" + k] || k).join(", ") : "") +
         // A message to the recipient: which one, on which channel (SMS, e-mail).
         (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : "") +
         (e.data && e.data.error ? ": " + e.data.error : "") +  // the provider's own error

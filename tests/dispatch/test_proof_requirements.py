@@ -4,6 +4,7 @@ at the depot; the proof a shop downloads through its key."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 import pytest
@@ -217,6 +218,10 @@ def test_an_offline_queued_delivery_with_a_signature_is_accepted_when_replayed(
     assert again.status_code == 200 and again.json["replayed"] is True
     assert again.json["order"]["proof"]["hasSignature"] is True
     assert Order.get_by_id(int(order["id"])).proof_signature_key == signature
+    (event,) = OrderEvent.select().where(
+        (OrderEvent.order == int(order["id"])) & (OrderEvent.to_status == "delivered")
+    )
+    assert json.loads(event.data)["proofKinds"] == ["signature", "name"]  # the history names them
 
 
 def test_a_photo_key_does_not_pass_for_a_signature_nor_a_signature_as_jpeg(

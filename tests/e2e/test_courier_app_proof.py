@@ -28,6 +28,7 @@ from tests.e2e.console_server import (
     screenshot,
     serving,
     sign_in_app,
+    sign_in_console,
     wait_until,
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
@@ -60,7 +61,9 @@ def proof_app(mapped_data_dir, settings):
     port = free_port()
     app = create_app(settings.replace(dispatch_port=port))
     company = make_company("Arev Express", depot=ROAD_A)
-    dispatcher = make_member(app, company, "dispatcher")
+    dispatcher = make_member(
+        app, company, "dispatcher", email="ani@arev.am", name="Ani", password_hash=hash_password(PASSWORD)
+    )
     courier = make_member(
         app, company, "courier", email="narek@arev.am", name="Narek", password_hash=hash_password(PASSWORD)
     )
@@ -170,3 +173,15 @@ def test_parcels_scanned_at_the_depot_are_picked_up_then_one_is_delivered_offlin
         signature = requests.get(proof["signature"]["url"])
         assert signature.headers["Content-Type"] == "image/png"
         assert signature.content.startswith(b"\x89PNG")
+
+        # The dispatcher sees it: the signature, the scan and the proof in the order's history.
+        office = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US").new_page()
+        sign_in_console(office, url, "ani@arev.am")
+        office.click("[data-lang='en']")
+        office.click(f"[data-detail='{first['id']}']")
+        office.wait_for_selector("#detail-signature:not([hidden])")
+        wait_until(office, "document.querySelector('#detail-signature').naturalWidth === 600")
+        fields = office.inner_text("#detail-fields")
+        assert "SHOP-123" in fields and "signature, scan" in fields
+        assert "proof: signature, scan, recipient's name" in office.inner_text("#detail-audit")
+        screenshot(office, "console-order-proof")

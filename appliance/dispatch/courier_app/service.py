@@ -405,6 +405,13 @@ def _apply_status(
             collected = order.cod_amount_amd
         order.collected_amount_amd = collected
     moment = moments.of_move(order.id, body.get("occurredAt"), clock.now())
+    # The order's history names the proof the attempt carried (issue 47), so the dispatcher reads
+    # it there too.
+    notes = (
+        {**moment.notes, "proofKinds": proof.recorded(order)}
+        if status in ("delivered", "failed")
+        else moment.notes
+    )
     transition(
         order,
         status,
@@ -414,7 +421,7 @@ def _apply_status(
         at=moment.at,
         courierId=str(courier.id),
         collectedAmountAmd=collected,
-        **moment.notes,
+        **notes,
     )
     if collected:
         record_collection(courier, order, collected, at=moment.at)

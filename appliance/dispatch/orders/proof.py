@@ -84,6 +84,19 @@ def missing(order: Order, body: dict[str, Any], needed: list[str]) -> list[str]:
     return [k for k in needed if not carried[k]]
 
 
+def recorded(order: Order) -> list[str]:
+    """The kinds of proof ``order``'s finished attempt carries (its history names them)."""
+    has = {
+        "photo": bool(order.proof_photo_key),
+        "signature": bool(order.proof_signature_key),
+        "code": order.status == "delivered" and bool(order.otp_required),
+        "scan": bool(order.proof_scanned_code),
+        "name": bool(order.proof_recipient_name),
+        "age": bool(order.proof_age_checked),
+    }
+    return [k for k in KINDS if has[k]]
+
+
 def check_delivery(order: Order, body: dict[str, Any]) -> None:
     """Refuse (422) a delivered move that lacks a proof the order needs, or whose scan reads
     another parcel. Runs before the move, inside its transaction, and before the delivery code's
