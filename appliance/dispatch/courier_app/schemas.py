@@ -135,9 +135,9 @@ class PickUpRequest(Schema):
     (its externalRef or publicId); each order's move is its own audited transition."""
 
     orderIds: list[Annotated[str, StringConstraints(pattern=r"^[0-9]{1,18}$")]] = Field(
-        default_factory=list, max_length=200
+        default_factory=list, max_length=100
     )
-    codes: list[ScannedCode] = Field(default_factory=list, max_length=200)
+    codes: list[ScannedCode] = Field(default_factory=list, max_length=100)
     idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=100)] | None = Field(
         default=None,
         description="each order's move is sent under this key and the order's id, so a batch resent "

@@ -297,7 +297,7 @@ def pick_up(rt: DispatchRuntime, courier: Courier, request: dict[str, Any]) -> d
     audit entry, idempotency key ``key:orderId``) exactly as POST /courier/orders/{id}/status with
     picked_up would make it; one order's refusal leaves the others moved."""
     named: list[tuple[int | None, str | None]] = [(int(i), None) for i in request.get("orderIds", [])]
-    for code in request.get("codes", []):
+    for code in dict.fromkeys(request.get("codes", [])):  # a label scanned twice: one look-up
         found = _own_order_by_code(courier, code)
         named.append((found.id if found else None, code))
     if not named:
