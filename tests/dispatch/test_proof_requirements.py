@@ -393,3 +393,15 @@ def test_the_companys_code_gives_new_orders_a_code_and_holds_no_older_order_to_o
     )
     assert done.status_code == 200
     assert courier_status(dispatch_client, courier, older["id"], status="delivered").status_code == 200
+
+
+def test_an_import_under_the_companys_code_gives_each_row_a_code_unless_the_row_says_otherwise(
+    dispatch_client, owner, dispatcher
+):
+    from tests.dispatch.import_helpers import csv_bytes, post_csv, row
+
+    dispatch_client.patch("/company/order-settings", json={"proofRequired": ["code"]}, headers=owner.headers)
+    answer = post_csv(dispatch_client, dispatcher, csv_bytes([row(1), row(2, proofRequired="photo")]))
+    assert answer.status_code == 200 and answer.json["created"] == 2, answer.json
+    first, second = (Order.get(Order.external_ref == ref) for ref in ("SHOP-1", "SHOP-2"))
+    assert (first.otp_required, second.otp_required) == (True, False)

@@ -27,8 +27,8 @@ from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Conflict
 from appliance.dispatch.db import database
 from appliance.dispatch.geocoding.search import Unplaced
-from appliance.dispatch.models import Order
-from appliance.dispatch.orders import service
+from appliance.dispatch.models import Company, Order
+from appliance.dispatch.orders import proof, service
 from appliance.dispatch.orders.cells import CONVERT, TIME_ONLY, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
@@ -394,6 +394,7 @@ def _write(
     with write_transaction(database):
         # A shop's key importing its orders: the key's proof default for rows that name none.
         default = service.key_proof_default(company_id, key_id)
+        company_proof = proof.kinds_of(Company.get_by_id(company_id).proof_required)
         for number, fields in chunk:
             if default is not None and fields.get("proofRequired") is None:
                 fields = {**fields, "proofRequired": default}
@@ -405,6 +406,7 @@ def _write(
                     master_key,
                     pin_needed=pin_needed.get(number),
                     key_id=key_id,
+                    company_proof=company_proof,
                 )
             except Conflict as exc:
                 if exc.code != "external_ref_taken":

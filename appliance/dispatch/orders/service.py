@@ -140,10 +140,12 @@ def insert_order(
     *,
     pin_needed: str | None = None,
     key_id: int | None = None,
+    company_proof: list[str] | None = None,
 ) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
     ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
-    an imported row whose address could not be placed (its pin a stand-in), and why."""
+    an imported row whose address could not be placed (its pin a stand-in), and why.
+    ``company_proof``: the company's proof set, read once by an import for all its rows."""
     cod_amount = fields.get("codAmountAmd")
     if cod_amount is None:
         cod_amount = fields.get("amountAmd", 0) if fields.get("isCod") else 0
@@ -178,7 +180,9 @@ def insert_order(
         created_at=moment,
         updated_at=moment,
     )
-    if not order.otp_required and "code" in proof.required(order):
+    own = order.proof_required is not None
+    in_force = proof.required(order) if company_proof is None or own else company_proof
+    if not order.otp_required and "code" in in_force:
         order.otp_required = True  # its set (or the company's) needs a delivery code: it gets one
     _set_details(order, fields.get("addressDetails"))
     if order.otp_required:
