@@ -5,6 +5,7 @@ import {Api, ApiError, idempotencyKey} from "/static/js/api.js";
 import {amd, applyTexts, initialLanguage, rememberLanguage, timeOf} from "/static/js/i18n.js";
 import {TEXTS} from "/app/texts.js";
 import {outbox} from "/app/outbox.js";
+import {decode, startScanning} from "/app/scan.js";
 import {openEventStream} from "/static/js/events.js";
 import {loadMapLibre, mapLocale, relabelMap} from "/static/js/maplibre.js";
 
@@ -229,7 +230,7 @@ function renderRun() {
   // Rebuilt only when what it shows changed. The queue is flushed every 5 s and ends by rendering;
   // a tap that spans the swap of its button for an identical new one is lost (pressed on the old,
   // released on the new: no click), which a courier saw as a button that did nothing.
-  const shown = JSON.stringify([lang, run, pending, me && me.dispatchPhone], (key, value) => (key === "photo" ? undefined : value));
+  const shown = JSON.stringify([lang, run, pending, me && me.dispatchPhone], (key, value) => (key === "photo" || key === "signature" ? undefined : value));
   if (shown === renderedRun) { return; }
   renderedRun = shown;
   const inRun = new Set(run.map((o) => o.id));
@@ -250,17 +251,21 @@ function renderRun() {
   // A stop planned for a later day is not in the run until that day comes: the server lists it
   // from then on (issue 45, docs/courier-app.md), so the run is always today's.
   // Pick up all at the depot: every stop still waiting to be picked up, in one tap.
-  const waiting = run.filter((order) => order.status === "assigned" && !pending.some((m) => m.orderId === order.id));
+  const waiting = run.filter((order) => order.status === "assigned" && !pending.some((m) => movesOrder(m, order.id)));
   $("pick-up-all").hidden = waiting.length < 2;
+  $("pick-up-scan").hidden = waiting.length < 1;
   $("pick-up-all").textContent = T.pickUpAll + " (" + waiting.length + ")";
   pickUpAll.orders = waiting;
   list.replaceChildren(...orphans, ...run.map((order, index) => stopItem(order, index)));
   $("no-run").hidden = run.length > 0;
 }
 
+// Whether queued ``move`` moves the order (a single move, or a pick-up of many at the depot).
+function movesOrder(move, orderId) { return move.orderId === orderId || (move.orderIds || []).includes(orderId); }
+
 function stopItem(order, index) {
   {
-    const queued = pending.filter((m) => m.orderId === order.id && !m.refused);
+    const queued = pending.filter((m) => movesOrder(m, order.id) && !m.refused);
     const refused = refusedOf(order.id);
     const status = queued.length ? queued[queued.length - 1].body.status : order.status;
     const li = document.createElement("li");
@@ -353,6 +358,14 @@ function startMove(order, status) {
     $("d-code-box").hidden = !order.otpRequired;
     $("d-code").required = order.otpRequired;
     $("d-cash-box").hidden = !order.isCod;
+    // The proof the order needs (issue 47): the server refuses a delivery without it.
+    const needs = order.proofRequired || [];
+    $("d-scan-box").hidden = !needs.includes("scan");
+    $("d-signature-box").hidden = !needs.includes("signature");
+    $("d-age-box").hidden = !needs.includes("age");
+    $("d-photo").required = needs.includes("photo");
+    $("d-name").required = needs.includes("name") || !needs.length;
+    signaturePad.clear();
     $("d-collected").value = order.isCod ? String(order.codAmountAmd) : "";
     const before = refusedOf(order.id).filter((m) => m.body.status === "delivered").pop();
     if (before) {  // entering the code again: what the courier wrote the first time stays
@@ -377,17 +390,102 @@ async function pickUpAll() {
   if (!orders.length) { return; }
   $("pick-up-all").disabled = true;
   try {
-    for (const order of orders) {
-      await outbox.addMove({orderId: order.id, publicId: order.publicId, body: {status: "picked_up", idempotencyKey: idempotencyKey()},
-                            photo: null, photoKey: null, queuedAt: new Date().toISOString()});
-    }
-    pending = await outbox.moves();
+    await queuePickUp(orders.map((o) => o.id), []);
     renderRun(); renderQueue();
     toast(T.pickedUpAll.replace("{n}", String(orders.length)));
     flush();
   } finally { $("pick-up-all").disabled = false; }
 }
 $("pick-up-all").addEventListener("click", () => pickUpAll());
+
+// One queued move picks many orders up (POST /courier/orders/pick-up, issue 47): by id, or by the
+// codes scanned off the parcels. Each order's move on the server is its own, under this move's key
+// and the order's id, so a batch resent after a lost answer moves none twice.
+async function queuePickUp(orderIds, codes) {
+  const known = new Set(orderIds);
+  for (const code of codes) {
+    const order = run.find((o) => o.externalRef === code || o.publicId.toUpperCase() === code.toUpperCase());
+    if (order) { known.add(order.id); }
+  }
+  await outbox.addMove({kind: "pickUp", orderIds: [...known], explicitIds: orderIds, codes: codes, body: {status: "picked_up", idempotencyKey: idempotencyKey(), occurredAt: new Date().toISOString()},
+                        photo: null, photoKey: null, queuedAt: new Date().toISOString()});
+  pending = await outbox.moves();
+}
+
+// ---- the camera: parcel codes ------------------------------------------------------------------
+
+let stopCamera = null;
+let scanned = [];
+async function openScanner(onCode, depot) {
+  scanned = [];
+  $("scan-list").replaceChildren();
+  $("scan-done").hidden = !depot;
+  $("scan-status").textContent = T.scanning;
+  $("scan-dialog").showModal();
+  try {
+    stopCamera = await startScanning($("scan-video"), onCode);
+  } catch (error) { $("scan-status").textContent = T.noCamera; }
+}
+function closeScanner() {
+  if (stopCamera) { stopCamera(); stopCamera = null; }
+  if ($("scan-dialog").open) { $("scan-dialog").close(); }
+}
+$("scan-dialog").addEventListener("close", () => { if (stopCamera) { stopCamera(); stopCamera = null; } });
+$("scan-close").addEventListener("click", closeScanner);
+
+// At the door: the parcel's code fills the field, and the camera closes.
+$("d-scan-camera").addEventListener("click", () => openScanner((text) => { $("d-scan").value = text; closeScanner(); }, false));
+
+// At the depot: each parcel scanned is listed (once); "pick up the scanned" sends them together.
+function depotCode(text) {
+  if (scanned.includes(text)) { return; }
+  scanned.push(text);
+  const order = run.find((o) => o.externalRef === text || o.publicId.toUpperCase() === text.toUpperCase());
+  const li = document.createElement("li");
+  li.dataset.scanned = text;
+  li.textContent = order ? order.publicId + " · " + address(order) : T.notInRun + text;
+  $("scan-list").append(li);
+}
+$("pick-up-scan").addEventListener("click", () => openScanner(depotCode, true));
+$("scan-done").addEventListener("click", async () => {
+  const codes = scanned.slice();
+  closeScanner();
+  if (!codes.length) { return; }
+  await queuePickUp([], codes);
+  renderRun(); renderQueue();
+  flush();
+});
+
+// ---- the recipient's signature ------------------------------------------------------------------
+
+// Drawn with a finger on a canvas (a few lines, no library): a PNG of the strokes goes with the move.
+const signaturePad = (() => {
+  const canvas = $("d-signature");
+  const pen = canvas.getContext("2d");
+  let drawing = false, signed = false;
+  const at = (event) => {
+    const box = canvas.getBoundingClientRect();
+    return [(event.clientX - box.left) * canvas.width / box.width, (event.clientY - box.top) * canvas.height / box.height];
+  };
+  canvas.addEventListener("pointerdown", (event) => {
+    drawing = true; canvas.setPointerCapture(event.pointerId);
+    pen.lineWidth = 3; pen.lineCap = "round"; pen.lineJoin = "round"; pen.strokeStyle = "#101828";
+    pen.beginPath(); pen.moveTo(...at(event));
+  });
+  canvas.addEventListener("pointermove", (event) => {
+    if (!drawing) { return; }
+    pen.lineTo(...at(event)); pen.stroke(); signed = true;
+  });
+  const end = () => { drawing = false; };
+  canvas.addEventListener("pointerup", end);
+  canvas.addEventListener("pointercancel", end);
+  return {
+    get signed() { return signed; },
+    clear() { pen.clearRect(0, 0, canvas.width, canvas.height); signed = false; },
+    blob() { return new Promise((resolve) => canvas.toBlob(resolve, "image/png")); },
+  };
+})();
+$("d-signature-clear").addEventListener("click", () => signaturePad.clear());
 $("deliver-close").addEventListener("click", () => $("deliver-dialog").close());
 $("fail-close").addEventListener("click", () => $("fail-dialog").close());
 
@@ -398,9 +496,22 @@ $("deliver-form").addEventListener("submit", async (event) => {
   if (order.otpRequired) { body.otpCode = $("d-code").value.trim(); }
   if (order.isCod && $("d-collected").value !== "") { body.collectedAmountAmd = parseInt($("d-collected").value, 10); }
   const file = $("d-photo").files[0];
+  const needs = order.proofRequired || [];
+  // What the server would refuse, said here (it still checks: a queued move may wait for signal).
+  const scan = $("d-scan").value.trim();
+  const matches = !scan || scan === order.externalRef || scan.toUpperCase() === order.publicId.toUpperCase();
+  const lacking = needs.includes("photo") && !file ? T.needsPhoto
+    : needs.includes("signature") && !signaturePad.signed ? T.needsSignature
+      : needs.includes("scan") && !scan ? T.needsScan
+        : !matches ? T.wrongParcel
+          : needs.includes("age") && !$("d-age").checked ? T.needsAge : "";
+  if (lacking) { $("deliver-error").textContent = lacking; return; }
+  if (scan) { body.scannedCode = scan; }
+  if ($("d-age").checked) { body.ageChecked = true; }
+  const signature = signaturePad.signed ? await signaturePad.blob() : null;
   const photo = file ? await shrink(file) : null;
   $("deliver-dialog").close();
-  queueMove(order, body, photo);
+  queueMove(order, body, photo, signature);
 });
 
 $("fail-form").addEventListener("submit", (event) => {
@@ -424,9 +535,9 @@ async function shrink(file) {
   }
 }
 
-async function queueMove(order, body, photo) {
+async function queueMove(order, body, photo, signature) {
   await outbox.addMove({orderId: order.id, publicId: order.publicId, body: Object.assign(body, {idempotencyKey: moving.key, occurredAt: new Date().toISOString()}), photo: photo,
-                        photoKey: null, queuedAt: new Date().toISOString()});
+                        photoKey: null, signature: signature || null, signatureKey: null, queuedAt: new Date().toISOString()});
   pending = await outbox.moves();
   renderRun(); renderQueue();
   flush();
@@ -462,8 +573,49 @@ async function flush() {
   }
 }
 
-async function sendMove(move) {
+// A queued pick-up of many orders: one request; the orders the server refused are told, not kept.
+async function sendPickUp(move) {
   try {
+    const body = {orderIds: move.explicitIds || [], codes: move.codes, idempotencyKey: move.body.idempotencyKey, occurredAt: move.body.occurredAt};
+    const answer = await api.post("/courier/orders/pick-up", body);
+    await outbox.dropMove(move.seq);
+    runChanges += 1;
+    for (const result of answer.results) {
+      const index = run.findIndex((o) => result.order && o.id === result.order.id);
+      if (index >= 0) { run[index] = result.order; }
+    }
+    keepRun();
+    const refused = answer.results.filter((r) => r.status !== 200).length;
+    toast(refused ? T.pickUpRefused.replace("{n}", String(refused)) : T.pickedUpAll.replace("{n}", String(answer.pickedUp)));
+    return true;
+  } catch (error) {
+    if (error.offline || error.status >= 500 || error.status === 429) { return false; }
+    await outbox.dropMove(move.seq);  // a request the server will never take: nothing was moved
+    toast(explain(error));
+    return true;
+  }
+}
+
+async function upload(orderId, blob, kind) {
+  const type = kind === "signature" ? "image/png" : "image/jpeg";
+  const link = await api.post("/courier/orders/" + orderId + "/proof/upload-url", {contentType: type, contentLength: blob.size, kind: kind});
+  let put;
+  try {
+    put = await fetch(link.url, {method: "PUT", headers: {"Content-Type": type}, body: blob});
+  } catch (error) { return null; }
+  if (!put.ok) { throw new ApiError(put.status, {title: "upload " + put.status}); }
+  return link.key;
+}
+
+async function sendMove(move) {
+  if (move.kind === "pickUp") { return sendPickUp(move); }
+  try {
+    if (move.signature && !move.signatureKey) {  // uploaded once, like the photo
+      const key = await upload(move.orderId, move.signature, "signature");
+      if (key === null) { return false; }
+      move.signatureKey = key;
+      await outbox.updateMove(move);
+    }
     if (move.photo && !move.photoKey) {
       const upload = await api.post("/courier/orders/" + move.orderId + "/proof/upload-url", {contentType: "image/jpeg", contentLength: move.photo.size});
       let put;
@@ -476,6 +628,7 @@ async function sendMove(move) {
     }
     const body = Object.assign({}, move.body);
     if (move.photoKey) { body.photoKey = move.photoKey; }
+    if (move.signatureKey) { body.signatureKey = move.signatureKey; }
     const answer = await api.post("/courier/orders/" + move.orderId + "/status", body);
     await outbox.dropMove(move.seq);
     // A move of the order went through: what was refused before is resolved by it.
@@ -491,7 +644,8 @@ async function sendMove(move) {
     // Refused for good (a wrong or locked code, a move no longer allowed). The courier may have
     // left with the cash: the move stays on screen as "needs attention" with the reason, and the
     // dispatcher is told (POST /courier/orders/{id}/attention), until it is resolved.
-    const reason = error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode ? T.wrongCode : explain(error);
+    const lacksProof = error.problem && error.problem.code === "proof_missing";  // said by the server, in the courier's language
+    const reason = error.status === 423 ? T.locked : error.status === 422 && move.body.otpCode && !lacksProof ? T.wrongCode : explain(error);
     move.refused = {reason: reason, status: error.status, reported: false};
     await outbox.updateMove(move);
     await reportRefused(move);
@@ -664,4 +818,4 @@ async function boot() {
   }
 }
 boot();
-window.courierApp = {get run() { return run; }, get pending() { return pending; }, flush: flush};
+window.courierApp = {get run() { return run; }, get pending() { return pending; }, flush: flush, decode: decode};

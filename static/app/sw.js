@@ -2,11 +2,12 @@
 // Shell files are fetched from the network first (a new release shows at once) and from the
 // cache when the network fails. The API is never cached: orders, moves and positions go to the
 // server, and the page's own outbox (IndexedDB) holds what waits for the connection.
-const CACHE = "courier-shell-v1";
+const CACHE = "courier-shell-v2";
 const SHELL = [
-  "/app/", "/app/app.js", "/app/app.css", "/app/texts.js", "/app/outbox.js", "/app/manifest.webmanifest",
+  "/app/", "/app/app.js", "/app/app.css", "/app/texts.js", "/app/outbox.js", "/app/scan.js", "/app/manifest.webmanifest",
   "/app/icon.svg", "/app/icon-192.png", "/static/js/api.js", "/static/js/i18n.js", "/static/js/events.js", "/static/js/maplibre.js", "/static/js/map.js",
   "/static/vendor/maplibre-gl/maplibre-gl.js", "/static/vendor/maplibre-gl/maplibre-gl.css",
+  "/static/vendor/zxing-library/zxing.min.js",  // the parcel scan works without signal too
 ];
 
 self.addEventListener("install", (event) => {

@@ -72,6 +72,22 @@ export const TEXTS = {
 Object.assign(TEXTS.hy, {pickUpAll: "Վերցրել եմ բոլորը", pickedUpAll: "Վերցված է՝ {n}"});
 Object.assign(TEXTS.ru, {pickUpAll: "Забрал все", pickedUpAll: "Забрано: {n}"});
 Object.assign(TEXTS.en, {pickUpAll: "Picked up all", pickedUpAll: "{n} picked up"});
+// Issue 47: proof of delivery (signature, the parcel's code, an age check) and the depot scan.
+Object.assign(TEXTS.hy, {scan: "Սկանավորել", parcelCode: "Ծանրոցի կոդ", signature: "Ստացողի ստորագրությունը", clearSignature: "Մաքրել",
+  ageChecked: "Տարիքը ստուգված է", scanAtDepot: "Սկանավորել ծանրոցները պահեստում", pickUpScanned: "Վերցրել եմ սկանավորվածները",
+  scanning: "Ուղղեք տեսախցիկը կոդին…", noCamera: "Տեսախցիկը հասանելի չէ՝ մուտքագրեք կոդը։", notInRun: "Ձեր երթուղում չէ՝ ",
+  needsSignature: "Պետք է ստացողի ստորագրությունը։", needsPhoto: "Պետք է լուսանկար։", needsScan: "Սկանավորեք ծանրոցի կոդը։",
+  needsAge: "Ստուգեք ստացողի տարիքը։", wrongParcel: "Այս կոդը այս պատվերինը չէ։", pickUpRefused: "Չվերցվեց՝ {n}"});
+Object.assign(TEXTS.ru, {scan: "Сканировать", parcelCode: "Код посылки", signature: "Подпись получателя", clearSignature: "Стереть",
+  ageChecked: "Возраст проверен", scanAtDepot: "Сканировать посылки на складе", pickUpScanned: "Забрал отсканированные",
+  scanning: "Наведите камеру на код…", noCamera: "Камера недоступна — введите код.", notInRun: "Не в вашем маршруте: ",
+  needsSignature: "Нужна подпись получателя.", needsPhoto: "Нужно фото.", needsScan: "Отсканируйте код посылки.",
+  needsAge: "Проверьте возраст получателя.", wrongParcel: "Этот код не от этого заказа.", pickUpRefused: "Не забрано: {n}"});
+Object.assign(TEXTS.en, {scan: "Scan", parcelCode: "Parcel code", signature: "Recipient's signature", clearSignature: "Clear",
+  ageChecked: "Age checked", scanAtDepot: "Scan parcels at the depot", pickUpScanned: "Pick up the scanned",
+  scanning: "Point the camera at the code…", noCamera: "No camera: type the code.", notInRun: "Not in your run: ",
+  needsSignature: "The recipient's signature is needed.", needsPhoto: "A photo is needed.", needsScan: "Scan the parcel's code.",
+  needsAge: "Check the recipient's age.", wrongParcel: "This code is not this order's.", pickUpRefused: "Not picked up: {n}"});
 // Landmark names (issue 49), read out by assistive technology.
 const LANDMARK_TEXTS = {hy: {menu: "Ընտրացանկ"}, ru: {menu: "Меню"}, en: {menu: "Menu"}};
 for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }

@@ -347,6 +347,10 @@ export class Board {
         [T.code, order.otpRequired ? "✓" : "—"], [T.courier, courier ? courier.displayName : (order.lastAttempt && order.lastAttempt.courierName) || "—"]];
       if (order.needsAttention) { rows.push([T.needsAttention, order.needsAttention.reason + (order.needsAttention.heldAmountAmd ? " · " + T.attentionHeld + amd(order.needsAttention.heldAmountAmd, lang) : "")]); }
       if (order.proof) { rows.push([T.proofBy, (order.proof.recipientName || "—") + (order.proof.notes ? " · " + order.proof.notes : "")]); }
+      // Issue 47: what the delivery needed, and the scan and age check it recorded.
+      if (order.proofRequired) { rows.push([T.proofNeeded, order.proofRequired.map((k) => T["proofKind_" + k] || k).join(", ") || "—"]); }
+      if (order.proof && order.proof.scannedCode) { rows.push([T.proofScanned, order.proof.scannedCode]); }
+      if (order.proof && order.proof.ageChecked) { rows.push([T.proofKind_age, "✓"]); }
       if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
@@ -356,6 +360,8 @@ export class Board {
       $("detail-audit").replaceChildren(...events.map((e) => el("li", {dataset: {kind: e.kind, actor: e.actorName || "", role: e.actorRole || "system"}},
         timeOf(e.createdAt, lang) + " · " + (T["audit_" + e.kind] || e.kind.replace(/_/g, " ")) + (e.toStatus ? " → " + this.stateLabel(e.toStatus) : "") +
         (e.data && e.data.reason ? " (" + e.data.reason + ")" : "") +
+        // The proof the courier's attempt carried (issue 47): photo, signature, code, scan…
+        (e.data && e.data.proofKinds && e.data.proofKinds.length ? " · " + T.proofGiven + " " + e.data.proofKinds.map((k) => T["proofKind_" + k] || k).join(", ") : "") +
         // A message to the recipient: which one, on which channel (SMS, e-mail).
         (e.data && e.data.messageId ? " (" + (T["msgEvent_" + e.data.event] || e.data.event) + " · " + e.data.channel + ")" : "") +
         (e.data && e.data.error ? ": " + e.data.error : "") +  // the provider's own error
@@ -366,9 +372,15 @@ export class Board {
       const photo = $("detail-photo");
       photo.hidden = true;
       $("detail-dialog").showModal();
+      const signature = $("detail-signature");
+      signature.hidden = true;
       if (order.proof && order.proof.hasPhoto) {
         const {url} = await api.get("/orders/" + order.id + "/proof/photo-url");
         photo.src = url; photo.alt = T.photo + " " + order.publicId; photo.hidden = false;
+      }
+      if (order.proof && order.proof.hasSignature) {  // the same signed link the shop reads
+        const proof = await api.get("/orders/" + order.id + "/proof");
+        if (proof.signature) { signature.src = proof.signature.url; signature.alt = T.proofKind_signature + " " + order.publicId; signature.hidden = false; }
       }
     } catch (error) { this.ctx.fail(error); }
   }

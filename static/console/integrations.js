@@ -96,6 +96,9 @@ export class Integrations {
     const T = this.T, lang = this.ctx.lang;
     $("keys").tBodies[0].replaceChildren(...this.keys.map((key) => el("tr", {dataset: {key: key.id}},
       el("td", {}, key.name), el("td", {}, when(key.createdAt, lang)),
+      // The proof this key's orders need by default (issue 47; set through the API, docs/orders.md).
+      el("td", {dataset: {keyProof: key.id}}, key.proofRequired === null || key.proofRequired === undefined ? T.intProofCompany
+        : key.proofRequired.map((k) => T["proofKind_" + k] || k).join(", ") || "—"),
       el("td", {}, button(T.intRevoke, () => this.revokeKey(key), {"aria-label": T.intRevoke + " " + key.name, dataset: {revoke: key.id}})))));
     $("no-keys").hidden = this.keys.length > 0;
   }

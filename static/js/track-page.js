@@ -121,6 +121,12 @@ function render(view) {
       const img = document.createElement("img"); img.src = view.proof.photoUrl; img.alt = T.proof;
       img.style.cssText = "max-width:100%;border-radius:10px"; receipt.append(img);
     }
+    // The recipient's signature (issue 47): shown to whoever holds this link, the recipient's own.
+    if (view.proof && view.proof.signatureUrl) {
+      const sig = document.createElement("img"); sig.src = view.proof.signatureUrl; sig.alt = T.signature || "";
+      sig.dataset.signature = "true";
+      sig.style.cssText = "max-width:100%;background:#fff;border:1px solid #ddd;border-radius:10px"; receipt.append(sig);
+    }
   }
   $("rating-card").hidden = !(view.state === "delivered");
   if (view.rating) { $("rating-status").textContent = T.thanks; }

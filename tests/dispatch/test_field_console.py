@@ -112,6 +112,9 @@ def test_a_delivery_for_the_courier_by_the_recipient_s_name_needs_an_order_on_it
         "hasPhoto": False,
         "notes": "courier's phone died",
         "method": "name",
+        "hasSignature": False,
+        "scannedCode": None,
+        "ageChecked": None,
     }
 
 

@@ -105,12 +105,19 @@ def test_an_owner_creates_a_key_shown_once_lists_keys_without_it_and_it_rests_as
     dispatch_client, owner
 ) -> None:
     created = new_key(dispatch_client, owner, "Shop Arev")
-    assert set(created) == {"id", "name", "key", "createdAt"}
+    assert set(created) == {"id", "name", "key", "createdAt", "proofRequired"}
     assert created["name"] == "Shop Arev" and created["key"].startswith("ik_") and len(created["key"]) > 40
     listed = dispatch_client.get("/company/integration-keys", headers=owner.headers)
     assert listed.status_code == 200
     assert listed.json == {
-        "keys": [{"id": created["id"], "name": "Shop Arev", "createdAt": created["createdAt"]}]
+        "keys": [
+            {
+                "id": created["id"],
+                "name": "Shop Arev",
+                "createdAt": created["createdAt"],
+                "proofRequired": None,
+            }
+        ]
     }
     row = IntegrationKey.get_by_id(int(created["id"]))
     assert row.key_hash == hashlib.sha256(created["key"].encode()).hexdigest()
@@ -495,6 +502,7 @@ def test_the_openapi_document_describes_keys_webhooks_and_which_routes_take_a_ke
         ("/orders", "post"),
         ("/orders/import", "post"),
         ("/orders/{order_id}", "get"),
+        ("/orders/{order_id}/proof", "get"),
     ]
 
 

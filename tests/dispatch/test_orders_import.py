@@ -281,7 +281,7 @@ def test_an_import_arrives_as_the_company_chose_or_as_the_import_asks(
 ) -> None:
     owner = make_member(dispatch_app, company, "owner")
     settings = dispatch_client.get("/company/order-settings", headers=owner.headers).json
-    assert settings == {"importStatus": "ready", "integrationOrdersReady": False}
+    assert settings == {"importStatus": "ready", "integrationOrdersReady": False, "proofRequired": []}
     changed = dispatch_client.patch(
         "/company/order-settings", json={"importStatus": "draft"}, headers=owner.headers
     )

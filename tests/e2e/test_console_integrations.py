@@ -84,6 +84,7 @@ def test_an_owner_creates_and_revokes_a_key_and_resends_a_failed_webhook_deliver
         open_integrations(page)
         wait_until(page, "document.querySelectorAll('#keys tbody tr').length === 1")
         assert page.is_hidden("#key-shown") and key not in page.content()
+        assert page.inner_text("[data-key-proof]") == "как у компании"  # issue 47: no default of its own
 
         # Revoked only after the confirmation; focus goes back into the view.
         page.click("[data-revoke]")

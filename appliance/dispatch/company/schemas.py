@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import ONE_LINE, QuerySchema, Schema
 from appliance.dispatch.geo_types import LatLon
+from appliance.dispatch.orders.schemas import ProofKind, ProofKinds
 
 Plan = Literal["start", "city", "network"]
 HexColor = Annotated[str, StringConstraints(pattern=r"^#[0-9A-Fa-f]{6}$")]
@@ -144,11 +145,16 @@ class OrderSettings(BaseModel):
     integrationOrdersReady: bool = Field(
         description="whether orders the company's integration keys create (POST /orders) arrive ready"
     )
+    proofRequired: list[ProofKind] = Field(
+        description="issue 47: the proof every delivery needs unless its order (or the integration "
+        "key that sent it) says otherwise: photo, signature, code, scan, name, age"
+    )
 
 
 class OrderSettingsPatch(Schema):
     importStatus: Literal["ready", "draft"] | None = None
     integrationOrdersReady: bool | None = None
+    proofRequired: ProofKinds | None = Field(default=None, description="[] requires nothing")
 
 
 class AuditQuery(QuerySchema):

@@ -16,6 +16,7 @@ from appliance.dispatch.accounts import TRIAL, TRIAL_PLAN, normalise_email
 from appliance.dispatch.company.serializers import company_body, depot_body
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Company, Courier, Depot, Membership, Order, User
+from appliance.dispatch.orders import proof
 from appliance.dispatch.runtime import DispatchRuntime
 
 PLANS: list[dict[str, Any]] = [
@@ -296,18 +297,26 @@ def change_plan(company_id: int, plan: str) -> dict[str, Any]:
 
 def order_settings(company_id: int) -> dict[str, Any]:
     company = Company.get_by_id(company_id)
-    return {"importStatus": company.import_status, "integrationOrdersReady": company.integration_orders_ready}
+    return {
+        "importStatus": company.import_status,
+        "integrationOrdersReady": company.integration_orders_ready,
+        "proofRequired": proof.kinds_of(company.proof_required),
+    }
 
 
 def update_order_settings(company_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     columns = {
         "importStatus": Company.import_status,
         "integrationOrdersReady": Company.integration_orders_ready,
+        "proofRequired": Company.proof_required,
     }
+    stored = {**changes}
+    if "proofRequired" in stored:
+        stored["proofRequired"] = proof.stored(stored["proofRequired"])
     if changes:
         with write_transaction(database):
             before = order_settings(company_id)
-            Company.update({columns[name]: value for name, value in changes.items()}).where(
+            Company.update({columns[name]: value for name, value in stored.items()}).where(
                 Company.id == company_id
             ).execute()
             audit.record(

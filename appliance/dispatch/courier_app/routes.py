@@ -165,8 +165,27 @@ def verify_otp(order_id: int, body: schemas.OtpVerify):
 )
 def proof_upload_url(order_id: int, body: schemas.ProofUploadRequest):
     """A presigned PUT for a proof photo, bound to its content type (and size when given); send
-    exactly that Content-Type; pass the key back as photoKey."""
-    return service.proof_upload_url(runtime(), me(), order_id, body.contentType, body.contentLength)
+    exactly that Content-Type; pass the key back as photoKey (signatureKey for kind signature)."""
+    return service.proof_upload_url(
+        runtime(), me(), order_id, body.contentType, body.contentLength, body.kind
+    )
+
+
+@endpoint(
+    bp,
+    "POST",
+    "/courier/orders/pick-up",
+    guard=C,
+    body=schemas.PickUpRequest,
+    response=schemas.PickUpResult,
+    errors=(400,),
+    tags=TAGS,
+)
+def pick_up(body: schemas.PickUpRequest):
+    """Beyond the specification (issue 47): pick up many orders at the depot in one request, named
+    by id or by the code scanned off each parcel. Each order's move is its own transition, with the
+    answer a single POST /courier/orders/{id}/status would give (200 even when some were refused)."""
+    return service.pick_up(runtime(), me(), body.model_dump(exclude_none=True))
 
 
 @endpoint(bp, "GET", "/courier/cash", guard=C, response=CashSummary, tags=TAGS)

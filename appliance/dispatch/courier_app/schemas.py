@@ -52,6 +52,9 @@ class CourierOrders(BaseModel):
     orders: list[OrderOut] = Field(description="assigned, picked_up or arrived, in run order")
 
 
+ScannedCode = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
+
+
 class StatusResult(BaseModel):
     order: OrderOut
     replayed: bool = Field(description="true when a settled idempotencyKey answered with its first answer")
@@ -102,6 +105,19 @@ class CourierStatusChange(Schema):
     photoKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
     otpCode: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None
     otpVerified: bool | None = Field(default=None, description="deprecated and ignored")
+    signatureKey: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = Field(
+        default=None,
+        description="beyond the specification (issue 47): the recipient's signature, a PNG uploaded "
+        "through proof/upload-url with kind signature",
+    )
+    scannedCode: ScannedCode | None = Field(
+        default=None,
+        description="beyond the specification: the parcel's barcode or QR as scanned; must read the "
+        "order's externalRef or its publicId (422 otherwise)",
+    )
+    ageChecked: bool | None = Field(
+        default=None, description="beyond the specification: the courier checked the recipient's age"
+    )
     collectedAmountAmd: Annotated[int, Field(ge=0, le=10**12)] | None = None
     notes: Annotated[str, StringConstraints(max_length=1000)] | None = None
     idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=128)] | None = None
@@ -112,6 +128,36 @@ class CourierStatusChange(Schema):
         "move and at most 12 hours ago; otherwise the server's time, with this moment and the "
         "difference kept in the order's history (docs/courier-app.md)",
     )
+
+
+class PickUpRequest(Schema):
+    """Orders picked up at the depot in one request: by id, or by the code scanned off each parcel
+    (its externalRef or publicId); each order's move is its own audited transition."""
+
+    orderIds: list[Annotated[str, StringConstraints(pattern=r"^[0-9]{1,18}$")]] = Field(
+        default_factory=list, max_length=100
+    )
+    codes: list[ScannedCode] = Field(default_factory=list, max_length=100)
+    idempotencyKey: Annotated[str, StringConstraints(min_length=8, max_length=100)] | None = Field(
+        default=None,
+        description="each order's move is sent under this key and the order's id, so a batch resent "
+        "after a lost answer moves nothing twice",
+    )
+    occurredAt: Moment | None = Field(default=None, description="as on the single move")
+
+
+class PickUpItem(BaseModel):
+    orderId: str | None = Field(description="null when a code named none of the courier's orders")
+    code: str | None = Field(description="the scanned code, when the order was named by one")
+    status: int = Field(description="the status a single POST /courier/orders/{id}/status answered")
+    order: OrderOut | None
+    replayed: bool = False
+    problem: dict | None = Field(description="the Problem a single move would have answered")
+
+
+class PickUpResult(BaseModel):
+    results: list[PickUpItem]
+    pickedUp: int = Field(description="orders now picked up by this request (replays included)")
 
 
 class AttentionReport(Schema):
@@ -137,6 +183,11 @@ class OtpResult(BaseModel):
 
 class ProofUploadRequest(Schema):
     contentType: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    kind: Literal["photo", "signature"] = Field(
+        default="photo",
+        description="beyond the specification: signature for the recipient's signature (image/png "
+        "only), passed back as signatureKey",
+    )
     contentLength: Annotated[int, Field(ge=1)] | None = Field(
         default=None,
         description=(

@@ -16,6 +16,7 @@ from appliance.common.db import is_sqlite, lock_row, locked, stored_utc, write_t
 from appliance.common.group_commit import GroupCommit
 from appliance.common.objects import IMAGE_TYPES, StorageUnavailable, new_key
 from appliance.common.problems import (
+    ApiError,
     BadRequest,
     Conflict,
     Invalid,
@@ -32,7 +33,8 @@ from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, OrderEvent, StatusRequest
-from appliance.dispatch.orders import codes, ids
+from appliance.dispatch.orders import codes, ids, proof
+from appliance.dispatch.orders.bulk import problem_body
 from appliance.dispatch.orders.serializers import order_body
 from appliance.dispatch.orders.state import (
     ACTIVE,
@@ -161,7 +163,14 @@ def my_orders(courier: Courier) -> list[dict[str, Any]]:
     rows = Order.select().where((Order.courier == courier.id) & Order.status.in_(tuple(ACTIVE)))
     today = clock.now().astimezone(clock.YEREVAN).date()
     ordered = rows.order_by(Order.sequence.asc(nulls="LAST"), Order.id)
-    return [order_body(o) for o in ordered if not _planned_for_a_later_day(o, today)]
+    company = Company.get_by_id(courier.company_id)
+    # The courier's app asks for what the delivery needs: here proofRequired is the set in force
+    # (the order's own, else the company's), never null.
+    return [
+        {**order_body(o), "proofRequired": proof.required(o, company)}
+        for o in ordered
+        if not _planned_for_a_later_day(o, today)
+    ]
 
 
 def _planned_for_a_later_day(order: Order, today: dt.date) -> bool:
@@ -242,6 +251,8 @@ def change_status(
         replay = _replay(courier, key, digest)
         if replay is not None:
             return replay
+        if status == "delivered" and order.status in ON_THE_WAY:
+            proof.check_delivery(order, body)
         if status == "delivered" and order.status in ON_THE_WAY and needs_code_to_deliver(order):
             if not body.get("otpCode"):
                 raise Invalid(
@@ -266,6 +277,57 @@ def change_status(
     if wrong_code:
         raise Invalid("The delivery code is wrong.", errors=[{"field": "otpCode", "message": "wrong code"}])
     return response
+
+
+def _own_order_by_code(courier: Courier, code: str) -> Order | None:
+    """The courier's assigned order whose parcel reads ``code`` (its externalRef, else publicId):
+    scoped to the courier inside the query, so another company's parcel names nothing."""
+    value = code.strip()
+    mine = (Order.company == courier.company_id) & (Order.courier == courier.id)
+    return (
+        Order.select()
+        .where(mine & ((Order.external_ref == value) | (Order.public_id == value.upper())))
+        .order_by(Order.id.desc())
+        .first()
+    )
+
+
+def pick_up(rt: DispatchRuntime, courier: Courier, request: dict[str, Any]) -> dict[str, Any]:
+    """POST /courier/orders/pick-up: every named order picked up, each its own move (transaction,
+    audit entry, idempotency key ``key:orderId``) exactly as POST /courier/orders/{id}/status with
+    picked_up would make it; one order's refusal leaves the others moved."""
+    named: list[tuple[int | None, str | None]] = [(int(i), None) for i in request.get("orderIds", [])]
+    for code in dict.fromkeys(request.get("codes", [])):  # a label scanned twice: one look-up
+        found = _own_order_by_code(courier, code)
+        named.append((found.id if found else None, code))
+    if not named:
+        raise BadRequest(
+            "Name the orders to pick up: orderIds or codes.",
+            errors=[{"field": "orderIds", "message": "required"}],
+        )
+    results: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    picked = 0
+    for order_id, code in named:
+        if order_id is not None and order_id in seen:
+            continue  # a parcel scanned twice, or named by id and by code: one move
+        item: dict[str, Any] = {"orderId": None if order_id is None else str(order_id), "code": code}
+        try:
+            if order_id is None:
+                raise NotFound("No such order.")
+            seen.add(order_id)
+            move: dict[str, Any] = {"status": "picked_up"}
+            if request.get("idempotencyKey"):
+                move["idempotencyKey"] = f"{request['idempotencyKey']}:{order_id}"
+            if request.get("occurredAt") is not None:
+                move["occurredAt"] = request["occurredAt"]
+            answer = change_status(rt, courier, order_id, move)
+            item.update(status=200, order=answer["order"], replayed=answer["replayed"], problem=None)
+            picked += 1
+        except ApiError as error:
+            item.update(status=error.status, order=None, replayed=False, problem=problem_body(error))
+        results.append(item)
+    return {"results": results, "pickedUp": picked}
 
 
 def report_refused(courier: Courier, order_id: int, report: dict[str, Any]) -> dict[str, Any]:
@@ -302,38 +364,33 @@ def report_refused(courier: Courier, order_id: int, report: dict[str, Any]) -> d
         return order_body(order)
 
 
-def _uploaded_proof(rt: DispatchRuntime, courier: Courier, order: Order, key: str) -> bool:
-    """A key the app issued for this order (its prefix, one segment of hex and an image extension,
-    so no ``..`` or other path) to which a photo was uploaded."""
-    prefix = f"{courier.company_id}/proofs/{order.id}/"
-    name = key[len(prefix) :] if key.startswith(prefix) else ""
-    stem, _, extension = name.partition(".")
-    if (
-        len(stem) != 32
-        or not all(c in "0123456789abcdef" for c in stem)
-        or extension not in IMAGE_TYPES.values()
-    ):
-        return False
-    try:
-        return bool(rt.objects.exists(key))
-    except StorageUnavailable:
-        raise Unavailable("Object storage is unavailable.") from None
-
-
 def _apply_status(
     rt: DispatchRuntime, courier: Courier, order: Order, body: dict[str, Any]
 ) -> dict[str, Any]:
     status = body["status"]
     if status in ("delivered", "failed"):
         photo_key = body.get("photoKey")
-        if photo_key is not None and not _uploaded_proof(rt, courier, order, photo_key):
+        if photo_key is not None and not proof.is_issued_key(
+            rt.objects, courier.company_id, order.id, "photo", photo_key
+        ):
             raise Invalid(
                 "photoKey was not issued for this order, or nothing was uploaded to it.",
                 errors=[{"field": "photoKey", "message": "unknown or not uploaded"}],
             )
+        signature_key = body.get("signatureKey")
+        if signature_key is not None and not proof.is_issued_key(
+            rt.objects, courier.company_id, order.id, "signature", signature_key
+        ):
+            raise Invalid(
+                "signatureKey was not issued for this order, or nothing was uploaded to it.",
+                errors=[{"field": "signatureKey", "message": "unknown or not uploaded"}],
+            )
         order.proof_recipient_name = body.get("recipientName")
         order.proof_photo_key = photo_key
         order.proof_notes = body.get("notes")
+        order.proof_signature_key = signature_key
+        order.proof_scanned_code = body.get("scannedCode")
+        order.proof_age_checked = body.get("ageChecked")
         order.proof_method = (
             "code"
             if needs_code_to_deliver(order) and status == "delivered"
@@ -348,6 +405,13 @@ def _apply_status(
             collected = order.cod_amount_amd
         order.collected_amount_amd = collected
     moment = moments.of_move(order.id, body.get("occurredAt"), clock.now())
+    # The order's history names the proof the attempt carried (issue 47), so the dispatcher reads
+    # it there too.
+    notes = (
+        {**moment.notes, "proofKinds": proof.recorded(order)}
+        if status in ("delivered", "failed")
+        else moment.notes
+    )
     transition(
         order,
         status,
@@ -357,7 +421,7 @@ def _apply_status(
         at=moment.at,
         courierId=str(courier.id),
         collectedAmountAmd=collected,
-        **moment.notes,
+        **notes,
     )
     if collected:
         record_collection(courier, order, collected, at=moment.at)
@@ -370,10 +434,16 @@ def proof_upload_url(
     order_id: int,
     content_type: str,
     content_length: int | None = None,
+    kind: str = "photo",
 ) -> dict[str, Any]:
+    """A presigned PUT for a proof photo, or (``kind`` signature) for the recipient's signature,
+    which is a PNG kept apart (signatures/), so neither key can stand for the other."""
     own_active_order(courier, order_id)
+    if kind == "signature" and content_type != "image/png":
+        raise UnsupportedMediaType("A signature must be image/png.")
     if content_type not in IMAGE_TYPES:
         raise UnsupportedMediaType("Proof photos must be image/jpeg, image/png or image/webp.")
+    folder = "signatures" if kind == "signature" else "proofs"
     store = rt.objects
     if content_length is not None and content_length > store.max_bytes:
         raise PayloadTooLarge(f"A proof photo may be at most {store.max_bytes} bytes.")
@@ -382,7 +452,7 @@ def proof_upload_url(
         if probe is not None:
             probe()  # a link to a store that cannot take the photo would only fail later
         upload = store.presign_put(
-            new_key(f"{courier.company_id}/proofs/{order_id}", content_type), content_type, content_length
+            new_key(f"{courier.company_id}/{folder}/{order_id}", content_type), content_type, content_length
         )
     except StorageUnavailable:
         raise Unavailable("Object storage is unavailable.") from None

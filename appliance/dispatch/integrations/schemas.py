@@ -7,6 +7,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from appliance.common.api import ONE_LINE, Schema
+from appliance.dispatch.orders.schemas import ProofKind, ProofKinds
+
+KEY_PROOF = (
+    "beyond the specification (issue 47): the proof the orders this key creates need when they "
+    "name none; null: the company's setting (PATCH /company/order-settings)"
+)
 
 OrderEvent = Literal[
     "order.created",
@@ -22,12 +28,18 @@ WebhookUrl = Annotated[str, StringConstraints(pattern=r"^https://\S{1,2030}$", m
 
 class KeyCreate(Schema):
     name: KeyName = Field(description="what the key is for, e.g. the shop's name")
+    proofRequired: ProofKinds | None = Field(default=None, description=KEY_PROOF)
+
+
+class KeyPatch(Schema):
+    proofRequired: ProofKinds | None = Field(description=KEY_PROOF)
 
 
 class KeyOut(BaseModel):
     id: str
     name: str
     createdAt: str
+    proofRequired: list[ProofKind] | None = Field(default=None, description=KEY_PROOF)
 
 
 class KeyCreated(KeyOut):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from appliance.common import clock
@@ -19,7 +20,7 @@ from appliance.dispatch.db import database
 from appliance.dispatch.integrations import signing
 from appliance.dispatch.integrations.outbox import ORDER_EVENTS
 from appliance.dispatch.models import CompanyWebhook, IntegrationKey, WebhookDelivery, WebhookMessage
-from appliance.dispatch.orders import ids
+from appliance.dispatch.orders import ids, proof
 
 KEY_PREFIX = "ik_"  # never the start of an access token (a JWT starts with "eyJ")
 SECRET_PURPOSE = "dispatch-webhook-secrets"
@@ -30,17 +31,65 @@ def key_hash(key: str) -> str:
 
 
 def _key_body(row: IntegrationKey) -> dict[str, Any]:
-    return {"id": str(row.id), "name": row.name, "createdAt": clock.iso(row.created_at)}
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "createdAt": clock.iso(row.created_at),
+        "proofRequired": None if row.proof_required is None else proof.kinds_of(row.proof_required),
+    }
 
 
-def create_key(company_id: int, user_id: int, name: str) -> dict[str, Any]:
+def create_key(
+    company_id: int, user_id: int, name: str, proof_required: Sequence[str] | None = None
+) -> dict[str, Any]:
     key = KEY_PREFIX + secrets.token_urlsafe(32)
+    kinds = proof.stored(proof_required)
     with write_transaction(database):
         row = IntegrationKey.create(
-            company=company_id, name=name, key_hash=key_hash(key), created_by=user_id, created_at=clock.now()
+            company=company_id,
+            name=name,
+            key_hash=key_hash(key),
+            created_by=user_id,
+            created_at=clock.now(),
+            proof_required=kinds,
         )
-        audit.record("integration_key.created", f"key:{row.id}", company_id=company_id, after={"name": name})
+        audit.record(
+            "integration_key.created",
+            f"key:{row.id}",
+            company_id=company_id,
+            after={"name": name, "proofRequired": kinds},
+        )
     return {**_key_body(row), "key": key}
+
+
+def update_key(company_id: int, key_id: int, proof_required: Sequence[str] | None) -> dict[str, Any]:
+    """The proof the key's new orders need when they name none (None: the company's setting).
+    Orders the key already sent keep what they were given."""
+    ids.require(key_id, "integration key")
+    kinds = proof.stored(proof_required)
+    with write_transaction(database):
+        row = (
+            IntegrationKey.select()
+            .where(
+                (IntegrationKey.id == key_id)
+                & (IntegrationKey.company == company_id)
+                & IntegrationKey.revoked_at.is_null()
+            )
+            .first()
+        )
+        if row is None:
+            raise NotFound("No such integration key.")
+        before = row.proof_required
+        row.proof_required = kinds
+        row.save()
+        audit.record(
+            "integration_key.changed",
+            f"key:{key_id}",
+            company_id=company_id,
+            before={"proofRequired": before},
+            after={"proofRequired": kinds},
+        )
+    return _key_body(row)
 
 
 def list_keys(company_id: int) -> list[dict[str, Any]]:

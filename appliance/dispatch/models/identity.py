@@ -27,6 +27,9 @@ class Company(BaseModel):
     # company's integration keys' orders (POST /orders by a shop) arrive ready.
     import_status = peewee.CharField(max_length=8, default="ready")
     integration_orders_ready = peewee.BooleanField(default=False)
+    # Migration 0032 (issue 47): the proof every delivery needs unless the order says otherwise
+    # (kinds comma-separated, "" none; appliance/dispatch/orders/proof.py).
+    proof_required = peewee.CharField(max_length=64, default="")
 
 
 class User(BaseModel):

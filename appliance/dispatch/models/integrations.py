@@ -20,6 +20,9 @@ class IntegrationKey(BaseModel):
     created_by = peewee.ForeignKeyField(User, null=True, on_delete="SET NULL", backref="+")
     created_at = UTCDateTimeField(default=now)
     revoked_at = UTCDateTimeField(null=True)
+    # Migration 0032 (issue 47): the proof this key's orders need when they name none (NULL: the
+    # company's setting).
+    proof_required = peewee.CharField(max_length=64, null=True)
 
     class Meta:
         table_name = "integration_key"

@@ -98,6 +98,14 @@ class Order(BaseModel):
     # Migration 0031 (issue 47): the delivery fee charged to the shop, whole drams; NULL when no
     # fee rule applied.
     delivery_fee_amd = peewee.BigIntegerField(null=True)
+    # Migration 0032 (issue 47): the proof this order's delivery needs (kinds comma-separated; NULL:
+    # the company's setting decides), the integration key it came in through, and the proof kinds
+    # beyond name, photo and code that a delivery recorded.
+    proof_required = peewee.CharField(max_length=64, null=True)
+    integration_key_id = peewee.IntegerField(null=True)
+    proof_signature_key = peewee.CharField(max_length=500, null=True)
+    proof_scanned_code = peewee.CharField(max_length=200, null=True)
+    proof_age_checked = peewee.BooleanField(null=True)
 
     class Meta:
         table_name = "order"

@@ -23,7 +23,7 @@ from appliance.dispatch.orders import service
 from appliance.dispatch.orders.service import own_order
 
 
-def _problem(error: ApiError) -> dict[str, Any]:
+def problem_body(error: ApiError) -> dict[str, Any]:
     body: dict[str, Any] = {
         "type": error.type,
         "title": error.title,
@@ -102,7 +102,7 @@ def run(
             act(order_id)
             results.append({"orderId": str(order_id), "ok": True})
         except ApiError as error:
-            results.append({"orderId": str(order_id), "ok": False, "problem": _problem(error)})
+            results.append({"orderId": str(order_id), "ok": False, "problem": problem_body(error)})
     answer = {"results": results}
     if key is not None:
         with write_transaction(database):

@@ -153,7 +153,14 @@ def _language(column: str, cell: Any) -> str:
     return _LANGUAGE_NAMES.get(value, value)  # anything else is refused by the order's schema
 
 
+def _kinds(column: str, cell: Any) -> list[str]:
+    """The proof a row's delivery needs: kind names separated by commas, semicolons or spaces
+    ("photo, signature"); an unknown name is refused by the order's schema."""
+    return [part for part in re.split(r"[\s,;]+", text(column, cell).casefold()) if part]
+
+
 CONVERT = {
+    "proofRequired": _kinds,
     "recipientLanguage": _language,
     "recipientPhone": _phone,
     "amountAmd": _amount,

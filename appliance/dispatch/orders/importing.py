@@ -27,8 +27,8 @@ from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Conflict
 from appliance.dispatch.db import database
 from appliance.dispatch.geocoding.search import Unplaced
-from appliance.dispatch.models import Order
-from appliance.dispatch.orders import service
+from appliance.dispatch.models import Company, Order
+from appliance.dispatch.orders import proof, service
 from appliance.dispatch.orders.cells import CONVERT, TIME_ONLY, CellError, text
 from appliance.dispatch.orders.schemas import OrderCreate
 from appliance.dispatch.orders.sheets import Row, read_rows
@@ -103,6 +103,8 @@ _ALIASES["deliveryWindow"] = (
     "Время доставки",
     "Интервал доставки",
 )
+# Issue 47: the proof the delivery needs (kind names; the company's setting when absent or empty).
+_ALIASES["proofRequired"] = ("proofRequired", "proof", "Ապացույց", "Подтверждение")
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
 _RANGE = re.compile(r"^\s*(?P<start>[^\s–—-][^–—]*?)\s*[-–—]\s*(?P<end>\d{1,2}[:.]\d{2})\s*$")
 
@@ -185,6 +187,7 @@ def import_file(
     dry_run: bool = False,
     geocode: Geocoder | None = None,
     ready: bool = False,
+    key_id: int | None = None,
 ) -> dict[str, Any]:
     """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
 
@@ -241,7 +244,7 @@ def import_file(
         outcome.created = len(valid)
     else:
         for chunk in _chunks(valid, CHUNK):
-            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed)
+            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed, key_id)
     outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
     address_header = outcome.headers.get("address") or outcome.headers.get("addressLabelHy")
     outcome.needs_pin = [
@@ -386,12 +389,24 @@ def _write(
     ids_by_row: dict[int, str],
     ready: bool,
     pin_needed: dict[int, str],
+    key_id: int | None = None,
 ) -> None:
     with write_transaction(database):
+        # A shop's key importing its orders: the key's proof default for rows that name none.
+        default = service.key_proof_default(company_id, key_id)
+        company_proof = proof.kinds_of(Company.get_by_id(company_id).proof_required)
         for number, fields in chunk:
+            if default is not None and fields.get("proofRequired") is None:
+                fields = {**fields, "proofRequired": default}
             try:  # the row is all or nothing: only its INSERT can fail, under its own savepoint
                 order = service.insert_order(
-                    company_id, actor_id, fields, master_key, pin_needed=pin_needed.get(number)
+                    company_id,
+                    actor_id,
+                    fields,
+                    master_key,
+                    pin_needed=pin_needed.get(number),
+                    key_id=key_id,
+                    company_proof=company_proof,
                 )
             except Conflict as exc:
                 if exc.code != "external_ref_taken":

@@ -26,6 +26,14 @@ DoorPart = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
 CourierNote = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), ONE_LINE]
 # Issue 28: the language of messages to the recipient; the company's default when absent.
 RecipientLanguage = Literal["hy", "ru", "en"]
+# Issue 47: what a delivery must carry (appliance/dispatch/orders/proof.py).
+ProofKind = Literal["photo", "signature", "code", "scan", "name", "age"]
+ProofKinds = Annotated[list[ProofKind], Field(max_length=6)]
+PROOF_DESCRIPTION = (
+    "beyond the specification (issue 47): the proof the delivery needs, any of photo, signature, "
+    "code, scan, name, age; [] none; absent or null: the integration key's default, else the "
+    "company's (PATCH /company/order-settings). code turns otpRequired on"
+)
 
 
 def _plausible(value: datetime) -> datetime:
@@ -75,6 +83,7 @@ class OrderCreate(Schema):
     recipientEmail: EmailStr | None = Field(
         default=None, description="Where e-mailed messages go, when the company sends e-mail"
     )
+    proofRequired: ProofKinds | None = Field(default=None, description=PROOF_DESCRIPTION)
 
 
 class OrderPatch(Schema):
@@ -100,6 +109,9 @@ class OrderPatch(Schema):
         default=None, description="null: the company's default"
     )
     recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
+    proofRequired: ProofKinds | None = Field(
+        default=None, description="beyond the specification: as on create; null: the company's setting"
+    )
 
 
 class LastAttempt(BaseModel):
@@ -113,6 +125,9 @@ class Proof(BaseModel):
     hasPhoto: bool
     notes: str | None
     method: Literal["code", "photo", "name"] | None
+    hasSignature: bool = Field(default=False, description="beyond the specification (issue 47)")
+    scannedCode: str | None = Field(default=None, description="beyond the specification (issue 47)")
+    ageChecked: bool | None = Field(default=None, description="beyond the specification (issue 47)")
 
 
 class AddressDetailsOut(BaseModel):
@@ -192,9 +207,38 @@ class OrderOut(BaseModel):
         description="beyond the specification: an imported draft whose address could not be placed "
         "waits at a stand-in pin (the depot) for its real one, and why; null once PATCH sets a pin",
     )
+    proofRequired: list[ProofKind] | None = Field(
+        default=None,
+        description="beyond the specification (issue 47): the proof this order's delivery needs; "
+        "null: the company's setting (GET /company/order-settings) decides",
+    )
     createdAt: str
     updatedAt: str
     finishedAt: str | None
+
+
+class ProofLink(BaseModel):
+    url: str = Field(description="short-lived presigned GET; the storage is never public")
+    expiresIn: int = Field(description="seconds")
+
+
+class ProofRecord(BaseModel):
+    """What a delivery (or a failed attempt) recorded as proof (issue 47, docs/orders.md)."""
+
+    orderId: str
+    publicId: str
+    externalRef: str | None
+    status: Literal["delivered", "failed"]
+    finishedAt: str | None
+    required: list[ProofKind] = Field(description="the proof the order needed when it was delivered")
+    recipientName: str | None
+    notes: str | None
+    method: Literal["code", "photo", "name"] | None
+    codeChecked: bool = Field(description="the recipient's delivery code was given and checked")
+    scannedCode: str | None = Field(description="the parcel's barcode or QR as the courier scanned it")
+    ageChecked: bool
+    photo: ProofLink | None
+    signature: ProofLink | None = Field(description="the recipient's signature, a PNG")
 
 
 class OrderEnvelope(BaseModel):

@@ -18,8 +18,16 @@ from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
 from appliance.dispatch.integrations.outbox import announce
-from appliance.dispatch.models import Assignment, Courier, Membership, Order, OrderEvent, User
-from appliance.dispatch.orders import codes, ids
+from appliance.dispatch.models import (
+    Assignment,
+    Courier,
+    IntegrationKey,
+    Membership,
+    Order,
+    OrderEvent,
+    User,
+)
+from appliance.dispatch.orders import codes, ids, proof
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import ACTIVE, FINAL, audit, cancel_assignment, order_payload, transition
 
@@ -63,15 +71,29 @@ def create_order(
     master_key: bytes,
     *,
     ready: bool = False,
+    key_id: int | None = None,
 ) -> dict[str, Any]:
     """POST /orders: one draft in its own transaction (``ready``: made ready in the same one, for a
-    shop's key when its company opted in)."""
+    shop's key when its company opted in). ``key_id``: the integration key that sent it, whose
+    proof default the order takes when it names none."""
     check_order(fields)
     with write_transaction(database):
-        order = insert_order(company_id, actor_id, fields, master_key)
+        default = key_proof_default(company_id, key_id)
+        if default is not None and fields.get("proofRequired") is None:
+            fields = {**fields, "proofRequired": default}
+        order = insert_order(company_id, actor_id, fields, master_key, key_id=key_id)
         if ready:
             transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
         return order_body(order)
+
+
+def key_proof_default(company_id: int, key_id: int | None) -> list[str] | None:
+    """The proof kinds an integration key gives the orders it sends that name none (None: the
+    key sets none, or no key sent them)."""
+    if key_id is None:
+        return None
+    key = IntegrationKey.get_or_none((IntegrationKey.id == key_id) & (IntegrationKey.company == company_id))
+    return None if key is None or key.proof_required is None else proof.kinds_of(key.proof_required)
 
 
 def check_order(fields: dict[str, Any]) -> None:
@@ -117,10 +139,13 @@ def insert_order(
     master_key: bytes,
     *,
     pin_needed: str | None = None,
+    key_id: int | None = None,
+    company_proof: list[str] | None = None,
 ) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
     ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
-    an imported row whose address could not be placed (its pin a stand-in), and why."""
+    an imported row whose address could not be placed (its pin a stand-in), and why.
+    ``company_proof``: the company's proof set, read once by an import for all its rows."""
     cod_amount = fields.get("codAmountAmd")
     if cod_amount is None:
         cod_amount = fields.get("amountAmd", 0) if fields.get("isCod") else 0
@@ -150,9 +175,15 @@ def insert_order(
         otp_hash=None,
         otp_cipher=None,
         pin_needed=pin_needed,
+        proof_required=proof.stored(fields.get("proofRequired")),
+        integration_key_id=key_id,
         created_at=moment,
         updated_at=moment,
     )
+    own = order.proof_required is not None
+    in_force = proof.required(order) if company_proof is None or own else company_proof
+    if not order.otp_required and "code" in in_force:
+        order.otp_required = True  # its set (or the company's) needs a delivery code: it gets one
     _set_details(order, fields.get("addressDetails"))
     if order.otp_required:
         _set_code(order, master_key)
@@ -205,6 +236,10 @@ def update_order(
             _set_details(order, changes["addressDetails"])
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
+        if "proofRequired" in changes:
+            order.proof_required = proof.stored(changes["proofRequired"])
+        if "code" in proof.kinds_of(order.proof_required):
+            changes = {**changes, "otpRequired": True}  # the order's own set needs its code
         if "otpRequired" in changes:
             if changes["otpRequired"] and not order.otp_required:
                 _set_code(order, master_key)

@@ -119,6 +119,7 @@ def transition(
         order.failure_reason = None
         order.finished_at = None  # type: ignore[assignment]
         order.proof_recipient_name = order.proof_photo_key = order.proof_notes = order.proof_method = None
+        order.proof_signature_key = order.proof_scanned_code = order.proof_age_checked = None
         order.collected_amount_amd = None
         order.courier = None
         order.sequence = None

@@ -319,6 +319,11 @@ def _delivered(rt: DispatchRuntime, order: Order) -> dict[str, Any]:
     photo = None
     if order.proof_photo_key and rt.objects.exists(order.proof_photo_key):
         photo = rt.objects.presign_get(order.proof_photo_key)
+    # The recipient's signature (issue 47), like the photo: the tracking link is the recipient's
+    # own secret (sent to them alone), so whoever holds it sees both once the order is delivered.
+    signature = None
+    if order.proof_signature_key and rt.objects.exists(order.proof_signature_key):
+        signature = rt.objects.presign_get(order.proof_signature_key)
     paid = order.amount_amd
     if order.is_cod:
         paid = order.collected_amount_amd if order.collected_amount_amd is not None else order.cod_amount_amd
@@ -327,6 +332,7 @@ def _delivered(rt: DispatchRuntime, order: Order) -> dict[str, Any]:
             "photoUrl": photo,
             "receivedBy": order.proof_recipient_name.split()[0] if order.proof_recipient_name else None,
             "method": order.proof_method or ("photo" if photo else "name"),
+            "signatureUrl": signature,
             "deliveredAt": clock.iso(order.finished_at),
         },
         "receipt": {

@@ -251,6 +251,27 @@ EXACT: dict[str, T] = {
         "hy": "Լուսանկարը (photoKey) այս պատվերի համար չի տրվել կամ չի վերբեռնվել։",
         "ru": "Фото (photoKey) не выдано для этого заказа или не загружено.",
     },
+    # -- proof of delivery (issue 47) ---------------------------------------------------------
+    "signatureKey was not issued for this order, or nothing was uploaded to it.": {
+        "hy": "Ստորագրությունը (signatureKey) այս պատվերի համար չի տրվել կամ չի վերբեռնվել։",
+        "ru": "Подпись (signatureKey) не выдана для этого заказа или не загружена.",
+    },
+    "The scanned code is not this order's.": {
+        "hy": "Սկանավորված կոդն այս պատվերինը չէ։",
+        "ru": "Отсканированный код не от этого заказа.",
+    },
+    "A signature must be image/png.": {
+        "hy": "Ստորագրությունը պետք է լինի image/png։",
+        "ru": "Подпись должна быть image/png.",
+    },
+    "Name the orders to pick up: orderIds or codes.": {
+        "hy": "Նշեք վերցվող պատվերները՝ orderIds կամ codes։",
+        "ru": "Укажите забираемые заказы: orderIds или codes.",
+    },
+    "The order has no proof yet: it is not delivered.": {
+        "hy": "Պատվերը դեռ ապացույց չունի․ այն առաքված չէ։",
+        "ru": "У заказа ещё нет подтверждения: он не доставлен.",
+    },
     "preferredLanguage must be hy, ru or en.": {
         "hy": "Լեզուն (preferredLanguage) պետք է լինի hy, ru կամ en։",
         "ru": "Язык (preferredLanguage) должен быть hy, ru или en.",
@@ -502,6 +523,17 @@ PATTERNS: list[tuple[re.Pattern[str], T]] = [
         },
     ),
     (
+        re.compile(r"^The delivery needs more proof: (?P<kinds>[a-z]+(?:, [a-z]+)*)\.$"),
+        {
+            "hy": "Առաքմանը պակասում է ապացույց՝ {kinds_hy}։",
+            "ru": "Для доставки не хватает подтверждения: {kinds_ru}.",
+        },
+    ),
+    (
+        re.compile(r"^Unknown proof kinds: (?P<kinds>.*)\.$"),
+        {"hy": "Անհայտ ապացույցի տեսակներ՝ {kinds}։", "ru": "Неизвестные виды подтверждения: {kinds}."},
+    ),
+    (
         re.compile(r"^A proof photo may be at most (?P<n>\d+) bytes\.$"),
         {"hy": "Լուսանկարը կարող է լինել առավելագույնը {n} բայթ։", "ru": "Фото — не больше {n} байт."},
     ),
@@ -545,6 +577,16 @@ PATTERNS: list[tuple[re.Pattern[str], T]] = [
         },
     ),
 ]
+
+# The kinds of proof (appliance/dispatch/orders/proof.py), as a Problem names what is missing.
+PROOF_KINDS = {
+    "photo": {"hy": "լուսանկար", "ru": "фото"},
+    "signature": {"hy": "ստացողի ստորագրություն", "ru": "подпись получателя"},
+    "code": {"hy": "առաքման կոդ", "ru": "код доставки"},
+    "scan": {"hy": "ծանրոցի կոդի սկանավորում", "ru": "скан кода посылки"},
+    "name": {"hy": "ստացողի անուն", "ru": "имя получателя"},
+    "age": {"hy": "տարիքի ստուգում", "ru": "проверка возраста"},
+}
 
 _WHAT = {
     "delivered": {"hy": "առաքվել", "ru": "Доставить"},
@@ -656,6 +698,11 @@ MESSAGES: dict[str, T] = {
     },
     "above the submitted amount": {"hy": "ավելին է հանձնվածից", "ru": "больше сданной суммы"},
     "8 to 128 characters": {"hy": "8-ից 128 նիշ", "ru": "от 8 до 128 символов"},
+    "another parcel's code": {"hy": "այլ ծանրոցի կոդ", "ru": "код другой посылки"},
+    "photo, signature, code, scan, name or age": {
+        "hy": "photo, signature, code, scan, name կամ age",
+        "ru": "photo, signature, code, scan, name или age",
+    },
 }
 
 
@@ -665,6 +712,10 @@ def _fill(template: str, match: re.Match[str], lang: str) -> str:
         values["status"] = status_name(values["status"], lang)
     if "to" in values:
         values["to_status"] = status_name(values["to"], lang)
+    if "kinds" in values:
+        for language in ("hy", "ru"):
+            named = [PROOF_KINDS.get(k, {}).get(language, k) for k in values["kinds"].split(", ")]
+            values[f"kinds_{language}"] = ", ".join(named)
     if "what" in values:
         values["what_hy"] = _WHAT.get(values["what"], {}).get("hy", values["what"])
         values["what_ru"] = _WHAT.get(values["what"], {}).get("ru", values["what"])
