@@ -98,6 +98,9 @@ class Order(BaseModel):
     # Migration 0031 (issue 47): the delivery fee charged to the shop, whole drams; NULL when no
     # fee rule applied.
     delivery_fee_amd = peewee.BigIntegerField(null=True)
+    # Migration 0037 (issue 47): the integration key (the shop) that created or imported the order,
+    # a plain id (its statement outlives a revoked key); NULL for a dispatcher's own orders.
+    shop_key_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "order"

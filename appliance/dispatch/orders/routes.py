@@ -56,8 +56,16 @@ def create_order(body: schemas.OrderCreate):
     order arrives ready instead when its company opted in (PATCH /company/order-settings)."""
     caller = current_actor()
     ready = isinstance(caller, IntegrationCaller) and caller.company.integration_orders_ready
+    key_id = caller.key_id if isinstance(caller, IntegrationCaller) else None
+    rt = runtime()
     order = service.create_order(
-        caller.company_id, caller.actor_id, body.model_dump(), runtime().master_key, ready=ready
+        caller.company_id,
+        caller.actor_id,
+        body.model_dump(),
+        rt.master_key,
+        ready=ready,
+        router=rt.router,
+        shop_key_id=key_id,
     )
     return {"order": order}
 
@@ -96,6 +104,8 @@ def import_orders(query: schemas.ImportQuery):
         dry_run=query.dryRun,
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
         ready=(query.status or caller.company.import_status) == "ready",
+        router=rt.router,
+        shop_key_id=caller.key_id if isinstance(caller, IntegrationCaller) else None,
     )
     # The problems in the reader's language (Accept-Language), each naming the file's own header.
     return import_words.localise(result, import_words.request_language(request.accept_languages))

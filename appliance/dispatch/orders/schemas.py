@@ -100,6 +100,12 @@ class OrderPatch(Schema):
         default=None, description="null: the company's default"
     )
     recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
+    deliveryFeeAmd: Amount | None = Field(
+        default=None,
+        description="the delivery fee charged to the shop, whole drams; null clears it. Alone it may "
+        "change in any status but cancelled, until the shop's statement holding the order is paid "
+        "(409 fee_paid); audited",
+    )
 
 
 class LastAttempt(BaseModel):
@@ -191,6 +197,14 @@ class OrderOut(BaseModel):
         default=None,
         description="beyond the specification: an imported draft whose address could not be placed "
         "waits at a stand-in pin (the depot) for its real one, and why; null once PATCH sets a pin",
+    )
+    deliveryFeeAmd: int | None = Field(
+        default=None,
+        description="the delivery fee charged to the shop (docs/fees.md), whole drams; null when no "
+        "fee zone holds the pin or the order predates fees",
+    )
+    shopId: str | None = Field(
+        default=None, description="the integration key (shop) that created or imported the order"
     )
     createdAt: str
     updatedAt: str

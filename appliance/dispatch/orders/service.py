@@ -15,13 +15,16 @@ from appliance.common import clock
 from appliance.common.compiled import insert_new
 from appliance.common.db import locked, savepoint, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
+from appliance.dispatch import audit as company_audit
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.fees import service as fees
 from appliance.dispatch.integrations.outbox import announce
 from appliance.dispatch.models import Assignment, Courier, Membership, Order, OrderEvent, User
 from appliance.dispatch.orders import codes, ids
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import ACTIVE, FINAL, audit, cancel_assignment, order_payload, transition
+from appliance.dispatch.statements import service as statements
 
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
 
@@ -63,12 +66,19 @@ def create_order(
     master_key: bytes,
     *,
     ready: bool = False,
+    router: Any = None,
+    shop_key_id: int | None = None,
 ) -> dict[str, Any]:
     """POST /orders: one draft in its own transaction (``ready``: made ready in the same one, for a
-    shop's key when its company opted in)."""
+    shop's key when its company opted in). Its delivery fee is worked out first, from the company's
+    fee zones with ``router``'s road distance (fees/service.py), outside the write transaction;
+    ``shop_key_id``: the integration key that sent it (its shop's statements)."""
     check_order(fields)
+    fee = fees.quote(company_id, fields, router) if router is not None else None
     with write_transaction(database):
-        order = insert_order(company_id, actor_id, fields, master_key)
+        order = insert_order(
+            company_id, actor_id, fields, master_key, delivery_fee=fee, shop_key_id=shop_key_id
+        )
         if ready:
             transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
         return order_body(order)
@@ -117,6 +127,8 @@ def insert_order(
     master_key: bytes,
     *,
     pin_needed: str | None = None,
+    delivery_fee: int | None = None,
+    shop_key_id: int | None = None,
 ) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
     ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
@@ -150,6 +162,8 @@ def insert_order(
         otp_hash=None,
         otp_cipher=None,
         pin_needed=pin_needed,
+        delivery_fee_amd=delivery_fee,
+        shop_key_id=shop_key_id,
         created_at=moment,
         updated_at=moment,
     )
@@ -193,6 +207,10 @@ def update_order(
             )
     with write_transaction(database):
         order = own_order(company_id, order_id, lock=True)
+        if "deliveryFeeAmd" in changes:
+            _change_fee(order, changes["deliveryFeeAmd"], actor_id)
+            if set(changes) == {"deliveryFeeAmd"}:  # a fee alone may change in any status
+                return order_body(order)
         if order.status not in {"draft", "ready"}:
             raise Conflict("Only draft and ready orders can be edited.")
         for field, column in _EDITABLE.items():
@@ -215,6 +233,32 @@ def update_order(
         audit(order, "updated", actor_id, fields=sorted(changes))
         record_event(company_id, "order.updated", order_payload(order))
         return order_body(order)
+
+
+def _change_fee(order: Order, fee: int | None, actor_id: int) -> None:
+    """A dispatcher's delivery fee (None clears it), in any status until the shop's statement that
+    holds the order is paid; audited (the audit log and the order's trail) with both amounts."""
+    if fee == order.delivery_fee_amd:
+        return
+    if order.status == "cancelled":
+        raise Conflict("A cancelled order has no delivery fee to change.")
+    if statements.fee_is_paid(order):
+        raise Conflict(
+            "The order is on a shop statement already paid: its delivery fee cannot change.", code="fee_paid"
+        )
+    before, moment = order.delivery_fee_amd, clock.now()
+    Order.update(delivery_fee_amd=fee, updated_at=moment).where(Order.id == order.id).execute()
+    order.delivery_fee_amd, order.updated_at = fee, moment  # type: ignore[assignment]
+    change = {"deliveryFeeAmd": fee}
+    company_audit.record(
+        "order.fee_changed",
+        f"order:{order.id}",
+        company_id=order.company_id,
+        before={"deliveryFeeAmd": before},
+        after=change,
+    )
+    audit(order, "fee_changed", actor_id, before=before, after=fee)
+    record_event(order.company_id, "order.updated", order_payload(order))
 
 
 def _save_changed(order: Order) -> None:
