@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, stream_with_context
 
 from appliance.common.api import endpoint
 from appliance.common.problems import Invalid
@@ -84,7 +84,11 @@ def shop_statement_csv(key_id: int, query: schemas.RangeQuery):
     company_id = current_caller().company_id
     service.shop_key(company_id, key_id)
     rows = service.lines(company_id, key_id, query.start, query.end)
-    return _download(writers.csv_chunks(service.COLUMNS, rows), _name(key_id, query, "csv"), "text/csv")
+    return _download(
+        stream_with_context(writers.csv_chunks(service.COLUMNS, rows)),
+        _name(key_id, query, "csv"),
+        "text/csv",
+    )
 
 
 @endpoint(
@@ -226,5 +230,7 @@ def own_statement_csv(query: schemas.RangeQuery):
     assert isinstance(caller, IntegrationCaller)
     rows = service.lines(caller.company_id, caller.key_id, query.start, query.end)
     return _download(
-        writers.csv_chunks(service.COLUMNS, rows), _name(caller.key_id, query, "csv"), "text/csv"
+        stream_with_context(writers.csv_chunks(service.COLUMNS, rows)),
+        _name(caller.key_id, query, "csv"),
+        "text/csv",
     )
