@@ -22,6 +22,7 @@ CENTRE = [
     {"lat": 40.19, "lon": 44.50},
 ]
 OUTSIDE_PIN = {"lat": 40.21, "lon": 44.56}
+ORDER_PIN = {"lat": 40.1812, "lon": 44.5140}  # orders_helpers.ORDER's
 
 
 def draw(client, member, polygon=None, **rules) -> dict:
@@ -191,3 +192,27 @@ def test_the_openapi_document_describes_fee_zones_and_the_orders_fee(dispatch_cl
     schemas = document["components"]["schemas"]
     assert "deliveryFeeAmd" in schemas["OrderOut"]["properties"]
     assert "deliveryFeeAmd" in schemas["OrderPatch"]["properties"]
+
+
+def test_moving_the_pin_or_changing_the_weight_prices_the_order_again(
+    dispatch_client, company, dispatcher
+) -> None:
+    draw(dispatch_client, dispatcher, baseFeeAmd=600, weightThresholdKg=1, perKgAmd=100)
+    order = create_order(dispatch_client, dispatcher, pin=OUTSIDE_PIN)
+    assert order["deliveryFeeAmd"] is None
+    path = f"/orders/{order['id']}"
+    moved = dispatch_client.patch(path, json={"pin": ORDER_PIN}, headers=dispatcher.headers).json["order"]
+    assert moved["deliveryFeeAmd"] == 600
+    heavier = dispatch_client.patch(path, json={"weightKg": 2.5}, headers=dispatcher.headers).json["order"]
+    assert heavier["deliveryFeeAmd"] == 600 + 200
+    # A fee given with the edit wins over the rules; the recipient's name alone changes no fee.
+    given = dispatch_client.patch(
+        path, json={"weightKg": 9, "deliveryFeeAmd": 50}, headers=dispatcher.headers
+    )
+    assert given.json["order"]["deliveryFeeAmd"] == 50
+    renamed = dispatch_client.patch(path, json={"recipientName": "Ani"}, headers=dispatcher.headers).json[
+        "order"
+    ]
+    assert renamed["deliveryFeeAmd"] == 50
+    changes = [e for e in audit.entries(company.id) if e["action"] == "order.fee_changed"]
+    assert [c["after"]["deliveryFeeAmd"] for c in changes] == [600, 800, 50]

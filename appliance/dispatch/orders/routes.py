@@ -195,7 +195,12 @@ def patch_order(order_id: int, body: schemas.OrderPatch):
         changes["addressDetails"] = body.addressDetails.model_dump()
     return {
         "order": service.update_order(
-            caller.company_id, order_id, caller.user.id, changes, runtime().master_key
+            caller.company_id,
+            order_id,
+            caller.user.id,
+            changes,
+            runtime().master_key,
+            router=runtime().router,
         )
     }
 

@@ -197,22 +197,53 @@ _EDITABLE = {
 _REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
 
 
+# What the fee depends on (fees/service.py): an edit of any of them prices the order again.
+_PRICED = frozenset({"pin", "weightKg", "isCod", "codAmountAmd", "amountAmd"})
+
+
+def _requote(company_id: int, order_id: int, changes: dict[str, Any], router: Any) -> int | None:
+    """The fee of the order as the edit leaves it, asked before the write transaction (the road
+    engine never holds the write lock); the edit itself re-reads the order under its lock."""
+    order = own_order(company_id, order_id)
+    fields = {
+        "pin": changes.get("pin") or {"lat": order.lat, "lon": order.lon},
+        "weightKg": changes.get("weightKg", order.weight_kg),
+        "isCod": changes.get("isCod", order.is_cod),
+        "codAmountAmd": changes.get("codAmountAmd", order.cod_amount_amd),
+        "amountAmd": changes.get("amountAmd", order.amount_amd),
+    }
+    if fields["isCod"] and "isCod" in changes and "codAmountAmd" not in changes:
+        fields["codAmountAmd"] = None  # the amount stands in for the cash, as the edit below does
+    return fees.quote(company_id, fields, router)
+
+
 def update_order(
-    company_id: int, order_id: int, actor_id: int, changes: dict[str, Any], master_key: bytes
+    company_id: int,
+    order_id: int,
+    actor_id: int,
+    changes: dict[str, Any],
+    master_key: bytes,
+    *,
+    router: Any = None,
 ) -> dict[str, Any]:
+    """PATCH /orders/{id}. With ``router``, an edit of what the delivery fee depends on (pin,
+    weight, cash) prices the order again, unless it sets deliveryFeeAmd itself (docs/fees.md)."""
     for field in _REQUIRED:
         if field in changes and changes[field] is None:
             raise BadRequest(
                 f"{field} cannot be null.", errors=[{"field": field, "message": "must not be null"}]
             )
+    if router is not None and "deliveryFeeAmd" not in changes and _PRICED & set(changes):
+        changes = {**changes, "deliveryFeeAmd": _requote(company_id, order_id, changes, router)}
     with write_transaction(database):
         order = own_order(company_id, order_id, lock=True)
+        fee_only = set(changes) == {"deliveryFeeAmd"}  # a fee alone may change in any status
+        if not fee_only and order.status not in {"draft", "ready"}:
+            raise Conflict("Only draft and ready orders can be edited.")
         if "deliveryFeeAmd" in changes:
             _change_fee(order, changes["deliveryFeeAmd"], actor_id)
-            if set(changes) == {"deliveryFeeAmd"}:  # a fee alone may change in any status
+            if fee_only:
                 return order_body(order)
-        if order.status not in {"draft", "ready"}:
-            raise Conflict("Only draft and ready orders can be edited.")
         for field, column in _EDITABLE.items():
             if field in changes:
                 setattr(order, column, changes[field])
