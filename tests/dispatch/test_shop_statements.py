@@ -277,3 +277,47 @@ def test_a_bad_range_is_a_problem_and_an_unknown_shop_is_missing(dispatch_client
         ).status_code
         == 400
     )
+
+
+def test_a_dispatcher_enters_and_imports_a_shops_orders_by_hand_and_moves_one_to_another_shop(
+    dispatch_app, dispatch_client, company, owner, dispatcher
+) -> None:
+    from tests.dispatch.import_helpers import csv_bytes, post_csv, row
+
+    key_id, key = new_key(dispatch_client, owner, "Shop Arev")
+    other_id, _other = new_key(dispatch_client, owner, "Shop Two")
+    made = dispatch_client.post("/orders", json=ORDER | {"shopId": key_id}, headers=dispatcher.headers)
+    assert made.status_code == 201 and made.json["order"]["shopId"] == key_id
+    # A key's order is its own whatever it names.
+    own = dispatch_client.post("/orders", json=ORDER | {"shopId": other_id}, headers=key).json["order"]
+    assert own["shopId"] == key_id
+    stranger_key = new_key(
+        dispatch_client, make_member(dispatch_app, make_company("Other"), "owner"), "Theirs"
+    )[0]
+    refused = dispatch_client.post(
+        "/orders", json=ORDER | {"shopId": stranger_key}, headers=dispatcher.headers
+    )
+    assert refused.status_code == 422 and refused.json["errors"][0]["field"] == "shopId"
+    imported = dispatch_client.post(
+        f"/orders/import?shopId={key_id}", data=csv_bytes([row(1), row(2)]), content_type="text/csv",
+        headers=dispatcher.headers,
+    )  # fmt: skip
+    assert imported.status_code == 200 and imported.json["created"] == 2, imported.json
+    shops = {
+        dispatch_client.get(f"/orders/{i}", headers=dispatcher.headers).json["order"]["shopId"]
+        for i in imported.json["orderIds"]
+    }
+    assert shops == {key_id}
+    assert post_csv(dispatch_client, dispatcher, csv_bytes([row(3)])).json["created"] == 1  # no shop: none
+    bad = dispatch_client.post(
+        f"/orders/import?shopId={stranger_key}", data=csv_bytes([row(4)]), content_type="text/csv",
+        headers=dispatcher.headers,
+    )  # fmt: skip
+    assert bad.status_code == 422
+    path = f"/orders/{made.json['order']['id']}"
+    moved = dispatch_client.patch(path, json={"shopId": other_id}, headers=dispatcher.headers)
+    assert moved.status_code == 200 and moved.json["order"]["shopId"] == other_id
+    cleared = dispatch_client.patch(path, json={"shopId": None}, headers=dispatcher.headers)
+    assert cleared.json["order"]["shopId"] is None
+    changes = [e for e in audit.entries(company.id) if e["action"] == "order.shop_changed"]
+    assert [c["after"]["shopId"] for c in changes] == [int(other_id), None]

@@ -24,6 +24,7 @@ from appliance.dispatch.orders import (
     sheets,
 )
 from appliance.dispatch.runtime import runtime
+from appliance.dispatch.statements import service as statements
 
 bp = Blueprint("orders", __name__)
 TAGS = ["Orders"]
@@ -77,8 +78,9 @@ def create_order(body: schemas.OrderCreate):
     guard=DK,
     query=schemas.ImportQuery,
     response=schemas.ImportResult,
-    errors=(400, 413, 415),
+    errors=(400, 413, 415, 422),
     error_notes={
+        422: "shopId names no integration key of the company",
         400: "the file cannot be read: not CSV UTF-8 or .xlsx, a formula, unknown or missing columns",
         413: f"over {sheets.MAX_BYTES // (1024 * 1024)} MB or {sheets.MAX_ROWS:,} rows; a workbook that "
         "unpacks to over 100 MB, declares a larger sheet than an import reads, or needs more memory or "
@@ -105,7 +107,9 @@ def import_orders(query: schemas.ImportQuery):
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
         ready=(query.status or caller.company.import_status) == "ready",
         router=rt.router,
-        shop_key_id=caller.key_id if isinstance(caller, IntegrationCaller) else None,
+        shop_key_id=caller.key_id
+        if isinstance(caller, IntegrationCaller)
+        else statements.shop_of(caller.company_id, query.shopId),
     )
     # The problems in the reader's language (Accept-Language), each naming the file's own header.
     return import_words.localise(result, import_words.request_language(request.accept_languages))

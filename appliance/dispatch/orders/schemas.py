@@ -48,6 +48,10 @@ class AddressDetails(Schema):
     intercom: DoorPart | None = None
 
 
+# Issue 47: the shop (an integration key's id) an order is for, on its statements.
+ShopId = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,17}$")]
+
+
 class OrderCreate(Schema):
     recipientName: Text200
     recipientPhone: Phone
@@ -75,6 +79,11 @@ class OrderCreate(Schema):
     recipientEmail: EmailStr | None = Field(
         default=None, description="Where e-mailed messages go, when the company sends e-mail"
     )
+    shopId: ShopId | None = Field(
+        default=None,
+        description="a dispatcher's order for a shop: its integration key's id (docs/statements.md; "
+        "422 when the company has no such key); a key's orders are always its own, this is ignored",
+    )
 
 
 class OrderPatch(Schema):
@@ -100,6 +109,9 @@ class OrderPatch(Schema):
         default=None, description="null: the company's default"
     )
     recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
+    shopId: ShopId | None = Field(
+        default=None, description="the shop the order is for (a draft or ready order); null: none"
+    )
     deliveryFeeAmd: Amount | None = Field(
         default=None,
         description="the delivery fee charged to the shop, whole drams; null clears it. Alone it may "
@@ -332,6 +344,11 @@ class ImportQuery(QuerySchema):
             "what the created orders arrive as; the company's importStatus (ready unless changed in "
             "PATCH /company/order-settings) when omitted"
         ),
+    )
+    shopId: ShopId | None = Field(
+        default=None,
+        description="a dispatcher's file of a shop's orders: the shop (integration key id) they are "
+        "for (docs/statements.md; 422 when the company has no such key); a key's file is always its own",
     )
 
 

@@ -74,6 +74,8 @@ def create_order(
     fee zones with ``router``'s road distance (fees/service.py), outside the write transaction;
     ``shop_key_id``: the integration key that sent it (its shop's statements)."""
     check_order(fields)
+    if shop_key_id is None:  # a dispatcher's order for a shop (a key's own orders are its own)
+        shop_key_id = statements.shop_of(company_id, fields.get("shopId"))
     fee = fees.quote(company_id, fields, router) if router is not None else None
     with write_transaction(database):
         order = insert_order(
@@ -252,6 +254,17 @@ def update_order(
             order.pin_needed = None  # the dispatcher dropped the real pin (an imported draft's)
         if "addressDetails" in changes:
             _set_details(order, changes["addressDetails"])
+        if "shopId" in changes:
+            shop = statements.shop_of(company_id, changes["shopId"])
+            if shop != order.shop_key_id:
+                company_audit.record(
+                    "order.shop_changed",
+                    f"order:{order.id}",
+                    company_id=company_id,
+                    before={"shopId": order.shop_key_id},
+                    after={"shopId": shop},
+                )
+                order.shop_key_id = shop
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
         if "otpRequired" in changes:

@@ -24,7 +24,7 @@ import peewee
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.common.problems import Conflict, NotFound
+from appliance.common.problems import Conflict, Invalid, NotFound
 from appliance.dispatch import audit
 from appliance.dispatch.db import database
 from appliance.dispatch.models import Collection, IntegrationKey, Order, Settlement, ShopRemittance
@@ -49,6 +49,24 @@ def shop_key(company_id: int, key_id: int) -> IntegrationKey:
     if key is None:
         raise NotFound("No such shop.")
     return key
+
+
+def shop_of(company_id: int, shop_id: str | None) -> int | None:
+    """The key id a dispatcher named as an order's shop (``shopId``), checked to be the company's;
+    None for none. 422 otherwise: the order names it, it is no path to find."""
+    if shop_id is None:
+        return None
+    key_id = int(shop_id)
+    if not ids.storable(key_id) or not (
+        IntegrationKey.select()
+        .where((IntegrationKey.id == key_id) & (IntegrationKey.company == company_id))
+        .exists()
+    ):
+        raise Invalid(
+            "No such shop.",
+            errors=[{"field": "shopId", "message": "not one of the company's integration keys"}],
+        )
+    return key_id
 
 
 def shops(company_id: int) -> list[dict[str, Any]]:
