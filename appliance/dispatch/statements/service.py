@@ -23,7 +23,7 @@ from typing import Any
 import peewee
 
 from appliance.common import clock
-from appliance.common.db import write_transaction
+from appliance.common.db import locked, write_transaction
 from appliance.common.problems import Conflict, Invalid, NotFound
 from appliance.dispatch import audit
 from appliance.dispatch.db import database
@@ -260,7 +260,16 @@ def mark_paid(
             "The period has not ended yet: a statement is paid once its last day is over.", code="period_open"
         )
     with write_transaction(database):
-        shop_key(company_id, key_id)
+        # The key's row locked (PostgreSQL; SQLite's write transaction is one at a time already):
+        # two payments of overlapping periods of one shop cannot both pass the check below.
+        ids.require(key_id, "shop")
+        key = locked(
+            IntegrationKey.select().where(
+                (IntegrationKey.id == key_id) & (IntegrationKey.company == company_id)
+            )
+        ).first()
+        if key is None:
+            raise NotFound("No such shop.")
         if _overlapping(company_id, key_id, start, end).exists():
             raise Conflict(
                 "This shop's statement for the period, or part of it, is already paid.", code="already_paid"
