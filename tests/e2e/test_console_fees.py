@@ -101,3 +101,68 @@ def test_a_dispatcher_draws_a_zone_on_the_map_and_its_fee_reaches_a_new_order(de
         )
         assert AuditEntry.select().where(AuditEntry.action == "order.fee_changed").count() == 1
         assert errors == []
+
+
+@pytest.fixture
+def office(mapped_data_dir, settings):
+    port = free_port()
+    app = create_app(settings.replace(dispatch_port=port))
+    company = make_company("Arev Express", depot=ROAD_A)
+    hashed = hash_password(PASSWORD)
+    owner = make_member(app, company, "owner", email="ani@arev.am", password_hash=hashed)
+    dispatcher = make_member(app, company, "dispatcher")
+    courier = make_member(app, company, "courier")
+    with serving(mapped_data_dir, port) as url:
+        yield url, owner, dispatcher, courier
+
+
+def test_an_owner_reads_a_shops_statement_in_the_console_and_an_open_period_is_not_paid(office) -> None:
+    url, owner, dispatcher, courier = office
+
+    def call(method: str, path: str, member_or_headers, body=None) -> dict:
+        headers = member_or_headers if isinstance(member_or_headers, dict) else member_or_headers.headers
+        answer = requests.request(method, url + path, json=body, headers=headers, timeout=10)
+        assert answer.status_code < 300, answer.text
+        return answer.json() if answer.content else {}
+
+    zone = {
+        "name": "All",
+        "polygon": [
+            {"lat": 40.0, "lon": 44.3},
+            {"lat": 40.0, "lon": 44.7},
+            {"lat": 40.4, "lon": 44.7},
+            {"lat": 40.4, "lon": 44.3},
+        ],
+        "baseFeeAmd": 800,
+    }
+    call("POST", "/company/fee-zones", dispatcher, zone)
+    made = call("POST", "/company/integration-keys", owner, {"name": "Shop Arev"})
+    key = {"Authorization": "Bearer " + made["key"]}
+    order = call("POST", "/orders", key, ORDER | {"isCod": True, "amountAmd": 12_000})["order"]
+    call("POST", f"/orders/{order['id']}/status", dispatcher, {"status": "ready"})
+    call("POST", f"/orders/{order['id']}/assign", dispatcher, {"courierId": courier.courier.id})
+    call("POST", "/courier/shift/start", courier)
+    call("POST", f"/courier/orders/{order['id']}/status", courier, {"status": "picked_up"})
+    call("POST", f"/courier/orders/{order['id']}/status", courier, {"status": "delivered"})
+
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        sign_in_console(page, url, "ani@arev.am")
+        page.click("[data-lang='en']")
+        page.click("[data-view-tab='money']")
+        page.wait_for_selector("#money-view:not([hidden])")
+        wait_until(page, "document.querySelectorAll('#st-shop option').length === 1")
+        page.click("#st-show")
+        page.wait_for_selector("#st-result:not([hidden])")
+        assert page.text_content("#st-delivered") == "1"
+        assert "800" in page.text_content("#st-fees") and "11" in page.text_content("#st-net")
+        assert "matches" in page.text_content("#st-cash")
+        # Today's period is not over: the API refuses the payment and the page says why.
+        page.fill("#st-reference", "BANK-1")
+        page.click("#st-pay")
+        wait_until(page, "document.getElementById('st-error').textContent.length > 0")
+        assert "not ended" in page.text_content("#st-error")
+        screenshot(page, "console-shop-statement")
+        assert errors == []
