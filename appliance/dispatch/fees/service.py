@@ -4,7 +4,7 @@ order.delivery_fee_amd, and changed by a dispatcher's PATCH /orders/{id} (audite
 their rounding are in rules.py; docs/fees.md says them for people.
 
 The distance part asks the project's router for the road distance from the company's default depot
-to the pin (one table request for a whole import); when the router has no roads to answer with (no
+to the pin (a table request per 99 pins of an import); when the router has no roads to answer with (no
 road data built, the engine down) its straight-line fallback stands in: the great-circle distance
 times the configured detour factor.
 """
@@ -24,6 +24,7 @@ from appliance.dispatch.fees import rules
 from appliance.dispatch.models import Depot, FeeZone
 from appliance.dispatch.orders import ids
 
+TABLE_CHUNK = 99  # destinations per table request, beside the depot: 100 points
 MAX_ZONES = 100  # a company's zones: each order's pin is checked against every one
 FIELDS = {
     "name": "name",
@@ -150,8 +151,8 @@ def _cod(fields: dict[str, Any]) -> int:
 
 def quote_many(company_id: int, orders: Sequence[dict[str, Any] | None], router: Any) -> list[int | None]:
     """The fee of each new order (validated OrderCreate fields; None: no fee asked for, such as an
-    imported row still waiting for its pin): None where no zone holds its pin. One table request
-    from the depot to every pin whose zone charges by distance. Called before the write
+    imported row still waiting for its pin): None where no zone holds its pin. Table requests from
+    the depot to every pin whose zone charges by distance, 99 pins each. Called before the write
     transaction, so that the road engine's answer never holds the database's write lock."""
     zones = _zones(company_id)
     if not zones:
@@ -163,9 +164,13 @@ def quote_many(company_id: int, orders: Sequence[dict[str, Any] | None], router:
     distances: dict[int, float | None] = {}
     depot = Depot.get_or_none((Depot.company == company_id) & Depot.is_default) if far else None
     if depot is not None:
-        pins = [(orders[i]["pin"]["lat"], orders[i]["pin"]["lon"]) for i in far]  # type: ignore[index]
-        table = router.table([(depot.lat, depot.lon)], pins)
-        distances = dict(zip(far, table.distances[0], strict=True))
+        # A hundred destinations a request: a road server's table has a size limit (OSRM's
+        # --max-table-size is 100 by default), past which it refuses and the straight line stands in.
+        for start in range(0, len(far), TABLE_CHUNK):
+            part = far[start : start + TABLE_CHUNK]
+            pins = [(orders[i]["pin"]["lat"], orders[i]["pin"]["lon"]) for i in part]  # type: ignore[index]
+            table = router.table([(depot.lat, depot.lon)], pins)
+            distances.update(zip(part, table.distances[0], strict=True))
     fees: list[int | None] = []
     for i, (fields, zone) in enumerate(zip(orders, found, strict=True)):
         if zone is None or fields is None:
