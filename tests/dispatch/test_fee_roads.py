@@ -66,3 +66,23 @@ def test_an_import_prices_every_row_by_its_road_distance(app, client, dispatcher
     ]
     expected = [(150 * round(m) + 500) // 1000 for m in _road_metres(app, ROAD_B, ROAD_C)]
     assert fees == expected and all(fee > 0 for fee in fees)
+
+
+def test_an_import_of_more_rows_than_one_road_table_takes_prices_each_by_its_own_road(
+    app, client, dispatcher
+) -> None:
+    zone = {"name": "Roads", "polygon": _around([ROAD_A, ROAD_B, ROAD_C]), "perKmAmd": 150}
+    assert client.post("/company/fee-zones", json=zone, headers=dispatcher.headers).status_code == 201
+    pins = [ROAD_B if n % 2 else ROAD_C for n in range(1, 131)]  # 130 rows: two tables of the depot
+    rows = [row(n, lat=lat, lon=lon) for n, (lat, lon) in enumerate(pins, start=1)]
+    answer = post_csv(client, dispatcher, csv_bytes(rows))
+    assert answer.status_code == 200 and answer.json["created"] == 130, answer.json
+    by_b, by_c = ((150 * round(m) + 500) // 1000 for m in _road_metres(app, ROAD_B, ROAD_C))
+    fees = [
+        o["deliveryFeeAmd"]
+        for o in sorted(
+            client.get("/orders?limit=200", headers=dispatcher.headers).json["orders"],
+            key=lambda o: int(o["id"]),
+        )
+    ]
+    assert fees == [by_b if n % 2 else by_c for n in range(1, 131)]
