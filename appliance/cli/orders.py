@@ -38,6 +38,7 @@ def import_command(
     from appliance.dispatch.geocoding.search import company_geocoder
     from appliance.dispatch.models import Company
     from appliance.dispatch.orders import importing
+    from appliance.dispatch.routing.setup import make_router
 
     data = file.read_bytes()
     master_key = load_or_create_master_key(settings.data_dir)
@@ -49,7 +50,14 @@ def import_command(
         geocode = company_geocoder(settings.data_dir, company_id)  # rows with an address only
         ready = (status or company.import_status) == "ready"
         return importing.import_file(
-            company_id, None, data, master_key, dry_run=dry_run, geocode=geocode, ready=ready
+            company_id,
+            None,
+            data,
+            master_key,
+            dry_run=dry_run,
+            geocode=geocode,
+            ready=ready,
+            router=make_router(settings),  # the fee's road distance (docs/fees.md)
         )
 
     result = with_dispatch(settings, run)

@@ -34,6 +34,7 @@ from appliance.dispatch.db import MIGRATIONS, database
 from appliance.dispatch.eta import routes as eta
 from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
+from appliance.dispatch.fees import routes as fees
 from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
@@ -54,6 +55,7 @@ from appliance.dispatch.routing.engines import Router
 from appliance.dispatch.routing.memo import RouteMemo
 from appliance.dispatch.routing.setup import make_router, routing_probe
 from appliance.dispatch.runtime import DispatchRuntime
+from appliance.dispatch.statements import routes as statements
 from appliance.dispatch.team import routes as team
 from appliance.dispatch.tiles import routes as tiles
 from appliance.dispatch.tracking import routes as tracking
@@ -77,6 +79,8 @@ AREAS: tuple[Blueprint, ...] = (
     geo.bp,
     geocoding.bp,
     reports.bp,
+    fees.bp,
+    statements.bp,
     plans.bp,
     eta.bp,
     tracking.bp,

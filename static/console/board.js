@@ -352,6 +352,20 @@ export class Board {
       if (order.proof && order.proof.scannedCode) { rows.push([T.proofScanned, order.proof.scannedCode]); }
       if (order.proof && order.proof.ageChecked) { rows.push([T.proofKind_age, "✓"]); }
       if (order.collectedAmountAmd !== null && order.collectedAmountAmd !== undefined) { rows.push([T.collectedLabel, amd(order.collectedAmountAmd, lang)]); }
+      // The fee charged to the shop (issue 47, docs/fees.md), changed here by a dispatcher (audited).
+      rows.push([T.deliveryFee, order.deliveryFeeAmd === null || order.deliveryFeeAmd === undefined ? "—" : amd(order.deliveryFeeAmd, lang)]);
+      $("detail-fee-row").hidden = order.status === "cancelled";
+      $("detail-fee").value = order.deliveryFeeAmd === null || order.deliveryFeeAmd === undefined ? "" : String(order.deliveryFeeAmd);
+      $("detail-fee-save").onclick = async () => {
+        const text = $("detail-fee").value.trim();
+        try {
+          const {order: changed} = await api.patch("/orders/" + order.id, {deliveryFeeAmd: text === "" ? null : parseInt(text, 10)});
+          this.upsert(changed);
+          this.ctx.toast(T.feeChanged);
+          $("detail-dialog").close();
+          await this.openDetail(order.id);
+        } catch (error) { this.ctx.fail(error); }
+      };
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
       // Every step names who made it and in which role (a dispatcher's act for a courier says so).

@@ -6,6 +6,7 @@ import {openEventStream} from "/static/js/events.js";
 import {applyTexts, initialLanguage, rememberLanguage} from "/static/js/i18n.js";
 import {TEXTS} from "/console/texts.js";
 import "/console/texts-day.js";
+import "/console/texts-money.js";
 import {Board} from "/console/board.js";
 import {Fleet} from "/console/fleet.js";
 import {Planner} from "/console/plan.js";
@@ -15,6 +16,7 @@ import {Bulk} from "/console/bulk.js";
 import {Handover} from "/console/handover.js";
 import {Pins} from "/console/pins.js";
 import {Integrations} from "/console/integrations.js";
+import {Money} from "/console/money.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -62,6 +64,7 @@ ctx.handover = new Handover(ctx, board);
 ctx.board = board; ctx.fleet = fleet; ctx.planner = planner; ctx.admin = admin; ctx.reports = reports;
 ctx.pins = new Pins(ctx, board);  // imported drafts that need a pin (issue 46)
 const integrations = new Integrations(ctx);  // keys and webhooks, owners only (issue 46)
+const money = new Money(ctx);  // fee zones and shop statements (issue 47)
 let stream = null;
 let workspaceCompany = null;
 
@@ -71,7 +74,7 @@ function applyLanguage() {
   if (ctx.session) { $("company-name").textContent = ctx.session.company.name; }
   showStreamState(document.body.dataset.stream);
   renderSwitcher();
-  board.render(); fleet.render(); planner.render(); admin.render(); reports.render(); integrations.render();
+  board.render(); fleet.render(); planner.render(); admin.render(); reports.render(); integrations.render(); money.render();
 }
 
 // Views: the day (board, map, plan, couriers), cash, team, company and reports.
@@ -83,7 +86,7 @@ function showView(name) {
   $("main").hidden = !ctx.session || name !== "day";
   document.querySelectorAll("[data-view-panel]").forEach((panel) => { panel.hidden = !ctx.session || panel.dataset.viewPanel !== name; });
   if (name !== "integrations") { integrations.hide(); }
-  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else if (name === "reports") { reports.show(); } else if (name === "integrations") { integrations.show(); } else { admin.show(name); }
+  if (name === "day") { if (fleet.map) { fleet.map.resize(); } } else if (name === "reports") { reports.show(); } else if (name === "integrations") { integrations.show(); } else if (name === "money") { money.show(); } else { admin.show(name); }
 }
 document.querySelectorAll("[data-view-tab]").forEach((b) => b.addEventListener("click", () => showView(b.dataset.viewTab)));
 

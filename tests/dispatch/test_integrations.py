@@ -503,6 +503,8 @@ def test_the_openapi_document_describes_keys_webhooks_and_which_routes_take_a_ke
         ("/orders/import", "post"),
         ("/orders/{order_id}", "get"),
         ("/orders/{order_id}/proof", "get"),
+        ("/statements", "get"),  # a shop's own statement, keys only (docs/statements.md)
+        ("/statements.csv", "get"),
     ]
 
 

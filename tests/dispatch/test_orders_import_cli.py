@@ -60,7 +60,7 @@ def test_the_openapi_document_describes_both_ways_to_send_the_file(dispatch_clie
     content = operation["requestBody"]["content"]
     assert set(content) == {"text/csv", "multipart/form-data"}
     assert content["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
-    assert set(operation["responses"]) == {"200", "400", "401", "403", "413", "415"}
-    assert [p["name"] for p in operation["parameters"]] == ["dryRun", "status"]
+    assert set(operation["responses"]) == {"200", "400", "401", "403", "413", "415", "422"}  # 422: shopId
+    assert [p["name"] for p in operation["parameters"]] == ["dryRun", "status", "shopId"]
     created = dispatch_client.get("/openapi.json").json["paths"]["/orders"]["post"]["responses"]
     assert "409" in created

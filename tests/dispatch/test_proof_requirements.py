@@ -374,7 +374,7 @@ def test_an_import_sets_each_rows_proof_from_its_column_and_a_keys_import_takes_
     assert answer.status_code == 200 and answer.json["created"] == 2, answer.json
     fourth, fifth = (Order.get(Order.external_ref == ref) for ref in ("SHOP-4", "SHOP-5"))
     assert (fourth.proof_required, fifth.proof_required) == ("age", "name")
-    assert fourth.integration_key_id == int(key["id"])
+    assert fourth.shop_key_id == int(key["id"])
 
 
 def test_the_companys_code_gives_new_orders_a_code_and_holds_no_older_order_to_one(

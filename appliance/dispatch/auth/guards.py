@@ -223,6 +223,12 @@ DK = RoleGuard(
     "dispatchers, owners and the company's integration keys (D or key)",
     keys=True,
 )
+K = RoleGuard(
+    frozenset(),
+    "the company's integration keys only (key)",
+    "Only a shop's integration key can do this.",
+    keys=True,
+)
 OK = RoleGuard(
     frozenset({"owner"}),
     "owners and the company's integration keys (O or key)",

@@ -5,6 +5,7 @@ frozen copies, so that old migrations keep working when these classes change).
 """
 
 from appliance.dispatch.models.base import BaseModel
+from appliance.dispatch.models.fees import FeeZone, ShopRemittance
 from appliance.dispatch.models.identity import (
     AuthSession,
     Company,
@@ -50,6 +51,7 @@ __all__ = [
     "Courier",
     "CourierLocation",
     "Depot",
+    "FeeZone",
     "IntegrationKey",
     "InviteRecord",
     "JobLease",
@@ -67,6 +69,7 @@ __all__ = [
     "RefreshToken",
     "Settlement",
     "Shift",
+    "ShopRemittance",
     "StatusRequest",
     "TrackingLink",
     "User",

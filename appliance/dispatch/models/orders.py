@@ -99,13 +99,15 @@ class Order(BaseModel):
     # fee rule applied.
     delivery_fee_amd = peewee.BigIntegerField(null=True)
     # Migration 0032 (issue 47): the proof this order's delivery needs (kinds comma-separated; NULL:
-    # the company's setting decides), the integration key it came in through, and the proof kinds
-    # beyond name, photo and code that a delivery recorded.
+    # the company's setting decides) and the proof kinds beyond name, photo and code that a
+    # delivery recorded.
     proof_required = peewee.CharField(max_length=64, null=True)
-    integration_key_id = peewee.IntegerField(null=True)
     proof_signature_key = peewee.CharField(max_length=500, null=True)
     proof_scanned_code = peewee.CharField(max_length=200, null=True)
     proof_age_checked = peewee.BooleanField(null=True)
+    # Migration 0037 (issue 47): the integration key (the shop) that created or imported the order,
+    # a plain id (its statement outlives a revoked key); NULL for a dispatcher's own orders.
+    shop_key_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "order"

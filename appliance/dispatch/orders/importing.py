@@ -26,6 +26,7 @@ from appliance.common.api import validation_error
 from appliance.common.db import write_transaction
 from appliance.common.problems import ApiError, BadRequest, Conflict
 from appliance.dispatch.db import database
+from appliance.dispatch.fees import service as fees
 from appliance.dispatch.geocoding.search import Unplaced
 from appliance.dispatch.models import Company, Order
 from appliance.dispatch.orders import proof, service
@@ -187,7 +188,8 @@ def import_file(
     dry_run: bool = False,
     geocode: Geocoder | None = None,
     ready: bool = False,
-    key_id: int | None = None,
+    router: Any = None,
+    shop_key_id: int | None = None,
 ) -> dict[str, Any]:
     """{created, existing, refused: [{row, column, message}], orderIds} of one file (CSV or .xlsx).
 
@@ -243,8 +245,16 @@ def import_file(
     if dry_run:
         outcome.created = len(valid)
     else:
+        # Each row's delivery fee, worked out before any write (one road table for the file); a row
+        # waiting for its pin gets none, its stand-in pin being no address.
+        priced = [None if n in pin_needed else f for n, f in valid]
+        quoted = fees.quote_many(company_id, priced, router) if router is not None else [None] * len(valid)
+        fee_of = {n: fee for (n, _), fee in zip(valid, quoted, strict=True)}
         for chunk in _chunks(valid, CHUNK):
-            _write(company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed, key_id)
+            _write(
+                company_id, actor_id, chunk, master_key, outcome, ids_by_row, ready, pin_needed,
+                fee_of, shop_key_id,
+            )  # fmt: skip
     outcome.order_ids = [ids_by_row[n] for n in sorted(ids_by_row)]
     address_header = outcome.headers.get("address") or outcome.headers.get("addressLabelHy")
     outcome.needs_pin = [
@@ -389,11 +399,12 @@ def _write(
     ids_by_row: dict[int, str],
     ready: bool,
     pin_needed: dict[int, str],
-    key_id: int | None = None,
+    fee_of: dict[int, int | None],
+    shop_key_id: int | None,
 ) -> None:
     with write_transaction(database):
         # A shop's key importing its orders: the key's proof default for rows that name none.
-        default = service.key_proof_default(company_id, key_id)
+        default = service.key_proof_default(company_id, shop_key_id)
         company_proof = proof.kinds_of(Company.get_by_id(company_id).proof_required)
         for number, fields in chunk:
             if default is not None and fields.get("proofRequired") is None:
@@ -405,8 +416,9 @@ def _write(
                     fields,
                     master_key,
                     pin_needed=pin_needed.get(number),
-                    key_id=key_id,
                     company_proof=company_proof,
+                    delivery_fee=fee_of.get(number),
+                    shop_key_id=shop_key_id,
                 )
             except Conflict as exc:
                 if exc.code != "external_ref_taken":

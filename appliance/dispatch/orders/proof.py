@@ -152,7 +152,7 @@ def proof_of(objects: Any, company_id: int, order_id: int, key_id: int | None) -
     ids.require(order_id, "order")
     scope = (Order.id == order_id) & (Order.company == company_id)
     if key_id is not None:
-        scope &= Order.integration_key_id == key_id
+        scope &= Order.shop_key_id == key_id
     order = Order.select().where(scope).first()
     if order is None:
         raise NotFound("No such order.")

@@ -25,6 +25,7 @@ from appliance.dispatch.orders import (
     sheets,
 )
 from appliance.dispatch.runtime import runtime
+from appliance.dispatch.statements import service as statements
 
 bp = Blueprint("orders", __name__)
 TAGS = ["Orders"]
@@ -58,15 +59,17 @@ def create_order(body: schemas.OrderCreate):
     """Create a pin-first draft (a delivery code is generated when otpRequired). An integration key's
     order arrives ready instead when its company opted in (PATCH /company/order-settings)."""
     caller = current_actor()
-    by_key = isinstance(caller, IntegrationCaller)
-    ready = by_key and caller.company.integration_orders_ready
+    ready = isinstance(caller, IntegrationCaller) and caller.company.integration_orders_ready
+    key_id = caller.key_id if isinstance(caller, IntegrationCaller) else None
+    rt = runtime()
     order = service.create_order(
         caller.company_id,
         caller.actor_id,
         body.model_dump(),
-        runtime().master_key,
+        rt.master_key,
         ready=ready,
-        key_id=caller.key_id if isinstance(caller, IntegrationCaller) else None,
+        router=rt.router,
+        shop_key_id=key_id,
     )
     return {"order": order}
 
@@ -78,8 +81,9 @@ def create_order(body: schemas.OrderCreate):
     guard=DK,
     query=schemas.ImportQuery,
     response=schemas.ImportResult,
-    errors=(400, 413, 415),
+    errors=(400, 413, 415, 422),
     error_notes={
+        422: "shopId names no integration key of the company",
         400: "the file cannot be read: not CSV UTF-8 or .xlsx, a formula, unknown or missing columns",
         413: f"over {sheets.MAX_BYTES // (1024 * 1024)} MB or {sheets.MAX_ROWS:,} rows; a workbook that "
         "unpacks to over 100 MB, declares a larger sheet than an import reads, or needs more memory or "
@@ -105,7 +109,10 @@ def import_orders(query: schemas.ImportQuery):
         dry_run=query.dryRun,
         geocode=company_geocoder(rt.settings.data_dir, caller.company_id),
         ready=(query.status or caller.company.import_status) == "ready",
-        key_id=caller.key_id if isinstance(caller, IntegrationCaller) else None,
+        router=rt.router,
+        shop_key_id=caller.key_id
+        if isinstance(caller, IntegrationCaller)
+        else statements.shop_of(caller.company_id, query.shopId),
     )
     # The problems in the reader's language (Accept-Language), each naming the file's own header.
     return import_words.localise(result, import_words.request_language(request.accept_languages))
@@ -195,7 +202,12 @@ def patch_order(order_id: int, body: schemas.OrderPatch):
         changes["addressDetails"] = body.addressDetails.model_dump()
     return {
         "order": service.update_order(
-            caller.company_id, order_id, caller.user.id, changes, runtime().master_key
+            caller.company_id,
+            order_id,
+            caller.user.id,
+            changes,
+            runtime().master_key,
+            router=runtime().router,
         )
     }
 

@@ -56,6 +56,10 @@ class AddressDetails(Schema):
     intercom: DoorPart | None = None
 
 
+# Issue 47: the shop (an integration key's id) an order is for, on its statements.
+ShopId = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,17}$")]
+
+
 class OrderCreate(Schema):
     recipientName: Text200
     recipientPhone: Phone
@@ -84,6 +88,11 @@ class OrderCreate(Schema):
         default=None, description="Where e-mailed messages go, when the company sends e-mail"
     )
     proofRequired: ProofKinds | None = Field(default=None, description=PROOF_DESCRIPTION)
+    shopId: ShopId | None = Field(
+        default=None,
+        description="a dispatcher's order for a shop: its integration key's id (docs/statements.md; "
+        "422 when the company has no such key); a key's orders are always its own, this is ignored",
+    )
 
 
 class OrderPatch(Schema):
@@ -111,6 +120,15 @@ class OrderPatch(Schema):
     recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
     proofRequired: ProofKinds | None = Field(
         default=None, description="beyond the specification: as on create; null: the company's setting"
+    )
+    shopId: ShopId | None = Field(
+        default=None, description="the shop the order is for (a draft or ready order); null: none"
+    )
+    deliveryFeeAmd: Amount | None = Field(
+        default=None,
+        description="the delivery fee charged to the shop, whole drams; null clears it. Alone it may "
+        "change in any status but cancelled, until the shop's statement holding the order is paid "
+        "(409 fee_paid); audited",
     )
 
 
@@ -211,6 +229,14 @@ class OrderOut(BaseModel):
         default=None,
         description="beyond the specification (issue 47): the proof this order's delivery needs; "
         "null: the company's setting (GET /company/order-settings) decides",
+    )
+    deliveryFeeAmd: int | None = Field(
+        default=None,
+        description="the delivery fee charged to the shop (docs/fees.md), whole drams; null when no "
+        "fee zone holds the pin or the order predates fees",
+    )
+    shopId: str | None = Field(
+        default=None, description="the integration key (shop) that created or imported the order"
     )
     createdAt: str
     updatedAt: str
@@ -370,6 +396,11 @@ class ImportQuery(QuerySchema):
             "what the created orders arrive as; the company's importStatus (ready unless changed in "
             "PATCH /company/order-settings) when omitted"
         ),
+    )
+    shopId: ShopId | None = Field(
+        default=None,
+        description="a dispatcher's file of a shop's orders: the shop (integration key id) they are "
+        "for (docs/statements.md; 422 when the company has no such key); a key's file is always its own",
     )
 
 

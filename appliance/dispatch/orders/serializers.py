@@ -72,6 +72,9 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         # Beyond the specification (docs/orders.md): why an imported draft waits for its pin.
         "needsPin": d.get("pin_needed"),
         "proofRequired": None if d.get("proof_required") is None else kinds_of(d["proof_required"]),
+        # Issue 47 (docs/fees.md): the fee charged to the shop, and the shop (integration key).
+        "deliveryFeeAmd": d.get("delivery_fee_amd"),
+        "shopId": str(d["shop_key_id"]) if d.get("shop_key_id") else None,
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),

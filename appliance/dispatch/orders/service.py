@@ -15,8 +15,10 @@ from appliance.common import clock
 from appliance.common.compiled import insert_new
 from appliance.common.db import locked, savepoint, write_transaction
 from appliance.common.problems import BadRequest, Conflict, Invalid, NotFound
+from appliance.dispatch import audit as company_audit
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.fees import service as fees
 from appliance.dispatch.integrations.outbox import announce
 from appliance.dispatch.models import (
     Assignment,
@@ -30,6 +32,7 @@ from appliance.dispatch.models import (
 from appliance.dispatch.orders import codes, ids, proof
 from appliance.dispatch.orders.serializers import DOOR_PARTS, assignment_body, order_body
 from appliance.dispatch.orders.state import ACTIVE, FINAL, audit, cancel_assignment, order_payload, transition
+from appliance.dispatch.statements import service as statements
 
 FAILURE_CODES = frozenset({"recipient_absent", "refused", "wrong_address", "other"})
 
@@ -71,17 +74,25 @@ def create_order(
     master_key: bytes,
     *,
     ready: bool = False,
-    key_id: int | None = None,
+    router: Any = None,
+    shop_key_id: int | None = None,
 ) -> dict[str, Any]:
     """POST /orders: one draft in its own transaction (``ready``: made ready in the same one, for a
-    shop's key when its company opted in). ``key_id``: the integration key that sent it, whose
-    proof default the order takes when it names none."""
+    shop's key when its company opted in). Its delivery fee is worked out first, from the company's
+    fee zones with ``router``'s road distance (fees/service.py), outside the write transaction;
+    ``shop_key_id``: the integration key that sent it, or the shop a dispatcher named (its
+    statements, its proof download, and its proof default when the order names none)."""
     check_order(fields)
+    if shop_key_id is None:  # a dispatcher's order for a shop (a key's own orders are its own)
+        shop_key_id = statements.shop_of(company_id, fields.get("shopId"))
+    fee = fees.quote(company_id, fields, router) if router is not None else None
     with write_transaction(database):
-        default = key_proof_default(company_id, key_id)
+        default = key_proof_default(company_id, shop_key_id)
         if default is not None and fields.get("proofRequired") is None:
             fields = {**fields, "proofRequired": default}
-        order = insert_order(company_id, actor_id, fields, master_key, key_id=key_id)
+        order = insert_order(
+            company_id, actor_id, fields, master_key, delivery_fee=fee, shop_key_id=shop_key_id
+        )
         if ready:
             transition(order, "ready", actor_id, by="dispatcher", reason="arrived ready")
         return order_body(order)
@@ -139,8 +150,9 @@ def insert_order(
     master_key: bytes,
     *,
     pin_needed: str | None = None,
-    key_id: int | None = None,
     company_proof: list[str] | None = None,
+    delivery_fee: int | None = None,
+    shop_key_id: int | None = None,
 ) -> Order:
     """A new draft inside the caller's write transaction (POST /orders and every imported row);
     ``fields`` is a validated OrderCreate, dumped, already through check_order. ``pin_needed``:
@@ -176,7 +188,8 @@ def insert_order(
         otp_cipher=None,
         pin_needed=pin_needed,
         proof_required=proof.stored(fields.get("proofRequired")),
-        integration_key_id=key_id,
+        delivery_fee_amd=delivery_fee,
+        shop_key_id=shop_key_id,
         created_at=moment,
         updated_at=moment,
     )
@@ -214,18 +227,53 @@ _EDITABLE = {
 _REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
 
 
+# What the fee depends on (fees/service.py): an edit of any of them prices the order again.
+_PRICED = frozenset({"pin", "weightKg", "isCod", "codAmountAmd", "amountAmd"})
+
+
+def _requote(company_id: int, order_id: int, changes: dict[str, Any], router: Any) -> int | None:
+    """The fee of the order as the edit leaves it, asked before the write transaction (the road
+    engine never holds the write lock); the edit itself re-reads the order under its lock."""
+    order = own_order(company_id, order_id)
+    fields = {
+        "pin": changes.get("pin") or {"lat": order.lat, "lon": order.lon},
+        "weightKg": changes.get("weightKg", order.weight_kg),
+        "isCod": changes.get("isCod", order.is_cod),
+        "codAmountAmd": changes.get("codAmountAmd", order.cod_amount_amd),
+        "amountAmd": changes.get("amountAmd", order.amount_amd),
+    }
+    if fields["isCod"] and "isCod" in changes and "codAmountAmd" not in changes:
+        fields["codAmountAmd"] = None  # the amount stands in for the cash, as the edit below does
+    return fees.quote(company_id, fields, router)
+
+
 def update_order(
-    company_id: int, order_id: int, actor_id: int, changes: dict[str, Any], master_key: bytes
+    company_id: int,
+    order_id: int,
+    actor_id: int,
+    changes: dict[str, Any],
+    master_key: bytes,
+    *,
+    router: Any = None,
 ) -> dict[str, Any]:
+    """PATCH /orders/{id}. With ``router``, an edit of what the delivery fee depends on (pin,
+    weight, cash) prices the order again, unless it sets deliveryFeeAmd itself (docs/fees.md)."""
     for field in _REQUIRED:
         if field in changes and changes[field] is None:
             raise BadRequest(
                 f"{field} cannot be null.", errors=[{"field": field, "message": "must not be null"}]
             )
+    if router is not None and "deliveryFeeAmd" not in changes and _PRICED & set(changes):
+        changes = {**changes, "deliveryFeeAmd": _requote(company_id, order_id, changes, router)}
     with write_transaction(database):
         order = own_order(company_id, order_id, lock=True)
-        if order.status not in {"draft", "ready"}:
+        fee_only = set(changes) == {"deliveryFeeAmd"}  # a fee alone may change in any status
+        if not fee_only and order.status not in {"draft", "ready"}:
             raise Conflict("Only draft and ready orders can be edited.")
+        if "deliveryFeeAmd" in changes:
+            _change_fee(order, changes["deliveryFeeAmd"], actor_id)
+            if fee_only:
+                return order_body(order)
         for field, column in _EDITABLE.items():
             if field in changes:
                 setattr(order, column, changes[field])
@@ -234,6 +282,17 @@ def update_order(
             order.pin_needed = None  # the dispatcher dropped the real pin (an imported draft's)
         if "addressDetails" in changes:
             _set_details(order, changes["addressDetails"])
+        if "shopId" in changes:
+            shop = statements.shop_of(company_id, changes["shopId"])
+            if shop != order.shop_key_id:
+                company_audit.record(
+                    "order.shop_changed",
+                    f"order:{order.id}",
+                    company_id=company_id,
+                    before={"shopId": order.shop_key_id},
+                    after={"shopId": shop},
+                )
+                order.shop_key_id = shop
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
         if "proofRequired" in changes:
@@ -250,6 +309,32 @@ def update_order(
         audit(order, "updated", actor_id, fields=sorted(changes))
         record_event(company_id, "order.updated", order_payload(order))
         return order_body(order)
+
+
+def _change_fee(order: Order, fee: int | None, actor_id: int) -> None:
+    """A dispatcher's delivery fee (None clears it), in any status until the shop's statement that
+    holds the order is paid; audited (the audit log and the order's trail) with both amounts."""
+    if fee == order.delivery_fee_amd:
+        return
+    if order.status == "cancelled":
+        raise Conflict("A cancelled order has no delivery fee to change.")
+    if statements.fee_is_paid(order):
+        raise Conflict(
+            "The order is on a shop statement already paid: its delivery fee cannot change.", code="fee_paid"
+        )
+    before, moment = order.delivery_fee_amd, clock.now()
+    Order.update(delivery_fee_amd=fee, updated_at=moment).where(Order.id == order.id).execute()
+    order.delivery_fee_amd, order.updated_at = fee, moment  # type: ignore[assignment]
+    change = {"deliveryFeeAmd": fee}
+    company_audit.record(
+        "order.fee_changed",
+        f"order:{order.id}",
+        company_id=order.company_id,
+        before={"deliveryFeeAmd": before},
+        after=change,
+    )
+    audit(order, "fee_changed", actor_id, before=before, after=fee)
+    record_event(order.company_id, "order.updated", order_payload(order))
 
 
 def _save_changed(order: Order) -> None:

@@ -46,11 +46,17 @@ HEADERS: dict[str, T] = {
         "ru": "Среднее, мин от забора до доставки",
         "en": "Average minutes, pick-up to delivery",
     },
+    # Shop statements (statements/service.py).
+    "delivery_fee_amd": {"hy": "Առաքման վճար", "ru": "Стоимость доставки", "en": "Delivery fee"},
+    "net_amd": {"hy": "Վճարման ենթակա", "ru": "К выплате", "en": "Net owed"},
 }
 
 KINDS: dict[str, T] = {
     "collection": {"hy": "հավաքում", "ru": "получение", "en": "collection"},
     "handover": {"hy": "հանձնում", "ru": "сдача кассы", "en": "handover"},
+    "delivered": {"hy": "առաքված", "ru": "доставлен", "en": "delivered"},
+    "returned": {"hy": "վերադարձ", "ru": "возврат", "en": "returned"},
+    "total": {"hy": "ընդամենը", "ru": "итого", "en": "total"},
 }
 SETTLEMENT_STATUSES: dict[str, T] = {
     "submitted": {"hy": "սպասում է հաստատման", "ru": "ждёт подтверждения", "en": "awaiting confirmation"},
