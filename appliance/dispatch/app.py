@@ -34,6 +34,8 @@ from appliance.dispatch.db import MIGRATIONS, database
 from appliance.dispatch.eta import routes as eta
 from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
+from appliance.dispatch.fiscal import routes as fiscal
+from appliance.dispatch.fiscal.sender import ReceiptSender
 from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
@@ -81,6 +83,7 @@ AREAS: tuple[Blueprint, ...] = (
     eta.bp,
     tracking.bp,
     messages.bp,
+    fiscal.bp,
     events.bp,
     tiles.bp,
     pages.bp,
@@ -146,6 +149,8 @@ def build_workers(
     webhooks = OrderWebhookSender(
         master_key, ca_file=settings.webhook_ca_file, allow_private=settings.webhook_allow_private
     )
+    # Fiscal receipts through e-HDM (docs/fiscal-receipts.md): printed once each, from the outbox.
+    receipts = ReceiptSender(master_key, allow_private=settings.ehdm_allow_private)
     return [
         (
             "housekeeping",
@@ -153,6 +158,7 @@ def build_workers(
         ),
         ("mail", mailer.worker),
         ("recipient-messages", recipients.worker),
+        ("fiscal-receipts", receipts.worker),
         (
             "order-webhooks",
             lambda stop: run_worker("order-webhooks", database, stop, webhooks.run_pass, idle_seconds=0.5),

@@ -5,6 +5,7 @@ frozen copies, so that old migrations keep working when these classes change).
 """
 
 from appliance.dispatch.models.base import BaseModel
+from appliance.dispatch.models.fiscal import FiscalReceipt, FiscalSettings
 from appliance.dispatch.models.identity import (
     AuthSession,
     Company,
@@ -50,6 +51,8 @@ __all__ = [
     "Courier",
     "CourierLocation",
     "Depot",
+    "FiscalReceipt",
+    "FiscalSettings",
     "IntegrationKey",
     "InviteRecord",
     "JobLease",

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, EmailStr, Field, 
 from pydantic_core import PydanticCustomError
 
 from appliance.common.api import ONE_LINE, QuerySchema, Schema
+from appliance.dispatch.fiscal.schemas import ItemLines, OrderReceipt, Tin
 from appliance.dispatch.geo_types import LatLon
 
 OrderStatus = Literal[
@@ -75,6 +76,13 @@ class OrderCreate(Schema):
     recipientEmail: EmailStr | None = Field(
         default=None, description="Where e-mailed messages go, when the company sends e-mail"
     )
+    items: ItemLines | None = Field(
+        default=None,
+        description="the fiscal receipt's lines (docs/fiscal-receipts.md); one goods line when absent",
+    )
+    partnerTin: Tin | None = Field(
+        default=None, description="the shop's TIN, on the receipt when the company issues as its agent"
+    )
 
 
 class OrderPatch(Schema):
@@ -100,6 +108,8 @@ class OrderPatch(Schema):
         default=None, description="null: the company's default"
     )
     recipientEmail: EmailStr | None = Field(default=None, description="null clears it")
+    items: ItemLines | None = Field(default=None, description="the fiscal receipt's lines; null clears them")
+    partnerTin: Tin | None = Field(default=None, description="null clears it")
 
 
 class LastAttempt(BaseModel):
@@ -191,6 +201,11 @@ class OrderOut(BaseModel):
         default=None,
         description="beyond the specification: an imported draft whose address could not be placed "
         "waits at a stand-in pin (the depot) for its real one, and why; null once PATCH sets a pin",
+    )
+    items: list[dict[str, Any]] | None = Field(default=None, description="the fiscal receipt's lines")
+    partnerTin: str | None = None
+    fiscalReceipt: OrderReceipt | None = Field(
+        default=None, description="the order's fiscal receipt once queued: its state, number and QR text"
     )
     createdAt: str
     updatedAt: str
