@@ -165,7 +165,8 @@ def setup_call(master_key: bytes, company_id: int, what: str, *, allow_private: 
     regime); a refusal or no answer is 502 with e-HDM's words."""
     row = _own_settings(company_id)
     try:
-        with connection_of(master_key, row, allow_private=allow_private) as connection:
+        # A person waits on the answer: a shorter wait than the worker's.
+        with connection_of(master_key, row, allow_private=allow_private, timeout=10.0) as connection:
             client = ehdm_client(row.crn, row.base_url, connection)
             if what == "check":
                 message = client.check_connection()
@@ -380,6 +381,7 @@ def request_return(company_id: int, order_id: int, actor_id: int) -> dict[str, A
         )
         if not inserted:
             raise Conflict("The order's return receipt was asked for already.", code="return_requested")
+        _set_state(order, "returning")
         audit(order, "fiscal_return_requested", actor_id, cashAmd=sale.cash_amd)
         return receipt_body(_receipt(company_id, order_id, "return"))
 

@@ -1,0 +1,112 @@
+"""Issue 47, fiscal receipts in a real browser against `appliance serve` (its fiscal-receipts worker)
+and the mutual-TLS e-HDM test server: a print whose answer was lost flags the order; the
+dispatcher records the receipt found on e-HDM from the order's detail, and later its return."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+
+from appliance.common.passwords import hash_password
+from appliance.dispatch.app import create_app
+from tests.conftest import free_port
+from tests.dispatch.ehdm_server import EhdmServer
+from tests.dispatch.factory import make_company, make_member
+from tests.dispatch.orders_helpers import ORDER
+from tests.dispatch.test_fiscal_receipts import CRN, ITEMS, credentials
+from tests.e2e.console_server import (
+    BROWSER_TEST,
+    PASSWORD,
+    chromium,
+    screenshot,
+    serving,
+    sign_in_console,
+)
+from tests.geo_fixtures import ROAD_A, ROAD_B
+
+pytestmark = BROWSER_TEST
+
+
+@pytest.fixture
+def desk(mapped_data_dir, settings):
+    port = free_port()
+    app = create_app(settings.replace(dispatch_port=port, ehdm_allow_private=True))
+    company = make_company("Arev Express", depot=ROAD_A)
+    owner = make_member(
+        app, company, "owner", email="ani@arev.am", name="Ani", password_hash=hash_password(PASSWORD)
+    )
+    courier = make_member(app, company, "courier", name="Narek")
+    ehdm = EhdmServer().start()
+    try:
+        with serving(mapped_data_dir, port, {"APPLIANCE_EHDM_ALLOW_PRIVATE": "1"}) as url:
+            yield url, owner, courier, ehdm
+    finally:
+        ehdm.stop()
+
+
+def _order(url: str, member, order_id: str) -> dict:
+    return requests.get(f"{url}/orders/{order_id}", headers=member.headers).json()["order"]
+
+
+def _until(what, timeout: float = 60.0):
+    """Wait for the served worker (a pass every 2 s) to have done something."""
+    deadline = time.monotonic() + timeout
+    while not (value := what()):
+        assert time.monotonic() < deadline, "the worker did not get there"
+        time.sleep(0.2)
+    return value
+
+
+def test_a_lost_print_is_recorded_from_the_console_and_the_return_printed_once(desk) -> None:
+    url, owner, courier, ehdm = desk
+    assert (
+        requests.put(f"{url}/company/fiscal", json=credentials(ehdm), headers=owner.headers).status_code
+        == 200
+    )
+    assert requests.post(f"{url}/company/fiscal/activate", headers=owner.headers).status_code == 200
+    body = ORDER | {
+        "isCod": True,
+        "amountAmd": 4000,
+        "items": ITEMS,
+        "pin": {"lat": ROAD_B[0], "lon": ROAD_B[1]},
+    }
+    order = requests.post(f"{url}/orders", json=body, headers=owner.headers).json()["order"]
+    requests.post(f"{url}/orders/{order['id']}/status", json={"status": "ready"}, headers=owner.headers)
+    requests.post(
+        f"{url}/orders/{order['id']}/assign",
+        json={"courierId": int(courier.courier.id)},
+        headers=owner.headers,
+    )
+    moves = f"{url}/courier/orders/{order['id']}/status"
+    assert requests.post(moves, json={"status": "picked_up"}, headers=courier.headers).status_code == 200
+    ehdm.fault = "drop"  # e-HDM prints, then the connection closes before its answer
+    assert requests.post(moves, json={"status": "delivered"}, headers=courier.headers).status_code == 200
+    flagged = _until(lambda: (o := _order(url, owner, order["id"]))["needsAttention"] and o)
+    assert flagged["needsAttention"]["move"] == "fiscal_receipt"
+    [printed] = ehdm.printed(CRN)
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "ani@arev.am")
+        page.click(f"[data-detail='{order['id']}']")
+        page.wait_for_selector(f"[data-fiscal-receipt-id='{order['id']}']")
+        page.fill(f"[data-fiscal-receipt-id='{order['id']}']", printed["summary"]["receiptId"])
+        page.click(f"[data-fiscal-found='{order['id']}']")
+        page.wait_for_selector("#detail-fields [data-fiscal='printed']")
+        assert printed["summary"]["fiscal"] in page.inner_text("#detail-fields [data-fiscal='printed']")
+        screenshot(page, "console-fiscal-recorded")
+        # Every word of the receipt's cell exists in Armenian, Russian and English.
+        missing = page.evaluate(
+            """async () => {
+                const {TEXTS} = await import('/console/texts.js');
+                const keys = Object.keys(TEXTS.en).filter((k) => /^(fiscal|audit_fiscal)/.test(k));
+                return keys.length < 14 ? ['too few'] :
+                    ['hy', 'ru'].flatMap((l) => keys.filter((k) => !TEXTS[l][k]).map((k) => l + ':' + k));
+            }"""
+        )
+        assert missing == []
+        page.click(f"[data-fiscal-return='{order['id']}']")
+        page.wait_for_selector("#detail-fields [data-fiscal='returning']")
+    _until(lambda: _order(url, owner, order["id"])["fiscalReceipt"]["state"] == "returned")
+    assert len(ehdm.printed(CRN, "sale")) == 1 and len(ehdm.printed(CRN, "return")) == 1
