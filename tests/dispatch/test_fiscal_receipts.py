@@ -346,6 +346,19 @@ def test_only_the_owner_sets_and_checks_the_credentials(dispatch_client, owner, 
     )
     checked = dispatch_client.post("/company/fiscal/check", headers=owner.headers)
     assert checked.status_code == 200 and checked.json["ok"] is True
+    # Not activated yet: e-HDM refuses the goods lists, said as a 502 with its words.
+    refused = dispatch_client.get("/company/fiscal/goods?taxRegime=1&tin=02612345", headers=owner.headers)
+    assert refused.status_code == 502 and "1002" in refused.json["errors"][0]["message"]
+    assert dispatch_client.post("/company/fiscal/activate", headers=owner.headers).status_code == 200
+    goods = dispatch_client.get("/company/fiscal/goods?taxRegime=1&tin=02612345", headers=owner.headers)
+    assert goods.status_code == 200, goods.json
+    assert goods.json["goodLists"][0]["goods"][0] == {
+        "goodName": "Delivery",
+        "goodCode": "DELIVERY",
+        "price": "1000.00",
+    }
+    bad = dispatch_client.get("/company/fiscal/goods?taxRegime=1&tin=123", headers=owner.headers)
+    assert bad.status_code == 400
 
 
 def _other_key() -> str:

@@ -83,6 +83,29 @@ def activate():
 @endpoint(
     bp,
     "GET",
+    "/company/fiscal/goods",
+    guard=O,
+    query=schemas.GoodsQuery,
+    response=schemas.GoodsLists,
+    errors=(404, 502),
+    tags=TAGS,
+)
+def goods(query: schemas.GoodsQuery):
+    """e-HDM's getGoodList: the goods lists registered for a tax regime and TIN (their codes and
+    prices), to choose the classification codes of the receipts' lines."""
+    rt = runtime()
+    return service.good_lists(
+        rt.master_key,
+        current_caller().company_id,
+        int(query.taxRegime),
+        query.tin,
+        allow_private=rt.settings.ehdm_allow_private,
+    )
+
+
+@endpoint(
+    bp,
+    "GET",
     "/orders/<int:order_id>/fiscal-receipts",
     guard=D,
     response=schemas.ReceiptList,

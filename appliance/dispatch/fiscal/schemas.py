@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from appliance.common.api import ONE_LINE, Schema
+from appliance.common.api import ONE_LINE, QuerySchema, Schema
 
 Pem = Annotated[
     str, StringConstraints(min_length=1, max_length=20000, pattern=r"^\s*-----BEGIN [A-Z0-9 ]+-----")
@@ -139,3 +139,25 @@ class OrderReceipt(BaseModel):
     receiptId: str | None
     fiscalNumber: str | None
     qr: str | None
+
+
+class GoodsQuery(QuerySchema):
+    # A query string's text: the regimes' numbers as the manual lists them.
+    taxRegime: Literal["1", "2", "3", "7"] = Field(description="the regime whose lists to read")
+    tin: Tin = Field(description="the taxpayer's TIN the lists belong to")
+
+
+class Good(BaseModel):
+    goodName: str
+    goodCode: str
+    price: str = Field(description="a decimal string, AMD")
+
+
+class GoodsList(BaseModel):
+    listName: str
+    taxRegimeName: str
+    goods: list[Good]
+
+
+class GoodsLists(BaseModel):
+    goodLists: list[GoodsList]

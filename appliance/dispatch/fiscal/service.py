@@ -188,6 +188,39 @@ def setup_call(master_key: bytes, company_id: int, what: str, *, allow_private: 
     return {"ok": True, "message": str(message or "")[:500]}
 
 
+def good_lists(
+    master_key: bytes, company_id: int, tax_regime: int, tin: str, *, allow_private: bool
+) -> dict[str, Any]:
+    """getGoodList as the API answers it (502 with e-HDM's words when refused or unreachable)."""
+    from e_hdm import TaxRegime
+
+    row = _own_settings(company_id)
+    try:
+        with connection_of(master_key, row, allow_private=allow_private, timeout=10.0) as connection:
+            found = ehdm_client(row.crn, row.base_url, connection).get_good_list(TaxRegime(tax_regime), tin)
+    except (NotSent, OutcomeUnknown) as exc:
+        raise BadGateway(
+            "e-HDM could not be reached.", errors=[{"field": "e-HDM", "message": str(exc)[:300]}]
+        ) from None
+    except EHDMAPIError as exc:
+        raise BadGateway(
+            "e-HDM refused the call.", errors=[{"field": "e-HDM", "message": str(exc)[:300]}]
+        ) from None
+    return {
+        "goodLists": [
+            {
+                "listName": kept.list_name,
+                "taxRegimeName": kept.tax_regime_name,
+                "goods": [
+                    {"goodName": g.good_name, "goodCode": g.good_code, "price": str(g.price)}
+                    for g in kept.goods
+                ],
+            }
+            for kept in found.good_lists
+        ]
+    }
+
+
 # -- the receipt's lines --------------------------------------------------------------------------
 
 
