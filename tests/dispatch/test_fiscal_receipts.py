@@ -153,6 +153,19 @@ def test_without_items_the_receipt_has_a_goods_line_a_fee_line_and_the_shops_tin
     assert receipt_of(dispatch_client, dispatcher, order["id"])["fiscalReceipt"]["state"] == "printed"
 
 
+def test_the_receipts_waiting_to_be_printed_are_a_queue_of_the_metrics(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, ehdm, sender
+):
+    from tests.common.test_metrics import _samples
+
+    set_up(dispatch_client, owner, ehdm)
+    delivered_cash_order(dispatch_client, dispatcher, courier, 1000)
+    queue = frozenset({"queue": "fiscal_receipts"}.items())
+    assert _samples(dispatch_client)[("appliance_queue_depth", queue)] == 1
+    run(dispatch_app, sender)
+    assert _samples(dispatch_client)[("appliance_queue_depth", queue)] == 0
+
+
 def test_an_order_not_paid_in_cash_or_a_company_without_e_hdm_queues_no_receipt(
     dispatch_app, dispatch_client, owner, dispatcher, courier, ehdm, sender
 ):
