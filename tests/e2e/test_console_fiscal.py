@@ -59,6 +59,45 @@ def _until(what, timeout: float = 60.0):
     return value
 
 
+def test_the_owner_sets_up_e_hdm_in_the_console_and_the_key_is_never_shown_back(desk) -> None:
+    url, owner, _, ehdm = desk
+    fields = credentials(ehdm)
+    with chromium() as browser:
+        page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        sign_in_console(page, url, "ani@arev.am")
+        page.click("[data-view-tab='company']")
+        page.wait_for_selector("#fiscal-form:not([hidden])")
+        page.fill("#f-url", fields["baseUrl"])
+        page.fill("#f-crn", fields["crn"])
+        page.fill("#f-cashier", "3")
+        page.fill("#f-adg", fields["adgCode"])
+        page.fill("#f-cert", fields["certificatePem"])
+        page.fill("#f-key", fields["privateKeyPem"])
+        page.fill("#f-ca", fields["serverCaPem"])
+        page.click("#fiscal-form button[type='submit']")
+        page.wait_for_selector("#fiscal-cert:not(:empty)")
+        assert page.input_value("#f-key") == "" and page.input_value("#f-cert").startswith(
+            "-----BEGIN CERTIFICATE"
+        )
+        page.click("#fiscal-activate")
+        page.wait_for_selector("#toast:not([hidden])")
+        assert page.inner_text("#fiscal-error") == ""
+        assert "PRIVATE KEY" not in page.content()
+        screenshot(page, "console-fiscal-settings")
+        # Every word of the form exists in Armenian and Russian.
+        missing = page.evaluate(
+            """async () => {
+                const {TEXTS} = await import('/console/texts.js');
+                const keys = [...document.querySelectorAll('#fiscal-form [data-t]')].map((e) => e.dataset.t);
+                return ['hy', 'ru'].flatMap((l) => keys.filter((k) => !TEXTS[l][k]).map((k) => l + ':' + k));
+            }"""
+        )
+        assert missing == []
+    saved = requests.get(f"{url}/company/fiscal", headers=owner.headers).json()["settings"]
+    assert saved["crn"] == CRN and saved["cashierId"] == 3 and saved["hasPrivateKey"]
+    assert ehdm.registers[CRN].activated and ehdm.registers[CRN].departments == {1: 1}
+
+
 def test_a_lost_print_is_recorded_from_the_console_and_the_return_printed_once(desk) -> None:
     url, owner, courier, ehdm = desk
     assert (

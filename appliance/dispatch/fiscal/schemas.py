@@ -71,6 +71,8 @@ class FiscalSettingsOut(BaseModel):
     enabled: bool
     baseUrl: str
     crn: str
+    certificatePem: str = Field(description="the client certificate (public); never the key")
+    serverCaPem: str | None
     certificateSubject: str
     certificateNotAfter: str
     hasPrivateKey: bool

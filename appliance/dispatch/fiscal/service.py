@@ -40,6 +40,8 @@ def settings_body(row: FiscalSettings | None) -> dict[str, Any] | None:
         "enabled": bool(row.enabled),
         "baseUrl": row.base_url,
         "crn": row.crn,
+        "certificatePem": row.certificate_pem,  # public: the console saves it back unchanged
+        "serverCaPem": row.server_ca_pem,
         "certificateSubject": certificate.subject.rfc4514_string(),
         "certificateNotAfter": clock.iso(certificate.not_valid_after_utc),
         "hasPrivateKey": True,
