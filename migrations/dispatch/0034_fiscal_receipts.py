@@ -56,6 +56,7 @@ class FiscalReceipt(Frozen):
     call_started_at = UTCDateTimeField(null=True)
     cash_amd = peewee.BigIntegerField()
     receipt_id = peewee.CharField(max_length=64, null=True)
+    crn = peewee.CharField(max_length=32, null=True)
     fiscal = peewee.CharField(max_length=64, null=True)
     qr = peewee.TextField(null=True)
     created_at = UTCDateTimeField()

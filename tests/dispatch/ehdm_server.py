@@ -268,8 +268,9 @@ class EhdmServer:
         return kept["summary"]
 
     def _getReturnedReceiptInfo(self, register: Register, crn: str, body: dict) -> dict:
+        # Another register of the same taxpayer may return a sale (sourceCrn: the one that printed it).
         kept = self.receipts.get(str(body["receiptId"]))
-        if kept is None or kept["crn"] != crn or body["sourceCrn"] != crn or kept["kind"] != "sale":
+        if kept is None or kept["crn"] != body["sourceCrn"] or kept["kind"] != "sale":
             raise _Refused("no_receipt", str(body["receiptId"]))
         request = kept["request"]
         return {
@@ -310,7 +311,7 @@ class EhdmServer:
 
     def _printReturnReceipt(self, register: Register, crn: str, body: dict) -> dict:
         kept = self.receipts.get(str(body["receiptId"]))
-        if kept is None or kept["crn"] != crn or kept["kind"] != "sale":
+        if kept is None or kept["crn"] != body["sourceCrn"] or kept["kind"] != "sale":
             raise _Refused("no_receipt", str(body["receiptId"]))
         if kept["returned"]:
             raise _Refused("returned", str(body["receiptId"]))

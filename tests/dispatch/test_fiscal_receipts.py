@@ -299,6 +299,22 @@ def test_a_return_of_a_delivered_cash_order_prints_its_return_receipt_once(
     ]
 
 
+def test_a_sale_is_returned_through_the_companys_new_register_naming_the_one_that_printed_it(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, ehdm, sender
+):
+    set_up(dispatch_client, owner, ehdm)
+    order = delivered_cash_order(dispatch_client, dispatcher, courier, 2000)
+    run(dispatch_app, sender)
+    set_up(dispatch_client, owner, ehdm, crn="52014202")  # the company's register replaced
+    returned = dispatch_client.post(
+        f"/orders/{order['id']}/fiscal-receipts/return", headers=dispatcher.headers
+    )
+    assert returned.status_code == 202
+    run(dispatch_app, sender)
+    [back] = ehdm.printed("52014202", "return")
+    assert back["request"]["sourceCrn"] == CRN and ehdm.printed(CRN, "sale")[0]["returned"]
+
+
 def test_the_client_key_is_sealed_at_rest_and_never_answered(
     dispatch_app, dispatch_client, owner, company, ehdm
 ):

@@ -83,12 +83,13 @@ class ReceiptSender:
                     sale = FiscalReceipt.get(
                         (FiscalReceipt.order == row.order_id) & (FiscalReceipt.kind == "sale")
                     )
-                    info = client.get_returned_receipt_info(sale.receipt_id, settings.crn)
+                    source_crn = sale.crn or settings.crn  # the register that printed the sale
+                    info = client.get_returned_receipt_info(sale.receipt_id, source_crn)
                     request = info.build_full_return(
                         card_amount=Decimal(0), cash_amount=Decimal(row.cash_amd)
                     )
                     request.receipt_id = sale.receipt_id
-                    request.source_crn = settings.crn
+                    request.source_crn = source_crn
                 if not self._mark_sending(row, request.to_payload()):
                     return 0  # the lease was lost meanwhile: another process has the row
                 connection.commit()
@@ -109,7 +110,7 @@ class ReceiptSender:
             self._failed(row, f"e-HDM refused the receipt: {exc}")
             return 1
         with write_transaction(database):
-            service.record_printed(row.id, result.receipt_id, result.fiscal, result.qr)
+            service.record_printed(row.id, result.receipt_id, result.crn, result.fiscal, result.qr)
         log.info(
             "fiscal receipt %s (%s) of order %s printed: %s",
             row.id,

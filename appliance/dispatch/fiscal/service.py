@@ -466,7 +466,7 @@ def decide(
         )
     with write_transaction(database):
         order = _own_order(company_id, order_id)
-        record_printed(row.id, found.receipt_id, found.fiscal, found.qr)
+        record_printed(row.id, found.receipt_id, found.crn, found.fiscal, found.qr)
         audit(
             order,
             "fiscal_decision",
@@ -497,12 +497,13 @@ def flag(order: Order, reason: str) -> None:
     ).where(Order.id == order.id).execute()
 
 
-def record_printed(row_id: int, receipt_id: str, fiscal: str | None, qr: str | None) -> None:
+def record_printed(row_id: int, receipt_id: str, crn: str, fiscal: str | None, qr: str | None) -> None:
     """In the caller's transaction: the receipt printed, its number and QR on the order."""
     row = FiscalReceipt.get_by_id(row_id)
     FiscalReceipt.update(
         status="printed",
         receipt_id=receipt_id,
+        crn=crn,
         fiscal=fiscal,
         qr=qr,
         printed_at=clock.now(),

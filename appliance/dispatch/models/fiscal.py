@@ -53,6 +53,9 @@ class FiscalReceipt(BaseModel):
     call_started_at = UTCDateTimeField(null=True)
     cash_amd = peewee.BigIntegerField()
     receipt_id = peewee.CharField(max_length=64, null=True)
+    # The cash register that printed it: a return names it (sourceCrn) even after the company's
+    # register changed.
+    crn = peewee.CharField(max_length=32, null=True)
     fiscal = peewee.CharField(max_length=64, null=True)
     qr = peewee.TextField(null=True)
     created_at = UTCDateTimeField()
