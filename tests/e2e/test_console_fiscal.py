@@ -135,6 +135,15 @@ def test_a_lost_print_is_recorded_from_the_console_and_the_return_printed_once(d
         page.wait_for_selector("#detail-fields [data-fiscal='printed']")
         assert printed["summary"]["fiscal"] in page.inner_text("#detail-fields [data-fiscal='printed']")
         screenshot(page, "console-fiscal-recorded")
+        # The recipient's tracking page shows the receipt's number and links its QR text.
+        token = requests.post(f"{url}/orders/{order['id']}/tracking", headers=owner.headers).json()["token"]
+        tracking = browser.new_page(locale="en-US")
+        tracking.goto(f"{url}/t/{token}?lang=en")
+        tracking.wait_for_selector("body[data-stage='delivered']", timeout=20000)
+        tracking.wait_for_selector("#receipt-card:not([hidden])")
+        card = tracking.inner_text("#receipt-card")
+        assert "Fiscal receipt: " + printed["summary"]["fiscal"] in card
+        assert tracking.get_attribute("#receipt-card a", "href") == printed["summary"]["qr"]
         # Every word of the receipt's cell exists in Armenian, Russian and English.
         missing = page.evaluate(
             """async () => {
