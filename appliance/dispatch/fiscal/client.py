@@ -126,17 +126,21 @@ class Connection:
         if self._conn is not None:
             return self._conn
         try:
-            address = checked_addresses(self.host, self.port, self.allow_private)[0]
+            addresses = checked_addresses(self.host, self.port, self.allow_private)
         except HostRefused:
             raise NotSent("the e-HDM address is refused (unresolvable or non-public)") from None
-        conn = _PinnedHTTPS(self.host, self.port, address, self.context, self.timeout)
-        try:
-            conn.connect()
-        except (OSError, ssl.SSLError) as exc:
-            conn.close()
-            raise NotSent(f"could not connect to e-HDM: {type(exc).__name__}: {exc}") from exc
-        self._conn = conn
-        return conn
+        failure: BaseException | None = None
+        for address in addresses:  # each checked address in turn (a name with IPv6 and IPv4 ones)
+            conn = _PinnedHTTPS(self.host, self.port, address, self.context, self.timeout)
+            try:
+                conn.connect()
+            except (OSError, ssl.SSLError) as exc:
+                conn.close()
+                failure = exc
+                continue
+            self._conn = conn
+            return conn
+        raise NotSent(f"could not connect to e-HDM: {type(failure).__name__}: {failure}") from failure
 
     def post_json(self, url: str, headers: dict[str, str], payload: dict[str, Any]) -> dict[str, Any]:
         conn = self._open()
