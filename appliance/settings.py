@@ -184,6 +184,9 @@ class Settings:
     # Dispatch companies' SMPP providers on loopback or private addresses (development, tests, a
     # provider inside the deployment's own network): refused by default like webhook receivers.
     smpp_allow_private: bool = False
+    # Dispatch companies' e-HDM service (fiscal receipts) on loopback or private addresses (tests,
+    # a test server inside the deployment's network): refused by default like webhook receivers.
+    ehdm_allow_private: bool = False
     signature_window_seconds: int = 60
     custody_key: str = dataclasses.field(default="", repr=False)
     # The passphrase custody.key is encrypted under (age): given in the environment

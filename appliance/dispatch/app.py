@@ -35,6 +35,8 @@ from appliance.dispatch.eta import routes as eta
 from appliance.dispatch.events import routes as events
 from appliance.dispatch.events.stream import StreamSlots
 from appliance.dispatch.fees import routes as fees
+from appliance.dispatch.fiscal import routes as fiscal
+from appliance.dispatch.fiscal.sender import ReceiptSender
 from appliance.dispatch.geo import routes as geo
 from appliance.dispatch.geocoding import routes as geocoding
 from appliance.dispatch.health import routes as health
@@ -85,6 +87,7 @@ AREAS: tuple[Blueprint, ...] = (
     eta.bp,
     tracking.bp,
     messages.bp,
+    fiscal.bp,
     events.bp,
     tiles.bp,
     pages.bp,
@@ -150,6 +153,8 @@ def build_workers(
     webhooks = OrderWebhookSender(
         master_key, ca_file=settings.webhook_ca_file, allow_private=settings.webhook_allow_private
     )
+    # Fiscal receipts through e-HDM (docs/fiscal-receipts.md): printed once each, from the outbox.
+    receipts = ReceiptSender(master_key, allow_private=settings.ehdm_allow_private)
     return [
         (
             "housekeeping",
@@ -157,6 +162,7 @@ def build_workers(
         ),
         ("mail", mailer.worker),
         ("recipient-messages", recipients.worker),
+        ("fiscal-receipts", receipts.worker),
         (
             "order-webhooks",
             lambda stop: run_worker("order-webhooks", database, stop, webhooks.run_pass, idle_seconds=0.5),

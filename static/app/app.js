@@ -774,7 +774,7 @@ $("cash-settle").addEventListener("click", async () => {
 async function showHistory() {
   const {history} = await api.get("/courier/history?limit=50");
   $("history-list").replaceChildren(...(history.length ? history.map((h) => item(
-    h.publicId + " · " + T["status_" + h.status] + " · " + timeOf(h.at, lang) + (h.failureReason ? " · " + T[h.failureReason] : ""))) : [item(T.nothing)]));
+    h.publicId + " · " + T["status_" + h.status] + " · " + timeOf(h.at, lang) + (h.failureReason ? " · " + T[h.failureReason] : "") + (h.fiscalNumber ? " · " + T.fiscal + " " + h.fiscalNumber : ""))) : [item(T.nothing)]));
 }
 
 async function showEarnings() {

@@ -4,6 +4,7 @@
 // as the API's Problem).
 import {amd} from "/static/js/i18n.js";
 import {MessageSettings} from "/static/console/messages.js";
+import {FiscalSettings} from "/static/console/fiscal.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,6 +40,7 @@ export class Admin {
     $("c-logo-file").addEventListener("change", () => this.uploadLogo());
     $("depot-form").addEventListener("submit", (event) => { event.preventDefault(); this.addDepot(); });
     this.messages = new MessageSettings(ctx);
+    this.fiscal = new FiscalSettings(ctx);
   }
 
   async show(view) {
@@ -167,7 +169,7 @@ export class Admin {
   async loadCompany() {
     const T = this.ctx.T, lang = this.ctx.lang, api = this.ctx.api;
     const [{company}, {depots}, {billing}] = await Promise.all([api.get("/company"), api.get("/company/depots"), api.get("/company/billing"),
-      this.messages.load()]);
+      this.messages.load(), this.fiscal.load()]);
     $("c-name").value = company.name; $("c-city").value = company.city; $("c-phone").value = company.phone || "";
     $("c-support").value = company.supportPhone || ""; $("c-brand").value = company.brandColor || "#1F6FEB";
     $("c-show-phone").checked = company.showCourierPhone;

@@ -366,6 +366,7 @@ export class Board {
           await this.openDetail(order.id);
         } catch (error) { this.ctx.fail(error); }
       };
+      if (order.fiscalReceipt) { rows.push([T.fiscalReceipt, this.fiscalCell(order)]); }
       $("detail-title").textContent = order.publicId;
       $("detail-fields").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
       // Every step names who made it and in which role (a dispatcher's act for a courier says so).
@@ -397,6 +398,35 @@ export class Board {
         if (proof.signature) { signature.src = proof.signature.url; signature.alt = T.proofKind_signature + " " + order.publicId; signature.hidden = false; }
       }
     } catch (error) { this.ctx.fail(error); }
+  }
+
+  // The order's fiscal receipt on e-HDM (docs/fiscal-receipts.md): its number and QR link; when its
+  // printing is unknown or refused, the person's decision (the receipt found, or print it again);
+  // once printed, the return receipt of an order that came back.
+  fiscalCell(order) {
+    const T = this.ctx.T, api = this.ctx.api, receipt = order.fiscalReceipt;
+    const cell = el("span", {dataset: {fiscal: receipt.state}}, T["fiscal_" + receipt.state] || receipt.state,
+      receipt.fiscalNumber ? " · № " + receipt.fiscalNumber : "");
+    if (receipt.qr && /^https:\/\//.test(receipt.qr)) {
+      cell.append(" · ", el("a", {href: receipt.qr, rel: "noopener noreferrer", target: "_blank"}, T.fiscalQr));
+    }
+    const act = async (path, body) => {
+      try { await api.post("/orders/" + order.id + path, body); await this.openDetail(order.id); } catch (error) { this.ctx.fail(error); }
+    };
+    if (order.needsAttention && order.needsAttention.move === "fiscal_receipt") {
+      const kind = receipt.state === "returning" ? "return" : "sale";
+      const input = el("input", {type: "text", maxLength: 64, placeholder: T.fiscalReceiptId, "aria-label": T.fiscalReceiptId, dataset: {fiscalReceiptId: order.id}});
+      const found = el("button", {type: "button", dataset: {fiscalFound: order.id}}, T.fiscalFound);
+      found.addEventListener("click", () => act("/fiscal-receipts/decision", {kind: kind, outcome: "printed", receiptId: input.value.trim()}));
+      const again = el("button", {type: "button", dataset: {fiscalAgain: order.id}}, T.fiscalNotPrinted);
+      again.addEventListener("click", () => act("/fiscal-receipts/decision", {kind: kind, outcome: "not_printed"}));
+      cell.append(el("br"), input, " ", found, " ", again);
+    } else if (receipt.state === "printed" && order.status === "delivered") {
+      const back = el("button", {type: "button", dataset: {fiscalReturn: order.id}}, T.fiscalReturn);
+      back.addEventListener("click", () => act("/fiscal-receipts/return"));
+      cell.append(" ", back);
+    }
+    return cell;
   }
 
   // A courier whose phone died: the dispatcher fails a picked-up or arrived order with a reason

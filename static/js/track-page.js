@@ -108,6 +108,7 @@ function render(view) {
     const address = view.receipt.address[lang] || view.receipt.address.hy || view.receipt.address.en;
     const rows = [[T.order, view.receipt.orderNumber], [T.address, address],
                   [T.payment, view.receipt.payment.method === "cash" ? new Intl.NumberFormat(lang).format(view.receipt.payment.amountAmd) + T.cash : T.prepaid]];
+    if (view.receipt.fiscal) { rows.push([T.fiscal, view.receipt.fiscal.fiscalNumber || view.receipt.fiscal.receiptId]); }
     if (view.proof) {
       rows.push([T.deliveredAt, time(view.proof.deliveredAt) + (view.proof.receivedBy ? T.to + view.proof.receivedBy : "")]);
     }
@@ -117,6 +118,11 @@ function render(view) {
       p.append(b, row[1]);
       receipt.append(p);
     });
+    const qr = view.receipt.fiscal && view.receipt.fiscal.qr;
+    if (qr && /^https:\/\//.test(qr)) {  // the receipt's QR text: the SRC's page of the receipt
+      const p = document.createElement("p"); const a = document.createElement("a");
+      a.href = qr; a.rel = "noopener noreferrer"; a.textContent = T.fiscalLink; p.append(a); receipt.append(p);
+    }
     if (view.proof && view.proof.photoUrl) {
       const img = document.createElement("img"); img.src = view.proof.photoUrl; img.alt = T.proof;
       img.style.cssText = "max-width:100%;border-radius:10px"; receipt.append(img);

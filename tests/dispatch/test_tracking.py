@@ -171,6 +171,7 @@ def test_once_delivered_the_view_shows_proof_receipt_and_takes_one_rating(
         "orderNumber": order["publicId"],
         "address": {"hy": ORDER["addressLabelHy"], "en": None, "ru": None},
         "payment": {"method": "cash", "amountAmd": 9000},
+        "fiscal": None,  # no e-HDM receipt: the company has none set up (docs/fiscal-receipts.md)
     }
     rated = dispatch_client.post(f"/track/{token}/rating", json={"ok": False, "comment": "late"})
     assert rated.status_code == 201 and rated.json["rating"]["ok"] is False

@@ -76,6 +76,9 @@ class HistoryItem(BaseModel):
     amountAmd: int
     collectedAmountAmd: int | None
     addressLabelHy: str
+    fiscalNumber: str | None = Field(
+        default=None, description="the order's fiscal receipt on e-HDM, once printed"
+    )
 
 
 class History(BaseModel):

@@ -32,6 +32,7 @@ from appliance.dispatch.couriers.lookups import latest_location
 from appliance.dispatch.couriers.serializers import courier_body, location_body
 from appliance.dispatch.db import database
 from appliance.dispatch.events.store import record_event
+from appliance.dispatch.fiscal.service import queue_sale
 from appliance.dispatch.models import Company, Courier, CourierLocation, Order, OrderEvent, StatusRequest
 from appliance.dispatch.orders import codes, ids, proof
 from appliance.dispatch.orders.bulk import problem_body
@@ -425,6 +426,8 @@ def _apply_status(
     )
     if collected:
         record_collection(courier, order, collected, at=moment.at)
+    if status == "delivered":
+        queue_sale(order, collected)  # the fiscal receipt's outbox row, in this transaction
     return {"order": order_body(order), "replayed": False}
 
 
@@ -488,6 +491,7 @@ def history(courier: Courier, limit: int) -> list[dict[str, Any]]:
                 "amountAmd": event.order.amount_amd,
                 "collectedAmountAmd": data.get("collectedAmountAmd"),
                 "addressLabelHy": event.order.address_hy,
+                "fiscalNumber": event.order.fiscal_number if event.to_status == "delivered" else None,
             }
         )
     return items

@@ -6,6 +6,7 @@ frozen copies, so that old migrations keep working when these classes change).
 
 from appliance.dispatch.models.base import BaseModel
 from appliance.dispatch.models.fees import FeeZone, ShopRemittance
+from appliance.dispatch.models.fiscal import FiscalReceipt, FiscalSettings
 from appliance.dispatch.models.identity import (
     AuthSession,
     Company,
@@ -52,6 +53,8 @@ __all__ = [
     "CourierLocation",
     "Depot",
     "FeeZone",
+    "FiscalReceipt",
+    "FiscalSettings",
     "IntegrationKey",
     "InviteRecord",
     "JobLease",

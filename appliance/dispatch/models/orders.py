@@ -108,6 +108,15 @@ class Order(BaseModel):
     # Migration 0037 (issue 47): the integration key (the shop) that created or imported the order,
     # a plain id (its statement outlives a revoked key); NULL for a dispatcher's own orders.
     shop_key_id = peewee.BigIntegerField(null=True)
+    # Migration 0034 (issue 47): the fiscal receipt's item lines (JSON, from the API, the import or
+    # the shop's key; NULL: one goods line), the shop's TIN for a receipt issued as its agent, and
+    # the printed receipt: its id, fiscal number, QR text and state (fiscal/service.py).
+    fiscal_items = peewee.TextField(null=True)
+    partner_tin = peewee.CharField(max_length=8, null=True)
+    fiscal_receipt_id = peewee.CharField(max_length=64, null=True)
+    fiscal_number = peewee.CharField(max_length=64, null=True)
+    fiscal_qr = peewee.TextField(null=True)
+    fiscal_state = peewee.CharField(max_length=16, null=True)
 
     class Meta:
         table_name = "order"

@@ -159,8 +159,38 @@ def _kinds(column: str, cell: Any) -> list[str]:
     return [part for part in re.split(r"[\s,;]+", text(column, cell).casefold()) if part]
 
 
+def _items(column: str, cell: Any) -> list[dict[str, Any]]:
+    """The fiscal receipt's lines in one cell (docs/fiscal-receipts.md): lines split by ";", each
+    "name | quantity | price in AMD" with an optional "| classification code"; the order's schema
+    checks each part's range."""
+    lines = []
+    for line in text(column, cell).split(";"):
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) not in (3, 4):
+            raise CellError(column, "expected name | quantity | price [| code] per line, lines split by ;")
+        item: dict[str, Any] = {
+            "name": parts[0],
+            "quantity": parts[1].replace(",", "."),
+            "priceAmd": _amount(column, parts[2]),
+        }
+        if len(parts) == 4 and parts[3]:
+            item["adgCode"] = parts[3]
+        lines.append(item)
+    return lines
+
+
+def _tin(column: str, cell: Any) -> str:
+    """A TIN typed as a number loses its leading zeros in a spreadsheet: eight digits again."""
+    value = text(column, cell)
+    return value.zfill(8) if value.isdigit() and len(value) < 8 else value
+
+
 CONVERT = {
     "proofRequired": _kinds,
+    "items": _items,
+    "partnerTin": _tin,
     "recipientLanguage": _language,
     "recipientPhone": _phone,
     "amountAmd": _amount,

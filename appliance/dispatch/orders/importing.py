@@ -106,6 +106,10 @@ _ALIASES["deliveryWindow"] = (
 )
 # Issue 47: the proof the delivery needs (kind names; the company's setting when absent or empty).
 _ALIASES["proofRequired"] = ("proofRequired", "proof", "Ապացույց", "Подтверждение")
+# Issue 47: the fiscal receipt's lines in one cell ("name | quantity | price [| code]; …") and the
+# shop's TIN for a receipt issued as its agent (docs/fiscal-receipts.md).
+_ALIASES["items"] = ("items", "Ապրանքներ", "Товары")
+_ALIASES["partnerTin"] = ("partnerTin", "ՀՎՀՀ", "Գործընկերոջ ՀՎՀՀ", "ИНН", "ИНН партнёра")
 DOOR_PARTS = ("entrance", "floor", "apartment", "intercom")
 _RANGE = re.compile(r"^\s*(?P<start>[^\s–—-][^–—]*?)\s*[-–—]\s*(?P<end>\d{1,2}[:.]\d{2})\s*$")
 

@@ -13,6 +13,7 @@ from appliance.common.problems import Conflict, Invalid
 from appliance.dispatch import audit
 from appliance.dispatch.cash.service import record_collection
 from appliance.dispatch.db import database
+from appliance.dispatch.fiscal.service import queue_sale
 from appliance.dispatch.models import Courier
 from appliance.dispatch.orders import codes
 from appliance.dispatch.orders.serializers import order_body
@@ -68,6 +69,7 @@ def deliver_for_courier(
         )
         if collected:
             record_collection(courier, order, collected)
+        queue_sale(order, collected)  # the fiscal receipt's outbox row, in this transaction
         recorded = {"courierId": str(courier.id), "proof": order.proof_method}
         recorded["collectedAmountAmd"] = collected
         audit.record("order.delivered_on_behalf", f"order:{order.id}", company_id=company_id, after=recorded)

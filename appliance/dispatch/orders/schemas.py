@@ -9,6 +9,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, EmailStr, Field, 
 from pydantic_core import PydanticCustomError
 
 from appliance.common.api import ONE_LINE, QuerySchema, Schema
+from appliance.dispatch.fiscal.schemas import ItemLines, OrderReceipt, Tin
 from appliance.dispatch.geo_types import LatLon
 
 OrderStatus = Literal[
@@ -93,6 +94,13 @@ class OrderCreate(Schema):
         description="a dispatcher's order for a shop: its integration key's id (docs/statements.md; "
         "422 when the company has no such key); a key's orders are always its own, this is ignored",
     )
+    items: ItemLines | None = Field(
+        default=None,
+        description="the fiscal receipt's lines (docs/fiscal-receipts.md); one goods line when absent",
+    )
+    partnerTin: Tin | None = Field(
+        default=None, description="the shop's TIN, on the receipt when the company issues as its agent"
+    )
 
 
 class OrderPatch(Schema):
@@ -130,6 +138,8 @@ class OrderPatch(Schema):
         "change in any status but cancelled, until the shop's statement holding the order is paid "
         "(409 fee_paid); audited",
     )
+    items: ItemLines | None = Field(default=None, description="the fiscal receipt's lines; null clears them")
+    partnerTin: Tin | None = Field(default=None, description="null clears it")
 
 
 class LastAttempt(BaseModel):
@@ -237,6 +247,11 @@ class OrderOut(BaseModel):
     )
     shopId: str | None = Field(
         default=None, description="the integration key (shop) that created or imported the order"
+    )
+    items: list[dict[str, Any]] | None = Field(default=None, description="the fiscal receipt's lines")
+    partnerTin: str | None = None
+    fiscalReceipt: OrderReceipt | None = Field(
+        default=None, description="the order's fiscal receipt once queued: its state, number and QR text"
     )
     createdAt: str
     updatedAt: str

@@ -3,9 +3,11 @@ client reads out."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from appliance.common import clock
+from appliance.dispatch.fiscal.wire import receipt_of
 from appliance.dispatch.models import Assignment, Courier, Order
 from appliance.dispatch.orders.codes import MAX_ATTEMPTS
 from appliance.dispatch.orders.proof import kinds_of
@@ -75,6 +77,9 @@ def order_body(order: Order | dict[str, Any], courier_names: dict[int, str] | No
         # Issue 47 (docs/fees.md): the fee charged to the shop, and the shop (integration key).
         "deliveryFeeAmd": d.get("delivery_fee_amd"),
         "shopId": str(d["shop_key_id"]) if d.get("shop_key_id") else None,
+        "items": json.loads(d["fiscal_items"]) if d.get("fiscal_items") else None,
+        "partnerTin": d.get("partner_tin"),
+        "fiscalReceipt": receipt_of(d),
         "createdAt": iso(d["created_at"]),
         "updatedAt": iso(d["updated_at"]),
         "finishedAt": iso(d.get("finished_at")),

@@ -138,6 +138,15 @@ def _save_new(order: Order) -> None:
         raise
 
 
+def item_json(items: list[Any] | None) -> str | None:
+    """The fiscal receipt's lines as the order keeps them (fiscal/service.receipt_request)."""
+    if not items:
+        return None
+    lines = [item if isinstance(item, dict) else item.model_dump() for item in items]  # PATCH keeps models
+    kept = [{k: v for k, v in line.items() if v is not None} for line in lines]
+    return json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
+
+
 def _set_details(order: Order, details: dict[str, Any] | None) -> None:
     for name, column in DOOR_PARTS.items():
         setattr(order, column, (details or {}).get(name))
@@ -184,6 +193,8 @@ def insert_order(
         note_to_courier=fields.get("noteToCourier"),
         recipient_language=fields.get("recipientLanguage"),
         recipient_email=fields.get("recipientEmail"),
+        fiscal_items=item_json(fields.get("items")),
+        partner_tin=fields.get("partnerTin"),
         otp_hash=None,
         otp_cipher=None,
         pin_needed=pin_needed,
@@ -223,6 +234,7 @@ _EDITABLE = {
     "noteToCourier": "note_to_courier",
     "recipientLanguage": "recipient_language",
     "recipientEmail": "recipient_email",
+    "partnerTin": "partner_tin",
 }
 _REQUIRED = {"recipientName", "recipientPhone", "addressLabelHy", "pin", "amountAmd", "isCod", "otpRequired"}
 
@@ -293,6 +305,8 @@ def update_order(
                     after={"shopId": shop},
                 )
                 order.shop_key_id = shop
+        if "items" in changes:
+            order.fiscal_items = item_json(changes["items"])
         if "isCod" in changes and changes["isCod"] and "codAmountAmd" not in changes:
             order.cod_amount_amd = order.amount_amd
         if "proofRequired" in changes:

@@ -339,6 +339,14 @@ def _delivered(rt: DispatchRuntime, order: Order) -> dict[str, Any]:
             "orderNumber": order.public_id,
             "address": {"hy": order.address_hy, "en": order.address_en, "ru": order.address_ru},
             "payment": {"method": "cash" if order.is_cod else "prepaid", "amountAmd": paid},
+            # Issue 47: the fiscal receipt printed on e-HDM (fiscal/): its number and QR text.
+            "fiscal": {
+                "fiscalNumber": order.fiscal_number,
+                "receiptId": order.fiscal_receipt_id,
+                "qr": order.fiscal_qr,
+            }
+            if order.fiscal_state in ("printed", "returned")
+            else None,
         },
     }
 

@@ -499,6 +499,69 @@ EXACT: dict[str, T] = {
         "hy": "Սա կարող է անել միայն խանութի ինտեգրման բանալին։",
         "ru": "Это может сделать только ключ интеграции магазина.",
     },
+    # -- fiscal receipts through e-HDM (issue 47) ------------------------------------------------
+    "The company has no e-HDM settings.": {
+        "hy": "Ընկերությունը e-ՀԴՄ կարգավորումներ չունի։",
+        "ru": "У компании нет настроек e-HDM.",
+    },
+    "The e-HDM address is refused: it must resolve to public addresses only.": {
+        "hy": "e-ՀԴՄ-ի հասցեն մերժված է. այն պետք է տանի միայն հանրային հասցեների։",
+        "ru": "Адрес e-HDM отклонён: он должен вести только на публичные адреса.",
+    },
+    "The e-HDM address must be an https URL.": {
+        "hy": "e-ՀԴՄ-ի հասցեն պետք է լինի https URL։",
+        "ru": "Адрес e-HDM должен быть URL https.",
+    },
+    "The e-HDM certificate is not a PEM certificate.": {
+        "hy": "e-ՀԴՄ-ի վկայականը PEM վկայական չէ։",
+        "ru": "Сертификат e-HDM не является сертификатом PEM.",
+    },
+    "The e-HDM private key does not belong to the certificate.": {
+        "hy": "e-ՀԴՄ-ի գաղտնի բանալին այդ վկայականինը չէ։",
+        "ru": "Закрытый ключ e-HDM не принадлежит сертификату.",
+    },
+    "The e-HDM private key is not an unencrypted PEM private key.": {
+        "hy": "e-ՀԴՄ-ի գաղտնի բանալին չգաղտնագրված PEM բանալի չէ։",
+        "ru": "Закрытый ключ e-HDM не является незашифрованным ключом PEM.",
+    },
+    "The e-HDM private key is required.": {
+        "hy": "e-ՀԴՄ-ի գաղտնի բանալին պարտադիր է։",
+        "ru": "Закрытый ключ e-HDM обязателен.",
+    },
+    "The e-HDM server's CA is not a PEM certificate.": {
+        "hy": "e-ՀԴՄ սերվերի CA-ն PEM վկայական չէ։",
+        "ru": "CA сервера e-HDM не является сертификатом PEM.",
+    },
+    "The order has no such fiscal receipt.": {
+        "hy": "Պատվերը նման հարկային կտրոն չունի։",
+        "ru": "У заказа нет такого фискального чека.",
+    },
+    "Only a delivered order whose receipt is printed can be returned.": {
+        "hy": "Վերադարձնել կարելի է միայն առաքված պատվերը, որի կտրոնը տպված է։",
+        "ru": "Вернуть можно только доставленный заказ с напечатанным чеком.",
+    },
+    "The order's return receipt was asked for already.": {
+        "hy": "Պատվերի վերադարձի կտրոնն արդեն պահանջված է։",
+        "ru": "Чек возврата по заказу уже запрошен.",
+    },
+    "The receipt waits on no decision.": {
+        "hy": "Կտրոնը որոշման չի սպասում։",
+        "ru": "Чек не ждёт решения.",
+    },
+    "e-HDM could not be reached.": {
+        "hy": "e-ՀԴՄ-ին չհաջողվեց միանալ։",
+        "ru": "Не удалось связаться с e-HDM.",
+    },
+    "e-HDM refused the call.": {"hy": "e-ՀԴՄ-ն մերժեց հարցումը։", "ru": "e-HDM отклонил запрос."},
+    "e-HDM has no such receipt.": {"hy": "e-ՀԴՄ-ում նման կտրոն չկա։", "ru": "В e-HDM нет такого чека."},
+    "That receipt's total is not the order's cash.": {
+        "hy": "Այդ կտրոնի գումարը պատվերի կանխիկը չէ։",
+        "ru": "Сумма этого чека не равна наличным по заказу.",
+    },
+    "receiptId is required when the receipt was printed.": {
+        "hy": "receiptId-ն պարտադիր է, եթե կտրոնը տպվել է։",
+        "ru": "receiptId обязателен, если чек напечатан.",
+    },
 }
 
 # Sentences with a value: (pattern, {lang: template}); ``{status}`` is put in the language,
@@ -697,6 +760,15 @@ MESSAGE_PATTERNS: list[tuple[re.Pattern[str], T]] = [
 
 # The services' own findings (errors[].message), whole.
 MESSAGES: dict[str, T] = {
+    "not a PEM certificate": {"hy": "PEM վկայական չէ", "ru": "не сертификат PEM"},
+    "not an unencrypted PEM private key": {
+        "hy": "չգաղտնագրված PEM բանալի չէ",
+        "ru": "не незашифрованный ключ PEM",
+    },
+    "not the certificate's key": {"hy": "վկայականի բանալին չէ", "ru": "не ключ этого сертификата"},
+    "an https URL without query": {"hy": "https URL առանց հարցման մասի", "ru": "URL https без запроса"},
+    "another total": {"hy": "այլ գումար", "ru": "другая сумма"},
+    "required": {"hy": "պարտադիր է", "ru": "обязательно"},
     "wrong code": {"hy": "սխալ կոդ", "ru": "неверный код"},
     "must not be null": {"hy": "չի կարող դատարկ լինել", "ru": "не может быть пустым"},
     "the code or recipientName is required": {
