@@ -501,3 +501,32 @@ def test_a_shops_key_and_the_import_give_an_order_its_item_lines_and_partner_tin
         '[{"name":"Թեյնիկ","quantity":"2","priceAmd":1500,"adgCode":"8516"},'
         '{"name":"Բաժակ","quantity":"0.5","priceAmd":2000}]'
     )
+
+
+def test_a_shops_statement_shows_how_much_of_its_cash_has_a_printed_receipt(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, ehdm, sender
+):
+    """Collected, handed over, receipted: the statement's cash says what has its receipt printed
+    and what still waits for one (a lagging receipt is shown, it does not hold the payment)."""
+    from tests.dispatch.test_shop_statements import new_key, period, shop_order
+
+    set_up(dispatch_client, owner, ehdm)
+    key_id, key = new_key(dispatch_client, owner, "Shop Arev")
+    for amount in (4_500, 12_000):
+        shop_order(dispatch_client, key, dispatcher, courier, isCod=True, amountAmd=amount)
+
+    def cash() -> dict:
+        answer = dispatch_client.get(f"/shops/{key_id}/statement?{period()}", headers=dispatcher.headers)
+        assert answer.status_code == 200, answer.json
+        return answer.json["cash"]
+
+    before = cash()
+    assert (before["ordersCollectedAmd"], before["receiptedAmd"], before["withoutReceiptAmd"]) == (
+        16_500,
+        0,
+        16_500,
+    )
+    assert run(dispatch_app, sender) == 2
+    after = cash()
+    assert (after["receiptedAmd"], after["withoutReceiptAmd"]) == (16_500, 0)
+    assert sum(int(float(p["request"]["cashAmount"])) for p in ehdm.printed(CRN)) == after["receiptedAmd"]

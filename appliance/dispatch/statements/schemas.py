@@ -38,6 +38,13 @@ class StatementCash(BaseModel):
     ledgerCollectedAmd: int = Field(description="the cash report's collections of the same orders")
     handedOverAmd: int = Field(description="of which couriers handed over (confirmed handovers)")
     withCouriersAmd: int = Field(description="of which couriers still hold")
+    receiptedAmd: int = Field(
+        description="of ordersCollectedAmd, the cash whose fiscal receipt is printed on e-HDM "
+        "(docs/fiscal-receipts.md)"
+    )
+    withoutReceiptAmd: int = Field(
+        description="the rest: receipts queued or waiting on a person, or a company without e-HDM"
+    )
     balanced: bool = Field(description="ordersCollectedAmd equals ledgerCollectedAmd")
 
 

@@ -9,8 +9,11 @@ parcel going back to the shop). Net owed is the cash collected less the fees, an
 The cash adds up three ways, and the statement says whether it does (``cash.balanced``): what the
 orders record as collected, what the cash ledger holds for the same orders (the cash report's
 collection rows), and how much of it couriers have handed over (in confirmed handovers) or still
-hold. The owner marks a period paid (a remittance, audited) only while it balances, once the period
-is over, and never a period overlapping one already paid.
+hold. Beside them, how much of it has its fiscal receipt printed on e-HDM (``receiptedAmd``; sale
+receipts printed for the same orders) and how much waits for one: a receipt that lags (queued, or
+waiting on a person's decision) does not hold the shop's money back, so it is shown, not a bar.
+The owner marks a period paid (a remittance, audited) only while it balances, once the period is
+over, and never a period overlapping one already paid.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ from appliance.common.db import locked, write_transaction
 from appliance.common.problems import Conflict, Invalid, NotFound
 from appliance.dispatch import audit
 from appliance.dispatch.db import database
-from appliance.dispatch.models import Collection, IntegrationKey, Order, Settlement, ShopRemittance
+from appliance.dispatch.models import (
+    Collection,
+    FiscalReceipt,
+    IntegrationKey,
+    Order,
+    Settlement,
+    ShopRemittance,
+)
 from appliance.dispatch.orders import ids
 from appliance.dispatch.reports.service import YEREVAN, utc_bounds
 
@@ -96,6 +106,7 @@ class Totals:
     fees_amd: int = 0
     ledger_amd: int = 0
     handed_over_amd: int = 0
+    receipted_amd: int = 0
 
     @property
     def net_amd(self) -> int:
@@ -135,7 +146,23 @@ def totals(company_id: int, key_id: int, start: dt.date, end: dt.date) -> Totals
         )
         .tuples()[0]
     )
+    receipted = (
+        FiscalReceipt.select(peewee.fn.COALESCE(peewee.fn.SUM(FiscalReceipt.cash_amd), 0))
+        .join(Order, on=(FiscalReceipt.order == Order.id))
+        .where(
+            (FiscalReceipt.company == company_id)
+            & (FiscalReceipt.kind == "sale")
+            & (FiscalReceipt.status == "printed")
+            & (Order.company == company_id)
+            & (Order.shop_key_id == key_id)
+            & (Order.status == "delivered")
+            & (Order.finished_at >= lo)
+            & (Order.finished_at < hi)
+        )
+        .scalar()
+    )
     return Totals(
+        receipted_amd=int(receipted or 0),
         delivered=int(count),
         returned=int(returned),
         collected_amd=int(collected),
@@ -230,6 +257,8 @@ def statement(company_id: int, key_id: int, start: dt.date, end: dt.date) -> dic
             "ledgerCollectedAmd": t.ledger_amd,
             "handedOverAmd": t.handed_over_amd,
             "withCouriersAmd": t.ledger_amd - t.handed_over_amd,
+            "receiptedAmd": t.receipted_amd,
+            "withoutReceiptAmd": t.collected_amd - t.receipted_amd,
             "balanced": t.collected_amd == t.ledger_amd,
         },
         "lines": rows,
