@@ -119,6 +119,11 @@ function render(view) {
       receipt.append(p);
     });
     const qr = view.receipt.fiscal && view.receipt.fiscal.qr;
+    if (qr) {  // the receipt's QR, drawn by the server, to scan as from a paper receipt
+      const code = document.createElement("img");
+      code.src = "/track/" + encodeURIComponent(token) + "/receipt-qr.svg"; code.alt = T.fiscalQr;
+      code.id = "receipt-qr"; code.width = 132; code.height = 132; receipt.append(code);
+    }
     if (qr && /^https:\/\//.test(qr)) {  // the receipt's QR text: the SRC's page of the receipt
       const p = document.createElement("p"); const a = document.createElement("a");
       a.href = qr; a.rel = "noopener noreferrer"; a.textContent = T.fiscalLink; p.append(a); receipt.append(p);

@@ -530,3 +530,27 @@ def test_a_shops_statement_shows_how_much_of_its_cash_has_a_printed_receipt(
     after = cash()
     assert (after["receiptedAmd"], after["withoutReceiptAmd"]) == (16_500, 0)
     assert sum(int(float(p["request"]["cashAmount"])) for p in ehdm.printed(CRN)) == after["receiptedAmd"]
+
+
+def test_the_tracking_page_draws_the_printed_receipts_qr_and_nothing_before(
+    dispatch_app, dispatch_client, owner, dispatcher, courier, ehdm, sender
+):
+    import io
+
+    import segno
+
+    set_up(dispatch_client, owner, ehdm)
+    order = delivered_cash_order(dispatch_client, dispatcher, courier, 4500)
+    link = dispatch_client.post(f"/orders/{order['id']}/tracking", json={}, headers=dispatcher.headers).json
+    path = f"/track/{link['token']}/receipt-qr.svg"
+    assert dispatch_client.get(path).status_code == 404  # queued: no receipt yet
+    assert run(dispatch_app, sender) == 1
+    [printed] = ehdm.printed(CRN)
+    answer = dispatch_client.get(path)
+    assert answer.status_code == 200 and answer.mimetype == "image/svg+xml"
+    expected = io.BytesIO()
+    segno.make(printed["summary"]["qr"], error="m").save(expected, kind="svg", scale=4, border=2, title="QR")
+    assert answer.data == expected.getvalue()  # the QR of exactly the text e-HDM answered
+    assert answer.headers["Cache-Control"] == "private, no-store"
+    wrong = link["token"][:-1] + ("A" if link["token"][-1] != "A" else "B")
+    assert dispatch_client.get(f"/track/{wrong}/receipt-qr.svg").status_code == 404

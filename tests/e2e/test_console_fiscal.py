@@ -23,6 +23,7 @@ from tests.e2e.console_server import (
     screenshot,
     serving,
     sign_in_console,
+    wait_until,
 )
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
@@ -135,7 +136,7 @@ def test_a_lost_print_is_recorded_from_the_console_and_the_return_printed_once(d
         page.wait_for_selector("#detail-fields [data-fiscal='printed']")
         assert printed["summary"]["fiscal"] in page.inner_text("#detail-fields [data-fiscal='printed']")
         screenshot(page, "console-fiscal-recorded")
-        # The recipient's tracking page shows the receipt's number and links its QR text.
+        # The recipient's tracking page shows the receipt's number and links its QR text…
         token = requests.post(f"{url}/orders/{order['id']}/tracking", headers=owner.headers).json()["token"]
         tracking = browser.new_page(locale="en-US")
         tracking.goto(f"{url}/t/{token}?lang=en")
@@ -144,6 +145,9 @@ def test_a_lost_print_is_recorded_from_the_console_and_the_return_printed_once(d
         card = tracking.inner_text("#receipt-card")
         assert "Fiscal receipt: " + printed["summary"]["fiscal"] in card
         assert tracking.get_attribute("#receipt-card a", "href") == printed["summary"]["qr"]
+        # …and draws the QR itself, loaded under the page's CSP, to scan as from a paper receipt.
+        wait_until(tracking, "document.getElementById('receipt-qr').naturalWidth > 0")
+        assert tracking.get_attribute("#receipt-qr", "alt") == "The receipt's QR code"
         # Every word of the receipt's cell exists in Armenian, Russian and English.
         missing = page.evaluate(
             """async () => {

@@ -19,6 +19,7 @@ from appliance.dispatch.pages.responses import page_asset, rendered_page_respons
 from appliance.dispatch.runtime import runtime
 from appliance.dispatch.tracking import page, service
 from appliance.dispatch.tracking.kept import kept_view
+from appliance.dispatch.tracking.receipt_qr import svg as receipt_qr_svg
 
 bp = Blueprint("tracking", __name__)
 
@@ -226,6 +227,24 @@ def rate(token: str, body: RatingRequest):
         return service.rate(token, body.ok, body.comment)
     except NotFound:
         return _not_found()
+
+
+@bp.route("/track/<token>/receipt-qr.svg", methods=["GET"])
+@public_limit
+def receipt_qr(token: str) -> Response:
+    """The printed fiscal receipt's QR as an SVG image (issue 47); 404 as for a missing link when
+    the link's order has no printed receipt."""
+    if not _valid_token(token):
+        service.token_hash_for_timing(token)
+        return _not_found()
+    try:
+        image = receipt_qr_svg(token)
+    except NotFound:
+        return _not_found()
+    response = Response(image, mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "private, no-store"
+    response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    return response
 
 
 @bp.route("/t/<token>", methods=["GET"])
