@@ -42,3 +42,24 @@ def data_url(image: Image.Image) -> str:
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+# A camera for the page: a canvas showing the label of window.showLabel(url), as a MediaStream.
+FAKE_CAMERA = """() => {
+  const canvas = document.createElement("canvas");
+  canvas.width = 700; canvas.height = 260;
+  const pen = canvas.getContext("2d");
+  let label = null;
+  const paint = () => {
+    pen.fillStyle = "#fff"; pen.fillRect(0, 0, canvas.width, canvas.height);
+    if (label) { pen.drawImage(label, 10, 10); }
+  };
+  setInterval(paint, 100);  // a stream of a canvas carries a frame each time it is painted
+  window.showLabel = (url) => new Promise((resolve) => {
+    const image = new Image();
+    image.onload = () => { label = image; paint(); resolve(true); };
+    image.src = url;
+  });
+  navigator.mediaDevices.getUserMedia = async () => canvas.captureStream(10);
+  return true;
+}"""

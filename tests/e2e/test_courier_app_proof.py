@@ -18,7 +18,7 @@ from appliance.dispatch.models import Order, OrderEvent
 from tests.conftest import free_port
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
-from tests.e2e.barcodes import code39, data_url
+from tests.e2e.barcodes import FAKE_CAMERA, code39, data_url
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
@@ -34,26 +34,6 @@ from tests.e2e.console_server import (
 from tests.geo_fixtures import ROAD_A, ROAD_B, ROAD_C
 
 pytestmark = BROWSER_TEST
-
-# A camera for the page: a canvas showing the label of window.showLabel(url), as a MediaStream.
-FAKE_CAMERA = """() => {
-  const canvas = document.createElement("canvas");
-  canvas.width = 700; canvas.height = 260;
-  const pen = canvas.getContext("2d");
-  let label = null;
-  const paint = () => {
-    pen.fillStyle = "#fff"; pen.fillRect(0, 0, canvas.width, canvas.height);
-    if (label) { pen.drawImage(label, 10, 10); }
-  };
-  setInterval(paint, 100);  // a stream of a canvas carries a frame each time it is painted
-  window.showLabel = (url) => new Promise((resolve) => {
-    const image = new Image();
-    image.onload = () => { label = image; paint(); resolve(true); };
-    image.src = url;
-  });
-  navigator.mediaDevices.getUserMedia = async () => canvas.captureStream(10);
-  return true;
-}"""
 
 
 @pytest.fixture

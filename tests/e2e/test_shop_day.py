@@ -40,7 +40,7 @@ from tests.dispatch.ehdm_server import EhdmServer
 from tests.dispatch.factory import make_company, make_member
 from tests.dispatch.orders_helpers import ORDER
 from tests.dispatch.test_fiscal_receipts import CRN, ITEMS, credentials
-from tests.e2e.barcodes import code39, data_url
+from tests.e2e.barcodes import FAKE_CAMERA, code39, data_url
 from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
@@ -53,7 +53,6 @@ from tests.e2e.console_server import (
     sign_in_console,
     wait_until,
 )
-from tests.e2e.test_courier_app_proof import FAKE_CAMERA
 from tests.geo_fixtures import ROAD_A, ROAD_B
 
 pytestmark = BROWSER_TEST
@@ -251,6 +250,7 @@ def test_a_shops_order_is_scanned_delivered_offline_receipted_once_and_on_the_we
         tracking.wait_for_selector("body[data-stage='delivered']")
         tracking.wait_for_selector("#receipt-card:not([hidden])")
         assert "Fiscal receipt: " + receipt["fiscal"] in tracking.inner_text("#receipt-card")
+        wait_until(tracking, "document.getElementById('receipt-qr').naturalWidth > 0")  # its QR drawn
         screenshot(tracking, "shop-day-tracking-receipt")
 
         # The week's statement: through the shop's own key, the order, its fee and the net.
