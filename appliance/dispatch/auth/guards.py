@@ -116,7 +116,10 @@ def authenticate(*, keys: bool = False) -> Caller:
     return caller
 
 
-KEY_REFUSED = "An integration key can only create, import and read orders and manage webhooks."
+KEY_REFUSED = (
+    "An integration key can only create, import and read orders and their proof, read its shop's "
+    "statements and manage webhooks."
+)
 
 
 def authenticate_any(*, keys: bool) -> Caller | IntegrationCaller:

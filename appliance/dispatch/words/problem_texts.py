@@ -68,10 +68,12 @@ EXACT: dict[str, T] = {
         "ru": "Ключ интеграции неизвестен или отозван.",
     },
     "The session has ended.": {"hy": "Աշխատաշրջանն ավարտվել է։", "ru": "Сеанс завершён."},
-    "An integration key can only create, import and read orders and manage webhooks.": {
-        "hy": "Ինտեգրման բանալին կարող է միայն ստեղծել, ներմուծել և կարդալ պատվերներ "
-        "և կառավարել webhook-ները։",
-        "ru": "Ключ интеграции может только создавать, импортировать и читать заказы и управлять вебхуками.",
+    "An integration key can only create, import and read orders and their proof, read its "
+    "shop's statements and manage webhooks.": {
+        "hy": "Ինտեգրման բանալին կարող է միայն ստեղծել, ներմուծել և կարդալ պատվերներ և դրանց "
+        "ապացույցները, կարդալ իր խանութի քաղվածքները և կառավարել webhook-ները։",
+        "ru": "Ключ интеграции может только создавать, импортировать и читать заказы и их "
+        "подтверждения, читать выписки своего магазина и управлять вебхуками.",
     },
     "No such invite.": {"hy": "Այդպիսի հրավեր չկա։", "ru": "Такого приглашения нет."},
     "An account with this email exists: sign in first, then accept.": {
