@@ -7,6 +7,7 @@
 //   node bench/pages/lighthouse.mjs '{"base": "http://127.0.0.1:8080", "tracking": "/t/…",
 //                                     "owner": ["owner@demo.am", "…"], "courier": ["courier1@demo.am", "…"]}'
 // prints one JSON line per run. LIGHTHOUSE_PREFIX names the npm prefix lighthouse is installed in.
+import {writeFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 
 const PREFIX = process.env.LIGHTHOUSE_PREFIX + "/node_modules/";
@@ -43,6 +44,7 @@ async function run(name, path, prepare, flags) {
       onlyCategories: ["performance", "accessibility"],
     }, flags || {}), undefined, page);
     const lhr = result.lhr;
+    if (args.save) { writeFileSync(`${args.save}/${name.replace(/\W+/g, "-")}-${Date.now()}.json`, JSON.stringify(lhr)); }
     const metric = (id) => (lhr.audits[id] && lhr.audits[id].numericValue !== undefined ? Math.round(lhr.audits[id].numericValue) : null);
     const line = {
       name: name,
@@ -53,6 +55,9 @@ async function run(name, path, prepare, flags) {
       textCompression: lhr.audits["uses-text-compression"].score,
       renderBlocking: (lhr.audits["render-blocking-resources"].details || {items: []}).items.length,
       runtimeError: lhr.runtimeError ? lhr.runtimeError.code : null,
+      // The accessibility audits that failed (what keeps the score under 100).
+      a11yFailed: lhr.categories.accessibility.auditRefs.map((ref) => lhr.audits[ref.id])
+        .filter((audit) => audit && audit.score === 0).map((audit) => audit.id),
     };
     console.log(JSON.stringify(line));
   } finally {
@@ -91,9 +96,11 @@ async function etaOn3G() {
   }
 }
 
-await run("tracking page", args.tracking);
-await run("day board", "/console/", (page) => signIn(page, "/console/", args.owner, "body[data-stream='live']"));
-await run("courier run", "/app/", (page) => signIn(page, "/app/", args.courier, "body[data-view='app']"));
-await run("console sign-in", "/console/");
-await run("tracking page 3G", args.tracking, null, {throttlingMethod: "devtools", throttling: REGULAR_3G});
-await etaOn3G();
+// args.only: the pages to run (tracking, board, courier, signin, tracking3g, eta3g); empty: all.
+const wanted = (name) => !args.only || args.only.length === 0 || args.only.includes(name);
+if (wanted("tracking")) { await run("tracking page", args.tracking); }
+if (wanted("board")) { await run("day board", "/console/", (page) => signIn(page, "/console/", args.owner, "body[data-stream='live']")); }
+if (wanted("courier")) { await run("courier run", "/app/", (page) => signIn(page, "/app/", args.courier, "body[data-view='app']")); }
+if (wanted("signin")) { await run("console sign-in", "/console/"); }
+if (wanted("tracking3g")) { await run("tracking page 3G", args.tracking, null, {throttlingMethod: "devtools", throttling: REGULAR_3G}); }
+if (wanted("eta3g")) { await etaOn3G(); }

@@ -7,7 +7,8 @@ by DevTools) and the time the arrival estimate is painted there.
     python bench/pages/run.py [--runs 1]
 
 Prints a table of the scores and metrics (performance, accessibility, FCP, LCP, TBT, CLS) and the
-3G line. Without node or Lighthouse installed it says so and exits 0 (`make bench` runs every
+3G line; with several runs, each page's median too. `--pages tracking,board` runs only those
+(tracking, board, courier, signin, tracking3g, eta3g); `--save DIR` keeps each report's JSON. Without node or Lighthouse installed it says so and exits 0 (`make bench` runs every
 bench). One machine's figures: a loaded machine inflates TBT (Lighthouse scales what it observes).
 """
 
@@ -18,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +71,8 @@ def _demo(data_dir: Path, port: int) -> tuple[subprocess.Popen[str], str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1, help="Lighthouse passes over the pages")
+    parser.add_argument("--pages", default="", help="a comma-separated subset (default: all)")
+    parser.add_argument("--save", default="", help="a folder to keep each Lighthouse report (JSON) in")
     options = parser.parse_args()
     node = shutil.which("node")
     if node is None or not (PREFIX / "node_modules" / "lighthouse").is_dir():
@@ -86,6 +90,8 @@ def main() -> int:
                     "tracking": tracking,
                     "owner": OWNER,
                     "courier": COURIER,
+                    "only": [name for name in options.pages.split(",") if name],
+                    "save": str(Path(options.save).resolve()) if options.save else "",
                 }
                 result = subprocess.run(
                     [node, str(HERE / "lighthouse.mjs"), json.dumps(arguments)],
@@ -110,6 +116,7 @@ def main() -> int:
         print(
             f"{row['name']:<18} {shown[0]:>4} {shown[1]:>4} {shown[2]:>7} {shown[3]:>7} {shown[4]:>7} {cls:>6}"
             + (f"  ({row['runtimeError']})" if row.get("runtimeError") else "")
+            + (f"  (accessibility: {', '.join(row['a11yFailed'])})" if row.get("a11yFailed") else "")
         )
     for row in rows:
         if "etaPaintedMs" in row:
@@ -117,7 +124,24 @@ def main() -> int:
                 f"3G (Lighthouse's mobileRegular3G, DevTools): the arrival estimate "
                 f"({row['etaText']!r}) painted {row['etaPaintedMs']} ms after the navigation began"
             )
+    if options.runs > 1:
+        _medians(rows, options.runs)
     return 0
+
+
+def _medians(rows: list[dict], runs: int) -> None:
+    """Each page's median over the runs (each column on its own)."""
+    print(f"\nmedian of {runs} runs")
+    names = list(dict.fromkeys(row["name"] for row in rows))
+    keys = ("performance", "accessibility", "fcpMs", "lcpMs", "tbtMs", "cls", "etaPaintedMs")
+    for name in names:
+        cells = []
+        for key in keys:
+            values = [row[key] for row in rows if row["name"] == name and row.get(key) is not None]
+            if values:
+                middle = statistics.median(values)
+                cells.append(f"{key} {middle:.3f}" if key == "cls" else f"{key} {round(middle)}")
+        print(f"{name:<18} " + ", ".join(cells))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 import {STATES} from "/console/texts.js";
 import {amd, timeOf, toYerevanLocal, yerevanDate, fromYerevanLocal} from "/static/js/i18n.js";
 import {PinPicker} from "/console/livemap.js";
+import {loadMapLibre} from "/static/js/maplibre.js";
 import {Importer} from "/console/importer.js";
 import {AddressSearch} from "/console/addresssearch.js";
 
@@ -544,16 +545,21 @@ export class Board {
         const depot = depots.find((d) => d.isDefault) || depots[0];
         if (depot) { centre = depot.point; this.depot = depot.point; }
       } catch (error) { /* the centre of Yerevan will do */ }
-      this.picker = new PinPicker("pin-map", centre, (point) => {
-        $("o-lat").value = point.lat.toFixed(6); $("o-lon").value = point.lon.toFixed(6);
-      }, this.ctx.T);
-      const typed = () => {
-        const lat = parseFloat($("o-lat").value), lon = parseFloat($("o-lon").value);
-        if (!isNaN(lat) && !isNaN(lon)) { this.picker.set({lat: lat, lon: lon}); }
-      };
-      $("o-lat").addEventListener("change", typed); $("o-lon").addEventListener("change", typed);
+      // MapLibre may not be here yet (the live map is made later, or not at all on a phone): the
+      // form's pin map fetches it. Without it the form still takes typed coordinates.
+      try { await loadMapLibre(); } catch (error) { this.ctx.fail(error); }
+      if (typeof maplibregl !== "undefined" && !this.picker) {
+        this.picker = new PinPicker("pin-map", centre, (point) => {
+          $("o-lat").value = point.lat.toFixed(6); $("o-lon").value = point.lon.toFixed(6);
+        }, this.ctx.T);
+        const typed = () => {
+          const lat = parseFloat($("o-lat").value), lon = parseFloat($("o-lon").value);
+          if (!isNaN(lat) && !isNaN(lon)) { this.picker.set({lat: lat, lon: lon}); }
+        };
+        $("o-lat").addEventListener("change", typed); $("o-lon").addEventListener("change", typed);
+      }
     } else { this.picker.clear(); this.picker.relabel(this.ctx.T); this.picker.resize(); }
-    if (editing) { this.picker.set(editing.pin); }
+    if (editing && this.picker) { this.picker.set(editing.pin); }
     $("o-name").focus();
   }
 

@@ -8,17 +8,24 @@ import {loadMapLibre} from "/static/js/maplibre.js";
 const $ = (id) => document.getElementById(id);
 // A courier on shift reports every few seconds; a fix older than five minutes is greyed as stale.
 const STALE_MS = 5 * 60 * 1000;
+const MAP_KEY = "console-map";  // "shown" or "hidden": the dispatcher's choice on this device
+const WIDE = "(min-width: 1001px)";  // console.css: the map beside the board, not below it
 
 export class Fleet {
   constructor(ctx) {
     this.ctx = ctx;
     this.map = null;
+    if ($("map-toggle")) {
+      $("map-toggle").addEventListener("click", () => this.switchMap());
+      this.showMapSwitch();  // the box as it will be, before the board first shows (no shift)
+    }
     this.reset();
     setInterval(() => this.render(), 30000);  // fixes grow stale while nothing happens
   }
 
   reset() {
     this.couriers = new Map();
+    this.depots = [];
     this.earnings = new Map();  // shown on request (GET /couriers/{id}/earnings), per courier
     this.chosen = new Set();
     if (this.map) { this.map.couriers.forEach((m) => m.remove()); this.map.couriers.clear(); this.map.setOrders([]); this.map.setRoutes([]); }
@@ -28,15 +35,74 @@ export class Fleet {
   list() { return [...this.couriers.values()].sort((a, b) => a.displayName.localeCompare(b.displayName)); }
 
   async load() {
-    // MapLibre is fetched only now, signed in (never for the sign-in screen), beside the data.
-    const mapReady = this.map ? null : loadMapLibre().then(() => true, () => false);
     const [{couriers}, {depots}] = await Promise.all([this.ctx.api.get("/couriers"), this.ctx.api.get("/company/depots")]);
-    if (mapReady && await mapReady && !this.map) { this.map = new LiveMap("live-map", this.ctx.T); }
     this.couriers = new Map(couriers.map((c) => [c.id, c]));
+    this.depots = depots;
     if (this.map) { this.map.setDepots(depots); this.map.resize(); }
     this.render();
     this.ctx.board.render();
     if (this.ctx.planner) { this.ctx.planner.renderCouriers(); }
+    this.mapWhenShown();
+  }
+
+  // The live map comes after the board: MapLibre (900 KiB of script, fetched only now, signed in)
+  // and its WebGL canvas cost a phone seconds of CPU that the rows and their buttons should not wait
+  // behind (Lighthouse on a throttled phone: the board's performance 68, 6 s of blocked main thread,
+  // with the map made at once; still so when made after the rows, the map being on a phone's first
+  // screen). So the map has a switch: shown by default where it sits beside the board (a wide
+  // screen), asked for on a phone; the dispatcher's choice is kept on the device. A shown map is
+  // made once its box is on screen and the page is idle, the rows painted by then.
+  mapWanted() {
+    let kept = null;
+    try { kept = localStorage.getItem(MAP_KEY); } catch (error) { /* storage off */ }
+    if (kept === "shown" || kept === "hidden") { return kept === "shown"; }
+    return window.matchMedia(WIDE).matches;
+  }
+
+  showMapSwitch() {
+    const shown = this.mapWanted();
+    const toggle = $("map-toggle");
+    if (!toggle) { return; }
+    toggle.setAttribute("aria-expanded", String(shown));
+    toggle.dataset.t = shown ? "mapHide" : "mapShow";
+    toggle.textContent = this.ctx.T[toggle.dataset.t];
+    $("live-map").hidden = !shown;
+    if (shown && this.map) { this.map.resize(); }
+  }
+
+  switchMap() {
+    try { localStorage.setItem(MAP_KEY, this.mapWanted() ? "hidden" : "shown"); } catch (error) { /* storage off */ }
+    this.showMapSwitch();
+    this.mapWhenShown();
+  }
+
+  mapWhenShown() {
+    this.showMapSwitch();
+    if (this.map || this.mapWatch) { return; }
+    const box = $("live-map");
+    if (!box) { return; }
+    this.mapWatch = new IntersectionObserver((entries) => {
+      if (!entries.some((entry) => entry.isIntersecting)) { return; }
+      this.mapWatch.disconnect();
+      const idle = window.requestIdleCallback || ((callback) => setTimeout(callback, 200));
+      idle(() => this.makeMap(), {timeout: 2000});
+    });
+    this.mapWatch.observe(box);
+  }
+
+  async makeMap() {
+    try { await loadMapLibre(); } catch (error) {  // offline: tried again a little later
+      setTimeout(() => { this.mapWatch = null; this.mapWhenShown(); }, 30000);
+      return;
+    }
+    this.mapWatch = null;
+    if (this.map || !this.ctx.session) { return; }
+    this.map = new LiveMap("live-map", this.ctx.T);
+    // What the map shows, as it stands: depots, couriers, the board's open orders, a plan's routes.
+    this.map.setDepots(this.depots || []);
+    this.render();
+    this.ctx.board.render();
+    if (this.ctx.planner && this.ctx.planner.plan) { this.ctx.planner.draw(); }
   }
 
   async refetch(courierId) {

@@ -214,6 +214,15 @@ const LANDMARK_TEXTS = {
 };
 for (const [language, words] of Object.entries(LANDMARK_TEXTS)) { Object.assign(TEXTS[language], words); }
 
+// The live map's switch (issue 49): shown by default beside the board on a wide screen, asked for
+// on a phone; the dispatcher's choice is kept on the device.
+const MAP_SWITCH_TEXTS = {
+  hy: {mapShow: "Ցույց տալ քարտեզը", mapHide: "Թաքցնել քարտեզը"},
+  ru: {mapShow: "Показать карту", mapHide: "Скрыть карту"},
+  en: {mapShow: "Show the map", mapHide: "Hide the map"},
+};
+for (const [language, words] of Object.entries(MAP_SWITCH_TEXTS)) { Object.assign(TEXTS[language], words); }
+
 // Map words (issue 49): MapLibre's own controls (its `locale` option), the pin map's name and the
 // names the markers carry for assistive technology, on the live map and the order form's pin map.
 const MAP_TEXTS = {

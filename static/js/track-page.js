@@ -1,7 +1,7 @@
 // The recipient's tracking page (/t/<token>). The server wrote the stage, the arrival estimate and
 // the words of all three languages into the page (appliance/dispatch/tracking/page.py); this keeps
-// them live (every 15 s), switches the language, draws the map once MapLibre has arrived (fetched
-// after the first paint), and sends the rating.
+// them live (every 15 s), switches the language, draws the map when the recipient asks for it, and
+// sends the rating.
 import {loadMapLibre, mapLocale, relabelMap} from "/static/js/maplibre.js";
 
 const $ = (id) => document.getElementById(id);
@@ -13,6 +13,15 @@ let T = TEXTS[lang];
 let lastView = data.view;
 let map = null;
 let mapLoading = false;
+// The map is made on request: MapLibre is 900 KiB of script and a WebGL canvas, seconds of a
+// phone's CPU that would come before the page answers a tap (Lighthouse on a throttled phone:
+// performance 70 with the map made at once). The stage and estimate above it need none of it. Its
+// box keeps its space with a button; a recipient who opened it once on this device gets it again
+// when its box comes into view (IntersectionObserver), without asking.
+const MAP_KEY = "track-map";
+let mapWanted = false;
+try { mapWanted = localStorage.getItem(MAP_KEY) === "shown"; } catch (e) { /* storage off */ }
+let mapInView = false;
 
 function say(template, values) { return template.replace(/\{(\w+)\}/g, (whole, key) => (key in values ? String(values[key]) : whole)); }
 
@@ -47,14 +56,36 @@ function gone() {
 
 function showMap(view) {
   if (map) { map.update(view); return; }
-  if (mapLoading) { return; }
+  if (!mapWanted || !mapInView || mapLoading) { return; }
   mapLoading = true;
+  const button = $("map-show");
+  button.dataset.t = "mapLoading"; button.textContent = T.mapLoading; button.disabled = true;
   loadMapLibre().then(() => {
-    map = new TrackingMap("map", {destination: view.destination, brandColor: view.company.brandColor, locale: mapLocale(T),
+    if (!lastView) { return; }  // the link went away meanwhile
+    $("map-offer").remove();  // MapLibre fills the box itself
+    map = new TrackingMap("map", {destination: lastView.destination, brandColor: lastView.company.brandColor, locale: mapLocale(T),
                                   labels: {courier: T.markerCourier, destination: T.markerDestination}});
     window.trackingMap = map;
-    map.update(lastView || view);
-  }).catch(() => { mapLoading = false; });  // tried again on the next refresh
+    map.update(lastView);
+  }).catch(() => {  // offered again: a tap, or the next refresh, tries again
+    mapLoading = false;
+    button.dataset.t = "showMap"; button.textContent = T.showMap; button.disabled = false;
+  });
+}
+
+$("map-show").addEventListener("click", () => {
+  mapWanted = true; mapInView = true;
+  try { localStorage.setItem(MAP_KEY, "shown"); } catch (e) { /* storage off: asked again next time */ }
+  if (lastView) { showMap(lastView); }
+});
+
+if (mapWanted) {
+  new IntersectionObserver((entries, observer) => {
+    if (!entries.some((entry) => entry.isIntersecting)) { return; }
+    observer.disconnect();
+    mapInView = true;
+    if (lastView && !$("map").hidden) { showMap(lastView); }
+  }).observe($("map"));
 }
 
 function render(view) {
@@ -167,7 +198,8 @@ document.querySelectorAll("[data-ok]").forEach((button) => {
 document.querySelectorAll("[data-lang]").forEach((button) => {
   button.addEventListener("click", () => {
     lang = button.dataset.lang;
-    // Only the language is kept on this device, so that the next first answer is in it.
+    // The language (and whether the map was opened) is all this page keeps on the device; the
+    // cookie makes the next first answer come in it.
     try { localStorage.setItem("track-lang", lang); } catch (e) { /* storage off */ }
     document.cookie = "track-lang=" + lang + "; path=/t/; max-age=31536000; samesite=lax";
     applyLanguage();

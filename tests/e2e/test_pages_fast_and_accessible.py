@@ -1,9 +1,10 @@
 """Issue 49, against the real server: the tracking page's first HTML answer carries its stage and
 arrival estimate (no script needed) and is never indexed; static files go out brotli or gzip with
 the right headers; MapLibre never loads on a sign-in screen, and in the courier app only once its
-map opens; in Debian's Chromium, the tracking page's stage and ETA are live regions, its map keeps
-its space while MapLibre is still on its way, its labels follow the language, the focus ring meets
-3:1 on three brand colours, focus goes to the first heading after sign-in."""
+map opens; in Debian's Chromium, the tracking page's stage and ETA are live regions, its map comes
+only when asked for and keeps its space while MapLibre is on its way, its labels follow the
+language, the focus ring meets 3:1 on three brand colours, focus goes to the first heading after
+sign-in."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tests.e2e.console_server import (
     chromium,
     courier_phone,
     sign_in_app,
+    sign_in_console,
     wait_until,
 )
 from tests.geo_fixtures import ROAD_A
@@ -123,6 +125,7 @@ def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_
         console.fill("#signin-password", PASSWORD)
         console.click("#signin-submit")
         console.wait_for_selector("body[data-stream='live']")
+        console.wait_for_selector("#live-map canvas", timeout=20000)  # made once the board is in
         assert any(u.split("?")[0].endswith("maplibre-gl.js") for u in console_maps)
         # Focus goes to the page's first heading.
         assert console.evaluate("[document.activeElement.id, document.activeElement.tagName]") == [
@@ -148,6 +151,52 @@ def test_no_sign_in_screen_loads_maplibre_and_the_courier_app_only_when_its_map_
         assert app.evaluate("typeof maplibregl") == "object"
 
 
+def _map_switch(page) -> list:
+    return [
+        page.get_attribute("#map-toggle", "aria-expanded"),
+        page.inner_text("#map-toggle"),
+        page.is_visible("#live-map"),
+    ]
+
+
+def test_the_day_boards_map_is_asked_for_on_a_phone_shown_beside_it_on_a_desktop_and_the_choice_kept(
+    pages_demo,
+) -> None:
+    url = pages_demo["url"]
+    with chromium() as browser:
+        phone = browser.new_context(viewport=PHONE).new_page()
+        maps = _maplibre_requests(phone)
+        sign_in_console(phone, url, "anahit@arev.am")
+        phone.wait_for_selector("#orders tbody tr")
+        phone.click("[data-lang='en']")  # kept for the dispatcher: the desktop below is English too
+        # On a phone the rows come alone; the map is one tap away, and nothing of MapLibre is fetched.
+        assert _map_switch(phone) == ["false", "Show the map", False]
+        assert maps == [] and phone.evaluate("typeof maplibregl") == "undefined"
+        phone.click("#map-toggle")
+        phone.wait_for_selector("#live-map [data-marker='depot']", timeout=20000)
+        assert _map_switch(phone) == ["true", "Hide the map", True]
+        # Kept on the device: after a reload the map comes by itself.
+        phone.reload()
+        phone.wait_for_selector("body[data-stream='live']")
+        phone.wait_for_selector("#live-map [data-marker='depot']", timeout=20000)
+        assert _map_switch(phone) == ["true", "Hide the map", True]
+
+        desktop = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        sign_in_console(desktop, url, "anahit@arev.am")
+        desktop.wait_for_selector("#live-map [data-marker='depot']", timeout=20000)  # beside the board
+        assert _map_switch(desktop) == ["true", "Hide the map", True]
+        desktop.click("#map-toggle")
+        assert _map_switch(desktop) == ["false", "Show the map", False]
+        hidden = _maplibre_requests(desktop)
+        desktop.reload()
+        desktop.wait_for_selector("body[data-stream='live']")
+        desktop.wait_for_selector("#orders tbody tr")
+        assert _map_switch(desktop) == ["false", "Show the map", False]
+        assert hidden == [] and desktop.evaluate("typeof maplibregl") == "undefined"
+        desktop.click("[data-lang='hy']")
+        assert desktop.inner_text("#map-toggle") == "Ցույց տալ քարտեզը"
+
+
 def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(pages_demo) -> None:
     held: list = []
     with chromium() as browser:
@@ -155,11 +204,17 @@ def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(pages
         page.route("**/maplibre-gl.js*", lambda route: held.append(route))
         page.goto(f"{pages_demo['url']}/t/{pages_demo['token']}?lang=en", wait_until="domcontentloaded")
         page.wait_for_selector("body[data-stage='picked_up']")
-        # MapLibre held back: the stage and the estimate are already shown, the map's box is laid out.
+        page.wait_for_load_state("load")  # every module of the page has run
+        # No MapLibre until the recipient asks: the stage and the estimate are shown, the map's box
+        # is laid out with the button that opens it.
         assert page.inner_text("#headline") == "On the way" and "min" in page.inner_text("#eta")
         box = page.evaluate(MAP_BOX)
         assert box[1] == 300
+        assert page.evaluate("document.querySelectorAll('script[src*=\"maplibre-gl.js\"]').length") == 0
+        assert held == [] and page.is_visible("#map-show")
+        page.click("#map-show")
         wait_until(page, "document.querySelectorAll('script[src*=\"maplibre-gl.js\"]').length > 0")
+        assert page.inner_text("#map-show") == "Loading the map…"
         assert page.evaluate("typeof maplibregl") == "undefined"
         for route in held:
             route.continue_()
@@ -177,6 +232,8 @@ def test_the_tracking_page_paints_before_maplibre_and_keeps_the_maps_space(pages
         assert page.get_attribute("#comment", "aria-label") == "Մեկնաբանություն (ոչ պարտադիր)"
         armenian = browser.new_page(viewport=PHONE)
         armenian.goto(f"{pages_demo['url']}/t/{pages_demo['token']}?lang=hy")
+        assert armenian.inner_text("#map-show") == "Ցույց տալ առաքիչին քարտեզի վրա"
+        armenian.click("#map-show")
         armenian.wait_for_selector(".maplibregl-ctrl-zoom-in", timeout=20000)
         assert armenian.get_attribute(".maplibregl-ctrl-zoom-in", "aria-label") == "Մեծացնել"
         assert (

@@ -64,6 +64,10 @@ def test_the_tracking_page_shows_stage_eta_and_the_map_markers(server) -> None:
         assert page.inner_text("#headline") == "On the way"
         assert page.is_visible("#eta") and "min" in page.inner_text("#eta")
         assert len(page.inner_text("#code").strip()) == 6
+        # The map comes when the recipient asks for it, in the box kept for it.
+        assert page.evaluate("typeof maplibregl") == "undefined"
+        assert page.inner_text("#map-show") == "Show the courier on the map"
+        page.click("#map-show")
         page.wait_for_selector("[data-marker='courier']", timeout=20000)
         page.wait_for_selector("[data-marker='destination']", timeout=20000)
         # Polled from outside: the page's Content-Security-Policy refuses wait_for_function's eval.
@@ -99,6 +103,8 @@ def test_the_page_opens_in_the_recipients_language_and_shows_the_window(server) 
         eta = page.inner_text("#eta")
         assert re.fullmatch(r"Доставка с \d\d:\d\d до \d\d:\d\d(, примерно в \d\d:\d\d)?", eta), eta
         zoom_in = "document.querySelector('.maplibregl-ctrl-zoom-in')"
+        assert page.inner_text("#map-show") == "Показать курьера на карте"
+        page.click("#map-show")
         wait_until(page, f"window.trackingMap && {zoom_in}", timeout=30)
         assert page.evaluate(f"{zoom_in}.getAttribute('aria-label')") == "Приблизить"
         # Still switchable: the visitor's choice wins from then on, MapLibre's own buttons included.
@@ -108,3 +114,6 @@ def test_the_page_opens_in_the_recipients_language_and_shows_the_window(server) 
         page.reload()
         page.wait_for_selector("body[data-stage='picked_up']", timeout=20000)
         assert page.inner_text("#headline") == "On the way"
+        # The map, asked for once on this device, comes back by itself when its box is in view.
+        wait_until(page, f"window.trackingMap && {zoom_in}", timeout=30)
+        assert page.evaluate(f"{zoom_in}.getAttribute('aria-label')") == "Zoom in"

@@ -39,6 +39,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "markerDestination": "Առաքման հասցեն", "zoomIn": "Մեծացնել", "zoomOut": "Փոքրացնել",
         "resetBearing": "Հյուսիսը վերև", "attribution": "Քարտեզի աղբյուրները", "timeline": "Ընթացք",
         "window": "Առաքումը՝ {start}–{end} միջակայքում", "about": ", մոտավորապես {time}",
+        "showMap": "Ցույց տալ առաքիչին քարտեզի վրա", "mapLoading": "Քարտեզը բեռնվում է…",
     },
     "ru": {
         "title": "Отслеживание доставки", "created": "Заказ принят", "assigned": "Курьер назначен",
@@ -60,6 +61,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "markerDestination": "Адрес доставки", "zoomIn": "Приблизить", "zoomOut": "Отдалить",
         "resetBearing": "Север вверху", "attribution": "Источники карты", "timeline": "Ход доставки",
         "window": "Доставка с {start} до {end}", "about": ", примерно в {time}",
+        "showMap": "Показать курьера на карте", "mapLoading": "Карта загружается…",
     },
     "en": {
         "title": "Delivery tracking", "created": "Order received", "assigned": "Courier assigned",
@@ -81,6 +83,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "markerDestination": "The delivery address", "zoomIn": "Zoom in", "zoomOut": "Zoom out",
         "resetBearing": "North up", "attribution": "Map sources", "timeline": "Progress",
         "window": "Between {start} and {end}", "about": ", about {time}",
+        "showMap": "Show the courier on the map", "mapLoading": "Loading the map…",
     },
 }  # fmt: skip
 
