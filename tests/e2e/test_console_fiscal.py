@@ -20,6 +20,7 @@ from tests.e2e.console_server import (
     BROWSER_TEST,
     PASSWORD,
     chromium,
+    eventually,
     screenshot,
     serving,
     sign_in_console,
@@ -81,6 +82,9 @@ def test_the_owner_sets_up_e_hdm_in_the_console_and_the_key_is_never_shown_back(
             "-----BEGIN CERTIFICATE"
         )
         page.click("#fiscal-activate")
+        # Activated and its departments configured on the server (the save's toast may still be up,
+        # so the toast alone proves nothing).
+        eventually(lambda: CRN in ehdm.registers and ehdm.registers[CRN].departments == {1: 1})
         page.wait_for_selector("#toast:not([hidden])")
         assert page.inner_text("#fiscal-error") == ""
         assert "PRIVATE KEY" not in page.content()
