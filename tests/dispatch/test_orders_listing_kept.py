@@ -37,7 +37,7 @@ def test_a_repeated_read_is_the_kept_answer_byte_for_byte(
     first = dispatch_client.get(url, headers=dispatcher.headers).data
     assert dispatch_client.get(url, headers=dispatcher.headers).data == first
     kept = dispatch_app.extensions["dispatch"].listings
-    assert (company.id, _day(), listing.DEFAULT_LIMIT_WITH_DATE) in kept
+    assert (company.id, _day(), listing.DEFAULT_LIMIT_WITH_DATE, None) in kept  # no needsPin filter
 
 
 def test_a_status_move_and_an_edit_are_seen_on_the_next_read(dispatch_client, dispatcher) -> None:
