@@ -3,9 +3,10 @@
 A dispatcher's board loads its day on every open and refresh, and a busy day is 2,000 orders, so
 the answer's JSON is kept per (company, day, limit, needsPin filter) and served again while
 nothing it was made of has changed. "Nothing changed" is checked on every request, in the
-database: the company's orders are fingerprinted by (count, sum of revisions, sum of ids) from one index (the database
-raises an order's revision on every UPDATE, by trigger: migration 0009, so every committed
-change raises the sum; orders are never deleted), together with the company's courier names.
+database: the company's orders are fingerprinted by (count, sum of revisions, sum of ids) from
+one index (the database raises an order's revision on every UPDATE, by trigger: migration 0009,
+so every committed change raises the sum; orders are never deleted), together with the company's
+courier names.
 An answer is kept only when the fingerprint read before and after its rows is the same, so it
 is never newer or older than its key. Each serving process keeps its own few answers."""
 
