@@ -174,3 +174,14 @@ def test_a_budget_eaten_by_a_slow_matrix_still_places_every_stop_that_fits() -> 
     solution = solve(problem, time_limit=0.0, use_seed=False)
     assert solution.solver == "ortools"
     assert solution.unassigned == []  # room for 450: every stop placed
+
+
+def test_an_empty_seed_from_a_starved_pyvrp_is_ignored_and_every_stop_still_placed() -> None:
+    """PyVRP stopped before its first insertion hands over empty routes; a search from them with
+    what is left of the budget would leave every stop out."""
+    from appliance.dispatch.planning.solver import _ortools, _with_arrays
+
+    problem = _with_arrays(_random_problem(stops=300, vehicles=15, capacity=30, seed=3))
+    solution = _ortools(problem, 0.0, "PARALLEL_CHEAPEST_INSERTION", [[] for _ in problem.vehicles])
+    assert solution.solver == "ortools"
+    assert solution.unassigned == []

@@ -419,9 +419,11 @@ def _ortools_search(
     model: _Model, problem: Problem, params: Any, seed: list[list[int]] | None
 ) -> tuple[Any, str]:
     """Guided local search from the seed's routes when it has some, else from OR-Tools' own
-    first solution; the seed itself when the search improves on nothing in time."""
+    first solution; the seed itself when the search improves on nothing in time. A seed with no
+    stop at all is none: PyVRP stopped before its first insertion (a starved budget on a busy
+    machine), and searching from it within the same budget would leave every stop out again."""
     routing, manager = model.routing, model.manager
-    if seed is not None:
+    if seed is not None and any(seed):
         node_routes = [[manager.NodeToIndex(problem.stops[s].node) for s in route] for route in seed]
         initial = routing.ReadAssignmentFromRoutes(node_routes, True)
         if initial is not None:
