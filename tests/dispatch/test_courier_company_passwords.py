@@ -165,6 +165,27 @@ def test_proof_of_the_address_drops_the_company_set_password_and_ends_its_sessio
     assert _refresh(dispatch_client, held).status_code == 401
 
 
+def test_a_password_reset_through_the_mailed_link_also_proves_the_address_and_drops_the_set_one(
+    dispatch_client, company, dispatcher
+) -> None:
+    """The other first proof of the address: "forgot password", the link mailed to it, used."""
+    assert _create(dispatch_client, dispatcher, "aram@example.am").status_code == 201
+    held = _login(dispatch_client, "aram@example.am", SET_BY_DISPATCHER).json
+    assert dispatch_client.post("/auth/password/forgot", json={"email": "aram@example.am"}).status_code == 202
+    text = next(
+        t
+        for t in reversed([mail_text(p) for p in sent_mail(dispatch_client)])
+        if "To: aram@example.am" in t and "/login?password=" in t
+    )
+    token = text.split("/login?password=")[1].split()[0]
+    reset = dispatch_client.post("/auth/password/reset", json={"token": token, "password": "arams-own-pw"})
+    assert reset.status_code == 200, reset.json
+    assert (reset.json["company"]["id"], reset.json["role"]) == (str(company.id), "courier")
+    assert _login(dispatch_client, "aram@example.am", SET_BY_DISPATCHER).status_code == 401
+    assert _login(dispatch_client, "aram@example.am", "arams-own-pw").status_code == 200
+    assert dispatch_client.get("/me", headers=_bearer(held)).status_code == 401
+
+
 def test_proof_by_an_existing_account_hands_it_the_company_only_membership(
     dispatch_app, dispatch_client, company, dispatcher, data_dir
 ) -> None:
@@ -268,6 +289,35 @@ def test_a_company_set_password_never_opens_a_dispatchers_or_owners_role(
         f"/company/members/{made['userId']}", json={"role": "courier"}, headers=owner.headers
     )
     assert _login(dispatch_client, "aram@example.am", SET_BY_DISPATCHER).status_code == 200
+
+
+def test_a_company_set_session_cannot_accept_another_companys_invite_into_any_role(
+    dispatch_app, dispatch_client, dispatcher
+) -> None:
+    """Whoever holds the password a dispatcher set, with another company's invite link (an owner's,
+    a dispatcher's, a courier's) in hand, gets no membership there: the session acts in its company
+    only, and an accepted invite would be an unscoped membership of the account."""
+    _create(dispatch_client, dispatcher, "aram@example.am")
+    held = _login(dispatch_client, "aram@example.am", SET_BY_DISPATCHER).json
+    other = make_company("Other Express")
+    other_owner = make_member(dispatch_app, other, "owner")
+    for role in ("owner", "dispatcher", "courier"):
+        link = dispatch_client.post(
+            "/company/invites", json={"role": role, "name": "Aram"}, headers=other_owner.headers
+        ).json["link"]
+        token = link.rsplit("/invite/", 1)[1]
+        refused = dispatch_client.post("/auth/invite/accept", json={"token": token}, headers=_bearer(held))
+        assert refused.status_code == 409 and refused.json["code"] == "sign_in_required", refused.json
+        assert (
+            not Membership.select()
+            .where(Membership.company == other.id, Membership.role == role)
+            .where(Membership.user == User.get(User.email == "aram@example.am").id)
+            .exists()
+        )
+    switched = dispatch_client.post(
+        "/auth/switch-company", json={"companyId": str(other.id)}, headers=_bearer(held)
+    )
+    assert switched.status_code == 403
 
 
 def test_a_deactivated_courier_cannot_sign_in_with_the_company_set_password(

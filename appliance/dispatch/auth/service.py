@@ -357,6 +357,12 @@ def _use_member_sign_in_link(rt: DispatchRuntime, row: LinkToken) -> dict[str, A
     return session_body(membership, tokens)
 
 
+COMPANY_SET_SESSION_CANNOT_ACCEPT = (
+    "This session was opened with a password your company set: sign in with your own account "
+    "first, then accept."
+)
+
+
 def accept_invite(
     rt: DispatchRuntime, token: str, caller: Caller | None, password: str | None, display_name: str | None
 ) -> dict[str, Any]:
@@ -370,6 +376,11 @@ def accept_invite(
             profile = Courier.get_or_none(Courier.id == row.courier_id)
             if profile is None or profile.user_id is not None or not profile.active:
                 raise NotFound("The invite is invalid, used or expired.")
+        if caller is not None and caller.credential_id is not None:
+            # A session opened with a password a company set acts in that company only: accepting
+            # another company's invite from it would hand an unscoped membership (any role) to
+            # whoever holds that password. The address's holder signs in as themselves first.
+            raise Conflict(COMPANY_SET_SESSION_CANNOT_ACCEPT, code="sign_in_required")
         if caller is not None:
             user = caller.user
             if Membership.get_or_none((Membership.user == user.id) & (Membership.company == row.company_id)):
