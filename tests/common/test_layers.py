@@ -1,6 +1,7 @@
 """The layers of the appliance, enforced on the source (issue 42): no module imports itself through
 others (an import cycle), ``common/`` imports no service, and the chain adapters (``engine/chain/``)
-import nothing of the payouts or the sweeps that use them.
+and the outgoing lifecycle (``engine/outgoing/``) import nothing of the payouts or the sweeps that
+use them.
 
 Every import counts, the ones inside a function too (a lazy import is a dependency all the same:
 it only moves the failure from import time to the first call), except those under
@@ -29,6 +30,8 @@ KNOWN_LAYER_BREACHES: dict[tuple[str, str], str] = {}
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("appliance.common", ("appliance.dispatch", "appliance.engine", "appliance.cli", "appliance.serving")),
     ("appliance.engine.chain", ("appliance.engine.payouts", "appliance.engine.sweeps")),
+    # The one lifecycle every outgoing transaction shares: what it pays plugs in (follow.Side).
+    ("appliance.engine.outgoing", ("appliance.engine.payouts", "appliance.engine.sweeps")),
 ]
 
 
@@ -167,7 +170,7 @@ def test_no_module_of_the_appliance_imports_itself_through_others() -> None:
     assert not gone, f"no longer a cycle, remove from KNOWN_CYCLES: {gone}"
 
 
-def test_common_imports_no_service_and_the_chains_nothing_of_payouts_or_sweeps() -> None:
+def test_common_imports_no_service_and_the_chains_and_outgoing_nothing_of_payouts_or_sweeps() -> None:
     found = layer_breaches(import_graph())
     unknown = sorted(found - set(KNOWN_LAYER_BREACHES))
     assert not unknown, "layer breaches (module, what it imports): " + ", ".join(map(str, unknown))

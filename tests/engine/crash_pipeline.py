@@ -64,11 +64,14 @@ def main(data_dir: str, point: str) -> None:
 
         chain.send_raw_transaction = send_raw_transaction
     elif point == "receipt":
+        real_advance = pipeline.following.advance
 
-        def confirm(payout: Any, broadcast: Any) -> Any:
-            die()
+        def advance(payout: Any, broadcast: Any) -> Any:
+            if payout.status == "BROADCAST":
+                die()
+            return real_advance(payout, broadcast)
 
-        pipeline.confirm = confirm  # type: ignore[method-assign]
+        pipeline.following.advance = advance  # type: ignore[method-assign]
     else:
         raise SystemExit(f"unknown point {point}")
     while True:

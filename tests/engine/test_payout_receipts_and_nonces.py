@@ -198,7 +198,9 @@ def test_a_gas_top_up_whose_nonce_a_foreign_transaction_took_ends_and_fences_the
 ) -> None:
     """Issue 29 item 6: a top-up meeting "nonce too low" was retried for ever and every payout
     needing gas waited behind it; now the transaction at its nonce is looked up, and a foreign
-    one ends the top-up and fences the fee wallet (with the reason on the waiting payout)."""
+    one fences the fee wallet at once (with the reason on the waiting payout) and ends the top-up
+    once it has the native asset's confirmations (two here), as a payout's would: below them a
+    reorg may still give the nonce back (issue 42: one lifecycle for every transaction)."""
     from appliance.engine.custody import FEE_WALLET as FEE_PATH
     from tests.engine.pipeline_harness import FEE_WALLET
 
@@ -225,6 +227,12 @@ def test_a_gas_top_up_whose_nonce_a_foreign_transaction_took_ends_and_fences_the
         },
     )
     chain.send_raw_transaction(raw)
+    chain.mine()
+    harness.skip_waits()
+    harness.run_pass()
+    with database.connection_context():
+        assert Broadcast.get(Broadcast.id == topup.id).status == "signed"  # one confirmation
+        assert foreign in (Wallet.get(Wallet.address == FEE_WALLET).fence_reason or "")
     chain.mine()
     for _ in range(3):
         harness.skip_waits()

@@ -36,12 +36,11 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from appliance.common.db import write_transaction
 from appliance.common.health import Check
-from appliance.engine.chain.base import Chain, ChainTransaction, FeeQuote
+from appliance.engine.chain.base import Chain, ChainTransaction
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, ForeignTransaction, Payout, SignedPayload, Wallet
+from appliance.engine.models import ForeignTransaction, SignedPayload, Wallet
 from appliance.engine.outgoing import transactions
-from appliance.engine.payouts.state import transition
 
 log = logging.getLogger("appliance.engine.payouts.fencing")
 
@@ -71,22 +70,20 @@ class Pending(Scanning):
     engine has not reserved (not fenced: once mined they are matched like any gap)."""
 
 
-def _pending_reason(address: str, known: int, pending: int) -> str:
-    gap = f"nonces {known}..{pending - 1}" if pending - known > 1 else f"nonce {known}"
+def _pool_reason(address: str, first: int, pending: int, *, restored: bool) -> str:
+    """Why nothing is signed while the node's pool holds the wallet's transactions from ``first``
+    on: not reserved by this engine, or reserved by the host a backup was taken from."""
+    gap = f"nonces {first}..{pending - 1}" if pending - first > 1 else f"nonce {first}"
+    held = f"the node's pool holds transactions of {address} at {gap}"
+    if restored:
+        return f"restored from a backup: {held} not yet mined; nothing new is signed for this wallet {_UNTIL}"
     return (
-        f"the node's pool holds transactions of {address} at {gap}, which this engine did not "
-        "reserve (another copy of the data directory, or the key used elsewhere); nothing is signed "
-        "for this wallet until they are mined and matched to this engine's records"
+        f"{held}, which this engine did not reserve (another copy of the data directory, or the key "
+        f"used elsewhere); nothing is signed for this wallet {_UNTIL}"
     )
 
 
-def _restored_reason(address: str, mined: int, pending: int) -> str:
-    gap = f"nonces {mined}..{pending - 1}" if pending - mined > 1 else f"nonce {mined}"
-    return (
-        f"restored from a backup: the node's pool holds transactions of {address} at {gap} not yet "
-        "mined; nothing new is signed for this wallet until they are mined and matched to this "
-        "engine's records"
-    )
+_UNTIL = "until they are mined and matched to this engine's records"
 
 
 def _progress(reached: int, head: int, gap: str) -> str:
@@ -179,12 +176,12 @@ class Fencing:
         # is paid again at the following nonce (issue 43, finding 4).
         pending = chain.pending_nonce(address)
         if pending > known:
-            raise Pending(_pending_reason(address, known, pending))
+            raise Pending(_pool_reason(address, known, pending, restored=False))
         if pending > chain_nonce and self._unverified_since_restore(chain_id, address):
             # Restored: the pool's transactions at the engine's own reserved nonces may be the
             # dead host's replacements of them; nothing new is signed until they are mined and
             # so matched (a reservation then records the wallet verified after the restore).
-            raise Pending(_restored_reason(address, chain_nonce, pending))
+            raise Pending(_pool_reason(address, chain_nonce, pending, restored=True))
         return chain_nonce
 
     def _unverified_since_restore(self, chain_id: str, address: str) -> bool:
@@ -355,23 +352,3 @@ def pays(chains: Chains, chain_id: str, raw: bytes) -> tuple[str, str, int] | No
             if asset.contract and asset.contract.lower() == to.lower():
                 return asset.code, "0x" + data[16:36].hex(), int.from_bytes(data[36:68], "big")
     return None
-
-
-def store_adopted(chain_id: str, tx: ForeignTransaction, payout: Payout, head: int) -> Broadcast:
-    """Record a foreign transaction an administrator adopted as ``payout``'s payload (inside the
-    caller's write transaction): a reservation found mined, confirmed like any other."""
-    raw = bytes.fromhex(tx.raw)
-    decoded = transactions.fees_of(raw)
-    origin = transactions.Origin(payout.id, "payout", chain_id, tx.wallet, int(tx.nonce))
-    fees = FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas)
-    broadcast = transactions.store(origin, raw, tx.tx_hash, fees, decoded.gas, "mined", head)
-    transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
-    transition(
-        payout,
-        "BROADCAST",
-        tx_hash=broadcast.tx_hash,
-        reason=f"found on chain at nonce {tx.nonce} ({tx.tx_hash}), signed outside this engine's "
-        f"records; adopted by {tx.decided_by}: confirmed like any other, never signed again",
-        next_attempt_at=None,  # looked at by the next pass, not after the fenced wallet's back-off
-    )
-    return broadcast

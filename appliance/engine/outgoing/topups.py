@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 
 from appliance.common.db import write_transaction
-from appliance.engine.chain.base import Chain, ChainError, FeeQuote, Rejection, TransactionRejected
+from appliance.engine.chain.base import Chain, ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import FEE_WALLET, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.models import Broadcast
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, transactions
-from appliance.engine.outgoing.fencing import Fencing, fence_foreign
+from appliance.engine.outgoing.fencing import Fencing
 
 log = logging.getLogger("appliance.engine.payouts")
 
@@ -95,16 +95,40 @@ def replace(
     )
 
 
+class TopUpSide(follow.Side):
+    """A gas top-up has no row of its own: its side of the moves is the fee wallet's fencing role
+    and how it is replaced (under the fee ceiling, or every payout needing gas waits behind it)."""
+
+    noun = "gas top-up"
+    role = "fee"
+
+    def __init__(self, custody: CustodyKeys | None, chains: Chains, ceilings: dict[str, int]) -> None:
+        self.custody, self.chains, self.ceilings = custody, chains, ceilings
+
+    def bump(self, row: Broadcast, market: FeeQuote) -> Broadcast | None:
+        assert self.custody is not None
+        fees = fee_rules.bumped_fees(row, market, self.ceilings.get(row.chain_id))
+        if fees is None:
+            log.warning(
+                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
+                row.tx_hash,
+            )
+            return None
+        with write_transaction(database):
+            replace(self.custody, self.chains, row, fees)
+        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
+        return row
+
+
 class PayoutTopUps:
-    """Following the payout wallet's top-ups, at each pass of the payout pipeline."""
+    """Following the payout wallet's top-ups (follow.follow), at each pass of the payout pipeline."""
 
     def __init__(
         self, chains: Chains, custody: CustodyKeys | None, fencing: Fencing, ceilings: dict[str, int]
     ):
         self.chains = chains
-        self.custody = custody
         self.fencing = fencing
-        self.ceilings = ceilings
+        self.side = TopUpSide(custody, chains, ceilings)
 
     def advance(self) -> None:
         rows = list(
@@ -124,48 +148,9 @@ class PayoutTopUps:
                 pass  # another node moved it meanwhile: looked at again at the next pass
 
     def _advance(self, chain: Chain, row: Broadcast) -> None:
-        receipt = follow.follow(
-            chain,
-            row,
-            self.chains.native(row.chain_id).confirmations,
-            lambda: chain.head().number,
-            self._bump,
-            lambda row, exc: self._rejected(chain, row, exc),
-        )
+        confirmations = self.chains.native(row.chain_id).confirmations
+        course = follow.Course(confirmations, lambda: chain.head().number, self.fencing)
+        receipt = follow.follow(chain, row, course, self.side).receipt
         if receipt is not None:
             with write_transaction(database):
                 follow.finalise(row, receipt)
-
-    def _rejected(self, chain: Chain, row: Broadcast, exc: TransactionRejected) -> None:
-        if exc.kind is Rejection.NONCE_USED:
-            self._nonce_used(chain, row)
-        elif exc.kind is Rejection.UNDERPRICED:
-            self._bump(row, chain.fee_quote())
-        else:
-            log.warning("gas top-up %s refused: %s", row.tx_hash, exc.reason)
-
-    def _bump(self, row: Broadcast, market: FeeQuote) -> Broadcast | None:
-        # Replaced at its nonce (under the ceiling), or every payout needing gas waits behind it.
-        assert self.custody is not None
-        fees = fee_rules.bumped_fees(row, market, self.ceilings.get(row.chain_id))
-        if fees is None:
-            log.warning(
-                "gas top-up %s is below the market and a replacement would exceed max_fee_per_gas",
-                row.tx_hash,
-            )
-            return None
-        with write_transaction(database):
-            replace(self.custody, self.chains, row, fees)
-        log.info("gas top-up at nonce %s replaced with %s wei/gas", row.nonce, fees.max_fee_per_gas)
-        return row
-
-    def _nonce_used(self, chain: Chain, row: Broadcast) -> None:
-        """The fee wallet's nonce of the top-up is used and no payload of it is mined: look the
-        transaction up; a foreign one fences the fee wallet and ends the top-up (nothing of it can
-        land), so that payouts stop waiting for it."""
-        found = follow.at_nonce(chain, self.fencing, row)
-        if found.tx is None or found.found is follow.Found.OURS:
-            return  # not visible yet, or ours and its receipt comes next
-        fence_foreign(row.chain_id, row.wallet, "fee", found.tx, follow.foreign_use(row, found.tx))
-        with write_transaction(database):
-            follow.finalise(row, None)

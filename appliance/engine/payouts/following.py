@@ -18,15 +18,15 @@ from datetime import timedelta
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.engine.chain.base import Chain, ChainError, Receipt, Rejection, TransactionRejected
+from appliance.engine.chain.base import Chain, ChainError, ChainTransaction, FeeQuote, Receipt
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import PAYOUT_WALLET, CustodyKeys
 from appliance.engine.db import database
 from appliance.engine.ledger import book
 from appliance.engine.models import Broadcast, Payout, PayoutAttempt, SignedPayload
 from appliance.engine.outgoing import fees as fee_rules
-from appliance.engine.outgoing import follow, state, transactions
-from appliance.engine.outgoing.fencing import Fencing, fence_foreign
+from appliance.engine.outgoing import follow, transactions
+from appliance.engine.outgoing.fencing import Fencing
 from appliance.engine.payouts.readiness import REASON_LENGTH, Wait
 from appliance.engine.payouts.service import entry
 from appliance.engine.payouts.state import PAID, StaleMove, transition
@@ -57,6 +57,9 @@ def wait_on(payout: Payout, reason: str | Wait, after: timedelta | None = None) 
 
 
 class PayoutFollowing:
+    """SIGNED and BROADCAST payouts, each one look (follow.follow) at its reservation with the
+    payout's side of every move (PayoutSide), and the payout's end once the receipt is final."""
+
     def __init__(
         self,
         chains: Chains,
@@ -68,116 +71,26 @@ class PayoutFollowing:
         self.chains, self.custody, self.fencing = chains, custody, fencing
         self.ceilings, self.poll = ceilings, poll
 
-    # -- SIGNED: send the stored bytes -------------------------------------------------------------
-
-    def _record_attempt(self, payout: Payout, outcome: str, tx_hash: str | None) -> None:
-        PayoutAttempt.create(payout=payout.id, outcome=outcome, tx_hash=tx_hash, occurred_at=clock.now())
-
-    def send(self, payout: Payout, broadcast: Broadcast) -> Outcome:
-        chain = self._chain(broadcast)
-        try:
-            tx_hash = follow.send(chain, broadcast)
-        except TransactionRejected as exc:
-            return self._rejected(payout, broadcast, chain, exc)
-        except ChainError as exc:
-            with write_transaction(database):
-                self._record_attempt(payout, "UNREACHABLE", broadcast.tx_hash)
-            raise exc
-        with write_transaction(database):
-            self._record_attempt(payout, "SENT", tx_hash)
-            state.transition(broadcast, "sent")
-            transition(payout, "BROADCAST", tx_hash=tx_hash)
-        return Outcome(self.poll)
-
-    def _rejected(
-        self, payout: Payout, broadcast: Broadcast, chain: Chain, exc: TransactionRejected
-    ) -> Outcome:
-        if exc.kind is Rejection.NONCE_USED:
-            # Something is mined at this nonce: ours (then the receipt is found) or a foreign one.
-            if transactions.mined_payload(chain, broadcast) is not None:
-                with write_transaction(database):
-                    self._record_attempt(payout, "SENT", broadcast.tx_hash)
-                    transition(payout, "BROADCAST", tx_hash=broadcast.tx_hash)
-                return Outcome()
-            with write_transaction(database):
-                self._record_attempt(payout, "REJECTED_NONCE_USED", broadcast.tx_hash)
-            return self._nonce_used(payout, broadcast, chain)
-        if exc.kind is Rejection.UNDERPRICED:
-            with write_transaction(database):
-                self._record_attempt(payout, "REJECTED_UNDERPRICED", broadcast.tx_hash)
-            if self._bump(payout, broadcast, chain) is None:
-                return Outcome(timedelta(seconds=15))
-            return Outcome()
-        outcome = "REJECTED_FUNDS" if exc.kind is Rejection.INSUFFICIENT_FUNDS else "REJECTED"
-        with write_transaction(database):
-            self._record_attempt(payout, outcome, broadcast.tx_hash)
-        return wait_on(
-            payout,
-            f"the chain refused the signed transaction ({exc.reason[:200]}); sending it again later",
-            timedelta(seconds=10),
-        )
-
-    def _bump(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Broadcast | None:
-        """Replace the payload in force at the same nonce with higher fees, stored before sending."""
-        assert self.custody is not None
-        asset = self.chains.native(broadcast.chain_id)
-        fees = fee_rules.bumped_fees(broadcast, chain.fee_quote(), self.ceilings.get(broadcast.chain_id))
-        if fees is None:  # the replacement would have to offer more than the ceiling
-            wait_on(
-                payout,
-                f"stuck below the market at nonce {broadcast.nonce}; a replacement would exceed "
-                f"{broadcast.chain_id}'s max_fee_per_gas ({self.ceilings.get(broadcast.chain_id)} wei per "
-                "gas): it waits for the fee to fall (or `appliance payout cancel`)",
-            )
-            return None
-        to, value, data = transactions.decode_call(broadcast)
-        with write_transaction(database):
-            transactions.replace(
-                self.custody, PAYOUT_WALLET, broadcast, asset.network_id, to, value, data, fees
-            )
-            changed = (
-                Payout.update(
-                    signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash, updated_at=clock.now()
-                )
-                .where((Payout.id == payout.id) & (Payout.status == payout.status))
-                .execute()
-            )
-            if not changed:
-                raise StaleMove(f"payout {payout.id} moved while its fee was bumped")
-            if payout.status == "BROADCAST":
-                transition(payout, "SIGNED", reason="fee bumped: replacement at the same nonce, not yet sent")
-        log.info(
-            "payout %s: fee bumped to %s wei/gas at nonce %s",
-            payout.payout_id,
-            fees.max_fee_per_gas,
-            broadcast.nonce,
-        )
-        return broadcast
-
-    # -- BROADCAST: receipts, confirmations, reorgs, stuck transactions ------------------------------
-
     def _chain(self, broadcast: Broadcast) -> Chain:
         chain = self.chains.get(broadcast.chain_id)
         if chain is None:
             raise ChainError(f"chain {broadcast.chain_id} is not configured on this deployment")
         return chain
 
-    def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
+    def advance(self, payout: Payout, broadcast: Broadcast) -> Outcome:
         chain = self._chain(broadcast)
         asset = self.chains.find(payout.chain_id, payout.asset)
         confirmations = asset.confirmations if asset else 1
-        receipt = transactions.mined_payload(chain, broadcast)
-        if receipt is None:
-            if broadcast.mined_block is not None:
-                if follow.block_still_there(chain, broadcast):
-                    # A provider one block behind (or load-balanced over nodes) answers no receipt
-                    # for a moment: not a reorg while the block that held it is still canonical.
-                    return Outcome(self.poll or timedelta(seconds=1))
-                return self._reorged(payout, broadcast)
-            return self._pending(payout, broadcast, chain)
-        follow.record_mined(broadcast, receipt)
-        if follow.depth(chain.head().number, receipt) < confirmations:
-            return Outcome(self.poll)
+        course = follow.Course(confirmations, lambda: chain.head().number, self.fencing, self.poll)
+        look = follow.follow(chain, broadcast, course, PayoutSide(self, payout))
+        if look.receipt is None:
+            return Outcome(look.after)
+        self._finish(payout, broadcast, asset, look.receipt)
+        return Outcome()
+
+    def _finish(self, payout: Payout, broadcast: Broadcast, asset: Asset | None, receipt: Receipt) -> None:
+        """COMPLETED (or COMPLETED_SHORT, or FAILED when it reverted, moved nothing or was the
+        operator's cancellation), with the fee charged and the webhook queued, in one transaction."""
         fee = str(receipt.gas_used * receipt.effective_gas_price)
         moved = _moved(payout, asset, broadcast.wallet, receipt) if receipt.success else None
         failure = (
@@ -212,97 +125,92 @@ class PayoutFollowing:
             # The amount settled (or was released) in transition; the fee paid is the operator's too.
             book.charge_fee(payout, self.chains.native(payout.chain_id).code)
             announce(payout, self.chains.native(payout.chain_id).code)
-        return Outcome()
 
-    def _nonce_used(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
-        """The chain says the broadcast's nonce is used and no stored payload's receipt is found.
-        Never FAILED while it may have been paid: the transaction at that nonce is looked up on
-        chain. Ours (a payload of this reservation, or the same call signed by another copy of the
-        data directory) is adopted and confirmed; a foreign one fences the wallet and, once it has
-        the asset's confirmations, fails the payout (nothing of it can land); not visible yet (a
-        provider behind): look again later."""
-        nonce, wallet = int(broadcast.nonce), broadcast.wallet
-        found = follow.at_nonce(chain, self.fencing, broadcast)
-        if found.found is follow.Found.NO_START:
-            return wait_on(
-                payout,
-                f"nonce {nonce} of {wallet} is used on chain and no receipt of this payout's payloads is "
-                "found; no block is known to look the transaction up from: an operator must check",
-                timedelta(seconds=30),
-            )
-        tx, head = found.tx, found.head
-        if tx is None:
-            return wait_on(
-                payout,
-                f"nonce {nonce} of {wallet} is used on chain but its transaction is not visible yet "
-                "(a node behind?); looking again, nothing signed meanwhile",
-                timedelta(seconds=5),
-            )
-        if found.found is follow.Found.OURS:
-            if payout.status == "SIGNED":  # it was sent (the answer lost) and is mined
-                with write_transaction(database):
-                    transition(payout, "BROADCAST", tx_hash=tx.tx_hash)
-            return wait_on(payout, f"mined as {tx.tx_hash}; waiting for its receipt", timedelta(seconds=2))
-        if found.found is follow.Found.SAME_CALL:
-            with write_transaction(database):
-                transactions.adopt(broadcast, tx.raw, tx.tx_hash)
-                Payout.update(
-                    signed_payload_digest=broadcast.digest, tx_hash=tx.tx_hash, updated_at=clock.now()
-                ).where(Payout.id == payout.id).execute()
-                if payout.status == "SIGNED":
-                    transition(payout, "BROADCAST", tx_hash=tx.tx_hash)
-            log.warning(
-                "payout %s: found paid on chain by %s (signed elsewhere)", payout.payout_id, tx.tx_hash
-            )
-            return Outcome()
-        reason = follow.foreign_use(broadcast, tx, block=True)
-        fence_foreign(broadcast.chain_id, wallet, "payout", tx, reason)
-        asset = self.chains.find(payout.chain_id, payout.asset)
-        if head - tx.block_number + 1 < (asset.confirmations if asset else 1):
-            return wait_on(payout, reason, timedelta(seconds=2))
-        with write_transaction(database):
-            follow.finalise(broadcast, None)
-            transition(
-                payout,
-                "FAILED",
-                reason=f"nonce {nonce} of {wallet} was used by {tx.tx_hash}, a transaction the engine did "
-                "not sign; nothing of this payout was paid or can land",
-            )
-            announce(payout, self.chains.native(payout.chain_id).code)
-        return Outcome()
 
-    def _reorged(self, payout: Payout, broadcast: Broadcast) -> Outcome:
-        with write_transaction(database):
-            follow.reorged(broadcast)
+class PayoutSide(follow.Side):
+    """A payout's side of its reservation's moves: its attempts, SIGNED ⇄ BROADCAST, FAILED when
+    a foreign transaction took its nonce, the reason it waits on its detail."""
+
+    noun = "payout"
+    role = "payout"
+    keeps_attempts = True
+
+    def __init__(self, following: PayoutFollowing, payout: Payout) -> None:
+        self.following, self.payout = following, payout
+
+    def attempt(self, row: Broadcast, outcome: str, tx_hash: str | None) -> None:
+        PayoutAttempt.create(payout=self.payout.id, outcome=outcome, tx_hash=tx_hash, occurred_at=clock.now())
+
+    def sent(self, row: Broadcast, tx_hash: str) -> None:
+        if self.payout.status == "SIGNED":
+            transition(self.payout, "BROADCAST", tx_hash=tx_hash)
+
+    def reorged(self, row: Broadcast, block: int) -> None:
+        if self.payout.status == "BROADCAST":
             transition(
-                payout,
+                self.payout,
                 "SIGNED",
-                reason=f"block {broadcast.mined_block} left the canonical chain (reorg); "
-                "re-sending the same signed bytes",
+                reason=f"block {block} left the canonical chain (reorg); re-sending the same signed bytes",
             )
-        log.warning(
-            "payout %s: its block %s was reorganised away; re-sending",
-            payout.payout_id,
-            broadcast.mined_block,
-        )
-        return Outcome()
 
-    def _pending(self, payout: Payout, broadcast: Broadcast, chain: Chain) -> Outcome:
-        if fee_rules.outgrown(broadcast, chain.fee_quote()):
-            # The base fee has outgrown what the payload may pay: it cannot be included at all.
-            if self._bump(payout, broadcast, chain) is None:
-                return Outcome(timedelta(seconds=15))  # above the ceiling: look again later
-            return Outcome()
-        if follow.resend_due(broadcast):
-            state.touch(broadcast)
-            try:
-                follow.send(chain, broadcast)
-            except TransactionRejected as exc:
-                if exc.kind is Rejection.NONCE_USED:
-                    # Used at its nonce and no receipt of ours: never left BROADCAST for ever.
-                    return self._nonce_used(payout, broadcast, chain)
-                log.info("payout %s re-send refused: %s", payout.payout_id, exc.reason)
-        return Outcome(self.poll)
+    def adopted(self, row: Broadcast, tx_hash: str) -> None:
+        payout = self.payout
+        Payout.update(signed_payload_digest=row.digest, tx_hash=tx_hash, updated_at=clock.now()).where(
+            Payout.id == payout.id
+        ).execute()
+        if payout.status == "SIGNED":
+            transition(payout, "BROADCAST", tx_hash=tx_hash)
+
+    def taken(self, row: Broadcast, tx: ChainTransaction) -> None:
+        transition(
+            self.payout,
+            "FAILED",
+            reason=f"nonce {row.nonce} of {row.wallet} was used by {tx.tx_hash}, a transaction the "
+            "engine did not sign; nothing of this payout was paid or can land",
+        )
+        announce(self.payout, self.following.chains.native(self.payout.chain_id).code)
+
+    def wait(self, reason: str) -> None:
+        wait_on(self.payout, reason)
+
+    def bump(self, row: Broadcast, market: FeeQuote) -> Broadcast | None:
+        """Replace the payload in force at the same nonce with higher fees, stored before sending."""
+        payout, chains, ceiling = (
+            self.payout,
+            self.following.chains,
+            self.following.ceilings.get(row.chain_id),
+        )
+        custody = self.following.custody
+        assert custody is not None
+        fees = fee_rules.bumped_fees(row, market, ceiling)
+        if fees is None:  # the replacement would have to offer more than the ceiling
+            wait_on(
+                payout,
+                f"stuck below the market at nonce {row.nonce}; a replacement would exceed "
+                f"{row.chain_id}'s max_fee_per_gas ({ceiling} wei per gas): it waits for the fee to "
+                "fall (or `appliance payout cancel`)",
+            )
+            return None
+        to, value, data = transactions.decode_call(row)
+        network_id = chains.native(row.chain_id).network_id
+        with write_transaction(database):
+            transactions.replace(custody, PAYOUT_WALLET, row, network_id, to, value, data, fees)
+            changed = (
+                Payout.update(signed_payload_digest=row.digest, tx_hash=row.tx_hash, updated_at=clock.now())
+                .where((Payout.id == payout.id) & (Payout.status == payout.status))
+                .execute()
+            )
+            if not changed:
+                raise StaleMove(f"payout {payout.id} moved while its fee was bumped")
+            if payout.status == "BROADCAST":
+                transition(payout, "SIGNED", reason="fee bumped: replacement at the same nonce, not yet sent")
+        log.info(
+            "payout %s: fee bumped to %s wei/gas at nonce %s",
+            payout.payout_id,
+            fees.max_fee_per_gas,
+            row.nonce,
+        )
+        return row
 
 
 def announce(payout: Payout, fee_asset: str) -> None:

@@ -20,11 +20,13 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import write_transaction
 from appliance.engine import audit
+from appliance.engine.chain.base import FeeQuote
 from appliance.engine.chain.registry import Chains
 from appliance.engine.db import database
-from appliance.engine.models import ForeignTransaction, Payout, Wallet
+from appliance.engine.models import Broadcast, ForeignTransaction, Payout, Wallet
 from appliance.engine.outgoing import transactions
-from appliance.engine.outgoing.fencing import pays, store_adopted
+from appliance.engine.outgoing.fencing import pays
+from appliance.engine.payouts.state import transition
 
 
 class ForeignError(Exception):
@@ -166,3 +168,23 @@ def reject(chain_id: str, tx_hash: str, by: str, note: str | None) -> dict[str, 
         _decide(row, "rejected", by, note, None)
         released = _release(chain_id, row.wallet)
     return {**body(ForeignTransaction.get_by_id(row.id)), "walletReleased": released}
+
+
+def store_adopted(chain_id: str, tx: ForeignTransaction, payout: Payout, head: int) -> Broadcast:
+    """Record a foreign transaction an administrator adopted as ``payout``'s payload (inside the
+    caller's write transaction): a reservation found mined, confirmed like any other."""
+    raw = bytes.fromhex(tx.raw)
+    decoded = transactions.fees_of(raw)
+    origin = transactions.Origin(payout.id, "payout", chain_id, tx.wallet, int(tx.nonce))
+    fees = FeeQuote(decoded.max_fee_per_gas, decoded.max_priority_fee_per_gas)
+    broadcast = transactions.store(origin, raw, tx.tx_hash, fees, decoded.gas, "mined", head)
+    transition(payout, "SIGNED", signed_payload_digest=broadcast.digest, tx_hash=broadcast.tx_hash)
+    transition(
+        payout,
+        "BROADCAST",
+        tx_hash=broadcast.tx_hash,
+        reason=f"found on chain at nonce {tx.nonce} ({tx.tx_hash}), signed outside this engine's "
+        f"records; adopted by {tx.decided_by}: confirmed like any other, never signed again",
+        next_attempt_at=None,  # looked at by the next pass, not after the fenced wallet's back-off
+    )
+    return broadcast

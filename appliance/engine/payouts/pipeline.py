@@ -146,10 +146,7 @@ class Pipeline:
     def step(self, payout: Payout) -> Outcome:
         if payout.status == "REQUESTED":
             return self.prepare(payout)
-        broadcast = Broadcast.get(Broadcast.payout == payout.id)
-        if payout.status == "SIGNED":
-            return self.send(payout, broadcast)
-        return self.confirm(payout, broadcast)
+        return self.following.advance(payout, Broadcast.get(Broadcast.payout == payout.id))
 
     @staticmethod
     def _node_down(payout: Payout) -> str:
@@ -270,14 +267,6 @@ class Pipeline:
             "fee wallet tops up the payout wallet's gas on %s with %s wei", native.chain_id, verdict.amount
         )
         return wait_on(payout, wait(WaitKind.TOPUP_SIGNED))
-
-    # -- SIGNED and BROADCAST: payouts.following ------------------------------------------------------
-
-    def send(self, payout: Payout, broadcast: Broadcast) -> Outcome:
-        return self.following.send(payout, broadcast)
-
-    def confirm(self, payout: Payout, broadcast: Broadcast) -> Outcome:
-        return self.following.confirm(payout, broadcast)
 
 
 def fee_ceilings(settings: Any) -> dict[str, int]:

@@ -21,6 +21,7 @@ from appliance.engine import custody as custody_module
 from appliance.engine.custody import CustodyError, custody_path
 from appliance.engine.custody_file import CustodyPassphraseError
 from appliance.engine.signer import process
+from appliance.serving.signals import stop_signals_held
 from appliance.settings import Settings
 
 log = logging.getLogger("appliance.engine.signer")
@@ -58,8 +59,6 @@ class SignerSupervisor:
             self._reap(pid)
             _close(report, pidfd)
             raise failure
-        from appliance.server import stop_signals_held
-
         with stop_signals_held():  # a stop signal reaches serve's main thread, not this one
             self._watch = threading.Thread(
                 target=self._supervise, args=(pid, report, pidfd), name="signer", daemon=True

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
 
 from appliance.common import clock
 from appliance.common.db import write_transaction
-from appliance.engine.chain.base import Chain, FeeQuote, Receipt, TransactionRejected
+from appliance.engine.chain.base import Chain, ChainTransaction, FeeQuote, Receipt
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
@@ -36,15 +35,14 @@ class SweepFollowing:
         fencing: Fencing | None = None,
     ) -> None:
         self.chains, self.custody, self.ceilings = chains, custody, ceilings
-        self._once, self._head, self._signer = once, head, signer
+        self.once, self._head, self._signer = once, head, signer
         self.fencing = fencing
-        self._looked: dict[int, datetime] = {}  # broadcast id → when its nonce was last looked at
 
     def advance_sweep(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
         broadcast = Broadcast.get_by_id(sweep.broadcast_id)
         receipt = self.follow(chain, broadcast, SWEEP, deposit, asset.confirmations, sweep)
         if receipt is None:
-            return self._taken(chain, asset, broadcast, sweep)
+            return int(broadcast.status == "final")  # its nonce taken by a foreign transaction
         landed = SignedPayload.get(
             (SignedPayload.broadcast == broadcast.id) & (SignedPayload.tx_hash == receipt.tx_hash)
         )
@@ -65,6 +63,27 @@ class SweepFollowing:
         log.info("sweep of %s %s from %s completed: %s", amount, asset.code, deposit.address, receipt.tx_hash)
         return 1
 
+    def advance_topup(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int | None:
+        """One look at a token sweep's gas top-up: None once it is final and succeeded (the token's
+        transfer is signed next), else how many sweeps moved (1: it failed, or its nonce was taken)."""
+        topup = Broadcast.get_by_id(sweep.topup_id)
+        if topup.status == "final":
+            return None
+        confirmations = self.chains.native(asset.chain_id).confirmations
+        receipt = self.follow(chain, topup, TOPUP, deposit, confirmations, sweep)
+        if receipt is None:
+            return int(topup.status == "final")  # its nonce taken: the sweep failed
+        with write_transaction(database):
+            follow.finalise(topup, receipt)
+            fee = receipt.gas_used * receipt.effective_gas_price
+            self.charge_deployment(
+                asset.chain_id, f"sweep_topup:{topup.id}", fee, "the network fee of a sweep's gas top-up"
+            )
+            if not receipt.success:  # a plain transfer does not revert; counted all the same
+                self.close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")
+                return 1
+        return None
+
     def charge_deployment(self, chain_id: str, ref: str, fee: int, memo: str) -> None:
         """A sweep's (or its gas top-up's) network fee: the deployment's cost, not an operator's
         (ledger/deployment.py), posted in the transaction that records it."""
@@ -72,40 +91,8 @@ class SweepFollowing:
         if native is not None:
             deployment.post_cost(deployment.SWEEP_FEE, chain_id, native.code, fee, ref=ref, memo=memo)
 
-    def _taken(self, chain: Chain, asset: Asset, broadcast: Broadcast, sweep: Sweep) -> int:
-        """A sweep whose nonce the chain used with none of its payloads: when the transaction at
-        the nonce is foreign (a copy of the key in use elsewhere) and has the asset's
-        confirmations, the reservation is final without a receipt and the sweep failed, so that
-        the address is swept again at its next deposit; the reconcile's ``unknown_outflow`` at
-        that nonce names the transaction. Looked at once per RESEND_AFTER per sweep."""
-        if self.fencing is None:
-            return 0
-        last = self._looked.get(broadcast.id)
-        if last is not None and clock.now() - last < follow.RESEND_AFTER:
-            return 0
-        self._looked[broadcast.id] = clock.now()
-        if chain.nonce(broadcast.wallet) <= int(broadcast.nonce):
-            return 0
-        found = follow.at_nonce(chain, self.fencing, broadcast)
-        if found.found is not follow.Found.FOREIGN or found.tx is None:
-            return 0
-        if found.head - found.tx.block_number + 1 < asset.confirmations:
-            return 0  # a reorg may still give the nonce back to the sweep's own payload
-        with write_transaction(database):
-            follow.finalise(broadcast, None)
-            self.close(
-                sweep,
-                "failed",
-                amount=0,
-                reason=f"nonce {broadcast.nonce} of {broadcast.wallet} was taken by {found.tx.tx_hash} "
-                f"(block {found.tx.block_number}), a transaction this engine did not sign: the sweep "
-                "cannot land (reconcile reports it as an unknown_outflow)",
-            )
-        log.error("sweep %s failed: its nonce was taken by %s", sweep.id, found.tx.tx_hash)
-        return 1
-
+    @staticmethod
     def close(
-        self,
         sweep: Sweep,
         status: str,
         *,
@@ -131,34 +118,27 @@ class SweepFollowing:
         kind: str,
         deposit: DepositAddress,
         confirmations: int,
-        sweep: Sweep | None = None,
+        sweep: Sweep,
     ) -> Receipt | None:
-        """One look at a reservation in flight (follow.follow): its receipt once it has
-        ``confirmations``, else None."""
-        return follow.follow(
-            chain,
-            row,
-            confirmations,
-            lambda: self._head(chain),
-            lambda row, market: self._bump(chain, row, kind, deposit, market, sweep),
-            self._refused,
-            self._sweep_sent(sweep.id if sweep is not None else None),
-        )
+        """One look at the sweep's (or its top-up's) reservation (follow.follow): its receipt once
+        it has ``confirmations``, else None."""
+        course = follow.Course(confirmations, lambda: self._head(chain), self.fencing)
+        return follow.follow(chain, row, course, SweepSide(self, chain, kind, deposit, sweep)).receipt
 
-    def _bump(
+    def bump(
         self,
         chain: Chain,
         row: Broadcast,
         kind: str,
         deposit: DepositAddress,
         market: FeeQuote,
-        sweep: Sweep | None,
+        sweep: Sweep,
     ) -> Broadcast | None:
         """Replace the payload at the same nonce under the fee ceiling, stored before it is sent."""
         assert self.custody is not None
         fees = fee_rules.bumped_fees(row, market, self.ceilings.get(row.chain_id))
         if fees is None:
-            self._once(
+            self.once(
                 f"bump:{row.id}",
                 "sweeps: %s is below the market; a replacement would exceed max_fee_per_gas",
                 row.tx_hash,
@@ -171,7 +151,7 @@ class SweepFollowing:
             if value <= 0:
                 return None
         elif kind == SWEEP and chain.balance(deposit.address) < int(row.gas_limit) * fees.max_fee_per_gas:
-            self._once(
+            self.once(
                 f"bump:{row.id}",
                 "sweeps: the token sweep %s cannot be replaced: the address lacks the gas of a higher fee",
                 row.tx_hash,
@@ -179,40 +159,17 @@ class SweepFollowing:
             return None
         with write_transaction(database):
             topups.replace(self.custody, self.chains, row, fees, value, self._signer(kind, deposit))
-            if sweep is not None:
+            if kind == SWEEP:
                 fields: dict[str, object] = {
                     "status": "signed",
                     "tx_hash": row.tx_hash,
                     "updated_at": clock.now(),
                 }
-                if kind == SWEEP and not data:
+                if not data:
                     fields["amount_minor"] = str(value)
                 Sweep.update(**fields).where(Sweep.id == sweep.id).execute()
         log.info("sweeps: %s at nonce %s replaced with %s wei/gas", kind, row.nonce, fees.max_fee_per_gas)
         return row
-
-    @staticmethod
-    def _refused(row: Broadcast, exc: TransactionRejected) -> None:
-        # A used nonce: mined already (its receipt comes next pass) or taken (the reconcile's
-        # unknown_outflow says so); underpriced: replaced next pass. Sent again later.
-        log.info("sweeps: %s at nonce %s refused: %s", row.purpose, row.nonce, exc.reason)
-        state.touch(row)
-
-    @staticmethod
-    def _sweep_sent(sweep_id: int | None) -> Callable[[], None] | None:
-        if sweep_id is None:
-            return None
-        return lambda: (
-            Sweep.update(status="sent", updated_at=clock.now())
-            .where((Sweep.id == sweep_id) & (Sweep.status == "signed"))
-            .execute()
-        )
-
-    def send(self, chain: Chain, row: Broadcast, sweep_id: int | None) -> None:
-        try:
-            follow.send_and_mark(chain, row, self._sweep_sent(sweep_id))
-        except TransactionRejected as exc:
-            self._refused(row, exc)
 
     def orphans(self, chain_id: str, chain: Chain) -> int:
         """Top-ups of deposit addresses that no sweep row follows: signed by another copy of the
@@ -237,3 +194,45 @@ class SweepFollowing:
                     follow.finalise(row, receipt)
                 moved += 1
         return moved
+
+
+class SweepSide(follow.Side):
+    """A sweep's side of its reservation's moves, or of its gas top-up's (the fee wallet's): the
+    sweep's row sent, replaced, adopted, or failed when a foreign transaction took the nonce (the
+    address is swept again at its next deposit; the reconcile's ``unknown_outflow`` names it)."""
+
+    def __init__(
+        self, following: SweepFollowing, chain: Chain, kind: str, deposit: DepositAddress, sweep: Sweep
+    ) -> None:
+        self.following, self.chain, self.kind = following, chain, kind
+        self.deposit, self.sweep = deposit, sweep
+        self.noun = "sweep" if kind == SWEEP else "sweep's gas top-up"
+        self.role = None if kind == SWEEP else "fee"  # a deposit address is not fenced
+
+    def sent(self, row: Broadcast, tx_hash: str) -> None:
+        if self.kind == SWEEP:
+            Sweep.update(status="sent", updated_at=clock.now()).where(
+                (Sweep.id == self.sweep.id) & (Sweep.status == "signed")
+            ).execute()
+
+    def adopted(self, row: Broadcast, tx_hash: str) -> None:
+        if self.kind == SWEEP:
+            Sweep.update(tx_hash=tx_hash, updated_at=clock.now()).where(Sweep.id == self.sweep.id).execute()
+
+    def taken(self, row: Broadcast, tx: ChainTransaction) -> None:
+        self.following.close(
+            self.sweep,
+            "failed",
+            amount=0 if self.kind == SWEEP else None,
+            reason=f"nonce {row.nonce} of {row.wallet} ({self.noun}) was taken by {tx.tx_hash} "
+            f"(block {tx.block_number}), a transaction this engine did not sign: the sweep cannot "
+            "land (reconcile reports it as an unknown_outflow)",
+        )
+
+    def bump(self, row: Broadcast, market: FeeQuote) -> Broadcast | None:
+        return self.following.bump(self.chain, row, self.kind, self.deposit, market, self.sweep)
+
+    def wait(self, reason: str) -> None:
+        self.following.once(
+            f"wait:{self.sweep.id}:{reason}", "sweeps: %s %s waits: %s", self.noun, self.sweep.id, reason
+        )

@@ -5,11 +5,12 @@ One row (treasury_run 'sweep') with a single-holder lease: every serving process
 the holder of the lease sweeps, every ``sweep_interval_seconds``. A pass, on every chain:
 
 1. Open sweeps advance. Their transactions are nonce reservations of the payouts' kind
-   (payouts/transactions.py): signed and stored in the write transaction that reserves the
-   nonce, then sent; a crash in between re-sends the stored bytes at the next pass, never a second
-   nonce. A payload the market outgrew is replaced at the same nonce under the chain's fee
-   ceiling (a native sweep then moves less, so that value and fee still fit the balance). A
-   payload that left the canonical chain is sent again.
+   (outgoing/transactions.py), followed by the one loop every transaction shares
+   (outgoing/follow.py, with sweeps.following's Side): signed and stored in the write transaction
+   that reserves the nonce, then sent; a crash in between re-sends the stored bytes at the next
+   pass, never a second nonce. A payload the market outgrew is replaced at the same nonce under
+   the chain's fee ceiling (a native sweep then moves less, so that value and fee still fit the
+   balance). A payload that left the canonical chain is sent again.
 2. Due addresses (planning.due) are swept: the native asset directly (value = balance − gas ×
    maxFeePerGas); a token after the fee wallet has topped up the address's gas by exactly what
    the transfer needs at the current fee (less what it already holds), once that top-up has the
@@ -33,9 +34,9 @@ from appliance.engine.chain.base import Chain, ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import CustodyKeys
 from appliance.engine.db import database
-from appliance.engine.models import Broadcast, DepositAddress, Sweep, TreasuryRun
+from appliance.engine.models import DepositAddress, Sweep, TreasuryRun
 from appliance.engine.outgoing import fees as fee_rules
-from appliance.engine.outgoing import follow, topups, transactions
+from appliance.engine.outgoing import topups, transactions
 from appliance.engine.outgoing.fencing import Fenced, Fencing, restored_heights
 from appliance.engine.sweeps import planning, readiness
 from appliance.engine.sweeps.facts import TokenSweepFacts
@@ -191,7 +192,7 @@ class Sweeper:
         log.info(
             "sweep of %s %s from %s signed at nonce %s", verdict.amount, asset.code, address, broadcast.nonce
         )
-        self.following.send(chain, broadcast, sweep.id)
+        self.following.follow(chain, broadcast, SWEEP, deposit, asset.confirmations, sweep)  # sent
         return 1
 
     # -- planning: what is due, and the first transaction of each sweep ----------------------------
@@ -333,8 +334,8 @@ class Sweeper:
             self._once(f"ahead:{asset.chain_id}:{fee_wallet}", "sweeps: the fee wallet waits: %s", exc)
             return 0
         log.info("fee wallet tops up %s with %s wei for its %s sweep", deposit.address, amount, asset.code)
-        self.following.send(chain, broadcast, None)
-        return 1 if sweep else 0
+        self.following.follow(chain, broadcast, TOPUP, deposit, native.confirmations, sweep)  # sent
+        return 1
 
     # -- open sweeps -----------------------------------------------------------------------------------
 
@@ -357,25 +358,8 @@ class Sweeper:
         return moved
 
     def _advance_topup(self, chain: Chain, asset: Asset, deposit: DepositAddress, sweep: Sweep) -> int:
-        topup = Broadcast.get_by_id(sweep.topup_id)
-        if topup.status != "final":
-            receipt = self.following.follow(
-                chain, topup, TOPUP, deposit, self.chains.native(asset.chain_id).confirmations
-            )
-            if receipt is None:
-                return 0
-            with write_transaction(database):
-                follow.finalise(topup, receipt)
-                self.following.charge_deployment(
-                    asset.chain_id,
-                    f"sweep_topup:{topup.id}",
-                    receipt.gas_used * receipt.effective_gas_price,
-                    "the network fee of a sweep's gas top-up",
-                )
-            if not receipt.success:  # a plain transfer does not revert; counted all the same
-                with write_transaction(database):
-                    self.following.close(sweep, "failed", reason=f"the gas top-up {receipt.tx_hash} reverted")
-                return 1
+        if (moved := self.following.advance_topup(chain, asset, deposit, sweep)) is not None:
+            return moved
         # The top-up is final: sign the token's transfer from what the address now holds.
         planned_at = clock.now()
         verdict = readiness.decide_after_topup(self._facts(chain, asset, deposit), asset.contract or "")

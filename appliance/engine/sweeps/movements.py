@@ -30,18 +30,7 @@ def deposit_movements(
     (treasury/positions.py adds them): only reservations still in flight and those made final
     since the fold's cursor are read here, however many sweeps the deployment has made."""
     since = folded_through(chain_id)
-    finals = {
-        int(b): int(t)
-        for b, t in BroadcastTransition.select(BroadcastTransition.broadcast, BroadcastTransition.id)
-        .join(Broadcast, on=(BroadcastTransition.broadcast == Broadcast.id))
-        .where(
-            (BroadcastTransition.id > since)
-            & (BroadcastTransition.to_status == "final")
-            & (Broadcast.chain_id == chain_id)
-            & Broadcast.purpose.in_((SWEEP, TOPUP))
-        )
-        .tuples()
-    }
+    finals = {int(b): int(t) for t, b in _made_final(chain_id, since).tuples()}
     rows = list(
         Broadcast.select().where(
             (Broadcast.chain_id == chain_id)
@@ -57,18 +46,7 @@ def fold(chains: Chains, chain_id: str, block: int | None) -> tuple[int, dict[tu
     changes). In the order they became final, up to the first mined above ``block`` (the block
     the deposit addresses are compared at), which stays live until the watcher passes it."""
     since = folded_through(chain_id)
-    pairs = list(
-        BroadcastTransition.select(BroadcastTransition.id, BroadcastTransition.broadcast)
-        .join(Broadcast, on=(BroadcastTransition.broadcast == Broadcast.id))
-        .where(
-            (BroadcastTransition.id > since)
-            & (BroadcastTransition.to_status == "final")
-            & (Broadcast.chain_id == chain_id)
-            & Broadcast.purpose.in_((SWEEP, TOPUP))
-        )
-        .order_by(BroadcastTransition.id)
-        .tuples()
-    )
+    pairs = list(_made_final(chain_id, since).order_by(BroadcastTransition.id).tuples())
     if not pairs:
         return since, {}
     by_id = {r.id: r for r in Broadcast.select().where(Broadcast.id.in_([b for _, b in pairs]))}
@@ -160,3 +138,17 @@ def fee_wallet_owes(chain_id: str, fee_wallet: str) -> int:
         _, value, _ = transactions.decode_call(row)
         total += value
     return total
+
+
+def _made_final(chain_id: str, since: int) -> Any:
+    """(move id, broadcast id) of the chain's sweeps and top-ups made final after ``since``."""
+    return (
+        BroadcastTransition.select(BroadcastTransition.id, BroadcastTransition.broadcast)
+        .join(Broadcast, on=(BroadcastTransition.broadcast == Broadcast.id))
+        .where(
+            (BroadcastTransition.id > since)
+            & (BroadcastTransition.to_status == "final")
+            & (Broadcast.chain_id == chain_id)
+            & Broadcast.purpose.in_((SWEEP, TOPUP))
+        )
+    )
