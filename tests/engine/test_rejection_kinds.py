@@ -5,10 +5,13 @@ wait and send the same bytes again later instead of doing what the refusal asks.
 
 Wordings: geth (core/error.go, core/txpool/errors.go, with the details it appends), Erigon, Besu,
 Nethermind (the AcceptTxResult codes its releases answered before it took geth's phrases, and
-those phrases with its details), OpenEthereum, anvil 1.7.1 (read from the strings of the binary
-under .tools), and what providers and client libraries say. Where the mapping is wrong for a real
-wording the test is marked xfail(strict=True): it starts to pass, and must be unmarked, once the
-words are read right.
+those phrases with its details), OpenEthereum, anvil 1.7.1 (from the strings of the binary under
+.tools, and checked by sending it raw transactions: the same bytes again, "transaction already
+imported"; below the base fee, from an empty account, at a mined nonce (the same bytes once mined
+included), "max fee per gas less than block base fee", "Insufficient funds for gas * price +
+value", "nonce too low"), and what providers and client libraries say. Where the mapping is
+wrong for a real wording the test is marked xfail(strict=True): it starts to pass, and must be
+unmarked, once the words are read right.
 
 The last tests send through appliance.engine.chain.rpc.RpcChain to a JSON-RPC server written from
 the published contract (an error object with code and message), to check the words reach the
