@@ -18,10 +18,12 @@ or returns one. Derivation is memoised by public address only.
 
 from __future__ import annotations
 
+import abc
+import dataclasses
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from bip_utils import (
     Bip32Secp256k1,
@@ -69,22 +71,45 @@ ENCRYPTED, PLAIN_FILE, ENVIRONMENT = "encrypted", "plain file", "environment"
 Guard = Callable[[str], "str | None"]
 
 
-class CustodyKeys(Protocol):
+@dataclasses.dataclass(frozen=True)
+class Grounds:
+    """What the signer's policy judges a transaction by: the payout it pays, the deposit address
+    (account, index) a gas top-up funds, the operator's signed instruction. The bare key (Custody)
+    takes no notice of it."""
+
+    payout_id: int | None = None
+    recipient: tuple[int, int] | None = None
+    instruction: SignedInstruction | None = None
+
+
+class CustodyKeys(abc.ABC):
     """What the engine's code asks of custody: the key itself in one process (Custody, or
     LocalSigner applying the signer's policy), or a client of the signer process that holds it
-    (appliance/engine/signer/): addresses from public keys, signatures through the signer."""
+    (appliance/engine/signer/): addresses from public keys, signatures through the signer.
+    Each of them says how it derives and signs; what follows from that is here, once."""
 
     @property
+    @abc.abstractmethod
     def fingerprint(self) -> str: ...
 
     @property
+    @abc.abstractmethod
     def source(self) -> str: ...
 
     @property
-    def encrypted(self) -> bool: ...
+    def encrypted(self) -> bool:
+        return self.source == ENCRYPTED
 
-    def verify(self) -> str | None: ...
+    @abc.abstractmethod
+    def verify(self) -> str | None:
+        """Why nothing may be derived or signed now (the key refused, the signer silent), or None."""
 
+    def _usable(self) -> None:
+        refusal = self.verify()
+        if refusal is not None:
+            raise CustodyRefused(refusal)
+
+    @abc.abstractmethod
     def address(self, account: int, index: int) -> str: ...
 
     def sign_transaction(
@@ -96,16 +121,24 @@ class CustodyKeys(Protocol):
         payout_id: int | None = None,
         recipient: tuple[int, int] | None = None,
         instruction: SignedInstruction | None = None,
-    ) -> tuple[bytes, str]: ...
+    ) -> tuple[bytes, str]:
+        """Sign ``tx`` (an eth-account transaction dict) with the key at (account, index); returns
+        (raw bytes, 0x hash)."""
+        return self._sign(account, index, tx, Grounds(payout_id, recipient, instruction))
+
+    @abc.abstractmethod
+    def _sign(self, account: int, index: int, tx: dict, grounds: Grounds) -> tuple[bytes, str]: ...
 
     @property
-    def payout_address(self) -> str: ...
+    def payout_address(self) -> str:
+        return self.address(*PAYOUT_WALLET)
 
     @property
-    def fee_address(self) -> str: ...
+    def fee_address(self) -> str:
+        return self.address(*FEE_WALLET)
 
 
-class Custody:
+class Custody(CustodyKeys):
     """The master seed of one deployment. Holds the seed in memory (needed to derive keys to sign)
     and never exposes it. With a guard, the first derivation or signature asks it whether this key
     is the deployment's; once refused, every derivation and signature raises CustodyRefused."""
@@ -115,8 +148,8 @@ class Custody:
         if not Bip39MnemonicValidator().IsValid(words):
             raise CustodyError("the custody key is not a valid BIP39 mnemonic")
         self._seed = Bip39SeedGenerator(words).Generate()
-        self.fingerprint = Bip32Secp256k1.FromSeed(self._seed).FingerPrint().ToHex()
-        self.source = source
+        self._fingerprint = Bip32Secp256k1.FromSeed(self._seed).FingerPrint().ToHex()
+        self._source = source
         self.refusal: str | None = None
         self._guard: Guard | None = None
         self._verified = False
@@ -125,8 +158,12 @@ class Custody:
         return f"Custody(fingerprint={self.fingerprint})"
 
     @property
-    def encrypted(self) -> bool:
-        return self.source == ENCRYPTED
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def source(self) -> str:
+        return self._source
 
     def guard_with(self, guard: Guard) -> None:
         self._guard, self._verified, self.refusal = guard, False, None
@@ -138,11 +175,6 @@ class Custody:
             self.refusal = self._guard(self.fingerprint)
             self._verified = True
         return self.refusal
-
-    def _usable(self) -> None:
-        refusal = self.verify()
-        if refusal is not None:
-            raise CustodyRefused(refusal)
 
     def _node(self, account: int, index: int) -> Bip44:
         return (
@@ -176,33 +208,14 @@ class Custody:
             .ToExtended()
         )
 
-    def sign_transaction(
-        self,
-        account: int,
-        index: int,
-        tx: dict,
-        *,
-        payout_id: int | None = None,
-        recipient: tuple[int, int] | None = None,
-        instruction: SignedInstruction | None = None,
-    ) -> tuple[bytes, str]:
-        """Sign ``tx`` (an eth-account transaction dict) with the key at (account, index);
-        returns (raw bytes, 0x hash). The private key lives only inside this call. No policy
-        here (``payout_id``, ``recipient`` and ``instruction`` are the signer's): the signer
-        applies it before it calls this."""
+    def _sign(self, account: int, index: int, tx: dict, grounds: Grounds) -> tuple[bytes, str]:
+        """The private key lives only inside this call. No policy here (``grounds`` is the
+        signer's): the signer applies it before it calls this."""
         self._usable()
         key = self._node(account, index).PrivateKey().Raw().ToBytes()
         signed = Account.sign_transaction(tx, key)
         del key
         return bytes(signed.raw_transaction), "0x" + bytes(signed.hash).hex()
-
-    @property
-    def payout_address(self) -> str:
-        return self.address(*PAYOUT_WALLET)
-
-    @property
-    def fee_address(self) -> str:
-        return self.address(*FEE_WALLET)
 
 
 def new_mnemonic() -> str:

@@ -9,9 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from appliance.engine.custody import ENCRYPTED, FEE_WALLET, PAYOUT_WALLET, CustodyError, CustodyRefused
+from appliance.engine.custody import CustodyError, CustodyKeys, CustodyRefused, Grounds
 from appliance.engine.custody_public import address_from_xpub
-from appliance.engine.instructions import SignedInstruction
 from appliance.engine.signer import wire
 from appliance.engine.signer.core import SignerRefused
 
@@ -26,7 +25,7 @@ class SignerForbidden(CustodyError):
     """An administrator command with a token that is not the signer's."""
 
 
-class SignerClient:
+class SignerClient(CustodyKeys):
     def __init__(self, path: Path, *, timeout: float = TIMEOUT_SECONDS) -> None:
         self.path = Path(path)
         self.timeout = timeout
@@ -104,10 +103,6 @@ class SignerClient:
     def source(self) -> str:
         return str(self._facts()["source"])
 
-    @property
-    def encrypted(self) -> bool:
-        return self.source == ENCRYPTED
-
     def verify(self) -> str | None:
         """Why nothing may be derived or signed now: the signer's refusal of the key (kept once
         known, as Custody keeps its guard's), or that it does not answer (asked again next time)."""
@@ -126,39 +121,20 @@ class SignerClient:
         return xpub
 
     def address(self, account: int, index: int) -> str:
-        refusal = self.verify()
-        if refusal is not None:
-            raise CustodyRefused(refusal)
+        self._usable()
         return address_from_xpub(self._xpub(account), index)
 
-    def sign_transaction(
-        self,
-        account: int,
-        index: int,
-        tx: dict,
-        *,
-        payout_id: int | None = None,
-        recipient: tuple[int, int] | None = None,
-        instruction: SignedInstruction | None = None,
-    ) -> tuple[bytes, str]:
+    def _sign(self, account: int, index: int, tx: dict, grounds: Grounds) -> tuple[bytes, str]:
         request: dict[str, Any] = {
             "op": "sign",
             "account": account,
             "index": index,
-            "payout": payout_id,
+            "payout": grounds.payout_id,
             "tx": wire.encode_tx(tx),
         }
-        if recipient is not None:
-            request["recipient"] = {"account": recipient[0], "index": recipient[1]}
-        if instruction is not None:
-            request["instruction"] = instruction.to_wire()
+        if grounds.recipient is not None:
+            request["recipient"] = {"account": grounds.recipient[0], "index": grounds.recipient[1]}
+        if grounds.instruction is not None:
+            request["instruction"] = grounds.instruction.to_wire()
         answer = self._ok(request)
         return bytes.fromhex(str(answer["raw"])), str(answer["hash"])
-
-    @property
-    def payout_address(self) -> str:
-        return self.address(*PAYOUT_WALLET)
-
-    @property
-    def fee_address(self) -> str:
-        return self.address(*FEE_WALLET)

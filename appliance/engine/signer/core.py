@@ -14,7 +14,7 @@ from typing import Any
 from appliance.common import clock
 from appliance.common.db import connection
 from appliance.engine.chain.registry import Asset
-from appliance.engine.custody import Custody, CustodyError, CustodyRefused, Guard
+from appliance.engine.custody import Custody, CustodyError, CustodyKeys, CustodyRefused, Grounds, Guard
 from appliance.engine.db import database
 from appliance.engine.instructions import SignedInstruction
 from appliance.engine.signer import bounds, facts, journal, own_policy, policy
@@ -221,7 +221,7 @@ def _reason(kind: str, payout: policy.StoredPayout | None) -> str:
     }.get(kind, kind)
 
 
-class LocalSigner:
+class LocalSigner(CustodyKeys):
     """CustodyKeys in this process: the key's addresses, and signatures under the signer's policy."""
 
     def __init__(self, custody: Custody, assets: Sequence[Asset], gas_cap: int, data_dir: Path) -> None:
@@ -239,10 +239,6 @@ class LocalSigner:
     def source(self) -> str:
         return self.key.source
 
-    @property
-    def encrypted(self) -> bool:
-        return self.key.encrypted
-
     def guard_with(self, guard: Guard) -> None:
         self.key.guard_with(guard)
 
@@ -255,22 +251,12 @@ class LocalSigner:
     def account_xpub(self, account: int) -> str:
         return self.key.account_xpub(account)
 
-    def sign_transaction(
-        self,
-        account: int,
-        index: int,
-        tx: dict,
-        *,
-        payout_id: int | None = None,
-        recipient: Recipient | None = None,
-        instruction: SignedInstruction | None = None,
-    ) -> tuple[bytes, str]:
-        return self.signer.sign(account, index, tx, payout_id, recipient=recipient, instruction=instruction)
-
-    @property
-    def payout_address(self) -> str:
-        return self.key.payout_address
-
-    @property
-    def fee_address(self) -> str:
-        return self.key.fee_address
+    def _sign(self, account: int, index: int, tx: dict, grounds: Grounds) -> tuple[bytes, str]:
+        return self.signer.sign(
+            account,
+            index,
+            tx,
+            grounds.payout_id,
+            recipient=grounds.recipient,
+            instruction=grounds.instruction,
+        )

@@ -82,7 +82,8 @@ from appliance.engine.treasury.solvency import AssetSolvency, chain_solvency, la
 
 log = logging.getLogger("appliance.engine.treasury")
 
-KINDS = (
+# The kinds of finding in the order findings are listed (critical first); CRITICAL is their head.
+CRITICAL_KINDS = (
     "solvency_shortfall",
     "unknown_outflow",
     "unexplained_outflow",
@@ -93,24 +94,9 @@ KINDS = (
     "balance_mismatch",
     "payout_not_on_chain",
     "deposit_not_recorded",
-    "stuck_transaction",
-    "unswept",
-    "low_balance",
 )
-CRITICAL = frozenset(
-    {
-        "solvency_shortfall",
-        "unknown_outflow",
-        "unexplained_outflow",
-        "flow_mismatch",
-        "allowance",
-        "deposit_out_of_range",
-        "stuck_payout",
-        "balance_mismatch",
-        "payout_not_on_chain",
-        "deposit_not_recorded",
-    }
-)
+KINDS = (*CRITICAL_KINDS, "stuck_transaction", "unswept", "low_balance")
+CRITICAL = frozenset(CRITICAL_KINDS)
 # Findings of money gone: they stay until an administrator acknowledges them (the chain keeps them).
 STICKY = frozenset({"unknown_outflow", "unexplained_outflow", "flow_mismatch", "deposit_out_of_range"})
 STUCK_AFTER = timedelta(minutes=10)
