@@ -9,9 +9,8 @@ those phrases with its details), OpenEthereum, anvil 1.7.1 (from the strings of 
 .tools, and checked by sending it raw transactions: the same bytes again, "transaction already
 imported"; below the base fee, from an empty account, at a mined nonce (the same bytes once mined
 included), "max fee per gas less than block base fee", "Insufficient funds for gas * price +
-value", "nonce too low"), and what providers and client libraries say. Where the mapping is
-wrong for a real wording the test is marked xfail(strict=True): it starts to pass, and must be
-unmarked, once the words are read right.
+value", "nonce too low"), and what providers and client libraries say. A real wording the mapping reads
+wrongly fails here.
 
 The last tests send through appliance.engine.chain.rpc.RpcChain to a JSON-RPC server written from
 the published contract (an error object with code and message), to check the words reach the
@@ -75,8 +74,9 @@ OTHER = [
     "execution reverted",
 ]
 
-# Real wordings read wrongly today (each is a defect in rejection_of, reported, not fixed here).
-MISREAD = [
+# Wordings of clients that write codes without spaces (Nethermind) or their own phrases
+# (OpenEthereum, Besu): read wrongly until rejection_of compacted the words (issue 42).
+CODES_AND_PHRASES = [
     ("OldNonce", Rejection.NONCE_USED, "Nethermind's code for a nonce already used is read as OTHER"),
     (
         "OldNonce, Current nonce: 5, nonce of rejected tx: 4",
@@ -139,13 +139,7 @@ def test_a_refusal_that_is_none_of_the_three_is_other(words: str) -> None:
     assert rejection_of(words) is Rejection.OTHER
 
 
-@pytest.mark.parametrize(
-    ("words", "kind"),
-    [
-        pytest.param(words, kind, marks=pytest.mark.xfail(strict=True, reason=why))
-        for words, kind, why in MISREAD
-    ],
-)
+@pytest.mark.parametrize(("words", "kind"), [(words, kind) for words, kind, _ in CODES_AND_PHRASES])
 def test_a_real_nodes_wording_is_read_as_what_it_means(words: str, kind: Rejection) -> None:
     assert rejection_of(words) is kind
 
@@ -229,14 +223,7 @@ def test_a_json_rpc_nodes_refusal_reaches_the_engine_with_the_kind_of_its_words(
         "already known",  # geth, Erigon
         "transaction already imported",  # anvil
         "Known transaction",  # Besu
-        pytest.param(
-            "AlreadyKnown",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="rpc.py looks for 'already known' with a space: Nethermind's AlreadyKnown is "
-                "raised as a refusal of kind OTHER",
-            ),
-        ),
+        "AlreadyKnown",  # Nethermind
     ],
 )
 def test_a_node_that_holds_the_same_bytes_already_answers_their_hash_not_a_refusal(

@@ -27,15 +27,31 @@ class Rejection(enum.Enum):
     OTHER = "other"
 
 
+def compact(words: str) -> str:
+    """A node's words lower-cased without spaces or underscores: clients name the same refusal
+    as a phrase ("fee too low") or a code ("FeeTooLow", "FEE_TOO_LOW")."""
+    return "".join(words.lower().split()).replace("_", "")
+
+
+# Each kind's words, compacted: geth, Erigon, anvil, Besu, Nethermind (its codes and its geth-like
+# phrases), OpenEthereum, and providers relaying ethers' NONCE_EXPIRED.
+_WORDS: tuple[tuple[Rejection, tuple[str, ...]], ...] = (
+    (Rejection.NONCE_USED, ("noncetoolow", "nonceistoolow", "alreadybeenused", "oldnonce")),
+    (
+        Rejection.UNDERPRICED,
+        ("underpriced", "basefee", "feetoolow", "replacementnotallowed", "gaspriceistoolow"),
+    ),
+    (Rejection.INSUFFICIENT_FUNDS, ("insufficientfunds", "upfrontcostexceeds")),
+)
+
+
 def rejection_of(reason: str) -> Rejection:
-    """The kind of a node's refusal, from its words (geth, Nethermind, Erigon, providers)."""
-    lowered = reason.lower()
-    if "nonce too low" in lowered or "already been used" in lowered:
-        return Rejection.NONCE_USED
-    if "underpriced" in lowered or "base fee" in lowered or "fee too low" in lowered:
-        return Rejection.UNDERPRICED
-    if "insufficient funds" in lowered:
-        return Rejection.INSUFFICIENT_FUNDS
+    """The kind of a node's refusal, from its words (geth, Nethermind, Erigon, Besu, OpenEthereum,
+    anvil, providers); tests/engine/test_rejection_kinds.py holds the wordings."""
+    words = compact(reason)
+    for kind, marks in _WORDS:
+        if any(mark in words for mark in marks):
+            return kind
     return Rejection.OTHER
 
 

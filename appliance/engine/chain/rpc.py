@@ -20,6 +20,7 @@ from appliance.engine.chain.base import (
     Receipt,
     TokenTransfer,
     TransactionRejected,
+    compact,
     rejection_of,
 )
 
@@ -123,8 +124,8 @@ class RpcChain:
             return _hex(self.w3.eth.send_raw_transaction(raw))
         except Web3RPCError as exc:
             message = str(exc.message if hasattr(exc, "message") else exc)
-            lowered = message.lower()
-            if "already known" in lowered or "already imported" in lowered or "known transaction" in lowered:
+            words = compact(message)  # "already known", Nethermind's "AlreadyKnown"
+            if "alreadyknown" in words or "alreadyimported" in words or "knowntransaction" in words:
                 return tx_hash
             raise TransactionRejected(message, rejection_of(message)) from exc
         except (requests.RequestException, OSError) as exc:

@@ -26,8 +26,10 @@ class TokenSweepFacts:
     @functools.cached_property
     def transfer(self) -> tuple[int, bytes, int] | str:
         """(token balance, transfer data, gas) of sweeping the address's whole token balance, or
-        why it cannot be swept (the transfer would revert)."""
-        held = self.chain.balance(self.deposit.address, self.asset.contract)
+        why it cannot be swept (the transfer would revert). The balance is the one ``held`` read:
+        a second read could be lower than the one the minimum was judged by (a token leaving by
+        other means meanwhile) and sign a sweep at or below the minimum, even of nothing."""
+        held = self.held
         data = transactions.erc20_transfer_data(self.payout_wallet, held)
         try:
             estimate = self.chain.estimate_gas(self.deposit.address, self.asset.contract or "", 0, data)
