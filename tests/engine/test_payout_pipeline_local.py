@@ -15,6 +15,7 @@ import pytest
 
 from appliance.engine.chain.local import LocalChain
 from appliance.engine.db import database
+from appliance.engine.ledger import deployment
 from appliance.engine.models import Broadcast, Payout, WebhookEvent
 from appliance.settings import Settings, load_settings
 from tests.conftest import BACKEND
@@ -124,6 +125,10 @@ def test_a_usdc_payout_gets_its_gas_from_the_fee_wallet_and_completes(harness: H
     assert chain.balance(PAYOUT_WALLET) > 0  # the top-up arrived and paid the gas
     with database.connection_context():
         assert [b.purpose for b in Broadcast.select().order_by(Broadcast.id)] == ["gas_topup", "payout"]
+        topup = Broadcast.get(Broadcast.purpose == "gas_topup")
+        # The fee wallet paid the top-up's network fee: the deployment's cost, no operator's.
+        assert int(topup.fee_minor) > 0
+        assert deployment.costs() == {("eth_local", "ETH"): int(topup.fee_minor)}
     assert harness.detail("pyo_localusd01")["reason"] is None
 
 

@@ -1,8 +1,9 @@
 """The deployment's own ledger account per asset (docs/engine-treasury.md, "Solvency").
 
 What custody spends that belongs to no operator: the network fees of sweeps (a deposit address
-pays them out of the gas the fee wallet topped it up with, or out of a native deposit) and other
-losses recorded here. Every journal is two legs summing to zero, written in the transaction of the
+pays them out of the gas the fee wallet topped it up with, or out of a native deposit), of the
+fee wallet's gas top-ups (of deposit addresses and of the payout wallet) and other losses
+recorded here. Every journal is two legs summing to zero, written in the transaction of the
 state change that causes it, once per cause (``ref`` is unique per account: a sweep closed twice
 by two holders posts once):
 
@@ -25,6 +26,7 @@ from appliance.engine.models import BaseModel
 
 COSTS, CUSTODY = "costs", "custody"
 SWEEP_FEE = "sweep_fee"
+TOPUP_FEE = "gas_topup_fee"  # the network fee of the payout wallet's gas top-ups
 
 
 class DeploymentLedgerEntry(BaseModel):

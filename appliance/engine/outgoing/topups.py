@@ -16,6 +16,7 @@ from appliance.engine.chain.base import Chain, ChainError, FeeQuote
 from appliance.engine.chain.registry import Asset, Chains
 from appliance.engine.custody import FEE_WALLET, CustodyKeys
 from appliance.engine.db import database
+from appliance.engine.ledger import deployment
 from appliance.engine.models import Broadcast
 from appliance.engine.outgoing import fees as fee_rules
 from appliance.engine.outgoing import follow, state, transactions
@@ -154,3 +155,12 @@ class PayoutTopUps:
         if receipt is not None:
             with write_transaction(database):
                 follow.finalise(row, receipt)
+                # The fee wallet paid its network fee: the deployment's cost, as a sweep's top-up is.
+                deployment.post_cost(
+                    deployment.TOPUP_FEE,
+                    row.chain_id,
+                    self.chains.native(row.chain_id).code,
+                    receipt.gas_used * receipt.effective_gas_price,
+                    ref=f"gas_topup:{row.id}",
+                    memo="the network fee of the payout wallet's gas top-up",
+                )
