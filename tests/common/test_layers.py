@@ -1,7 +1,7 @@
 """The layers of the appliance, enforced on the source (issue 42): no module imports itself through
 others (an import cycle), ``common/`` imports no service, and the chain adapters (``engine/chain/``)
 and the outgoing lifecycle (``engine/outgoing/``) import nothing of the payouts or the sweeps that
-use them.
+use them, and payouts and sweeps nothing of each other.
 
 Every import counts, the ones inside a function too (a lazy import is a dependency all the same:
 it only moves the failure from import time to the first call), except those under
@@ -32,6 +32,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("appliance.engine.chain", ("appliance.engine.payouts", "appliance.engine.sweeps")),
     # The one lifecycle every outgoing transaction shares: what it pays plugs in (follow.Side).
     ("appliance.engine.outgoing", ("appliance.engine.payouts", "appliance.engine.sweeps")),
+    # Payouts and sweeps share only what lies below them (outgoing/, chain/, ledger/).
+    ("appliance.engine.payouts", ("appliance.engine.sweeps",)),
+    ("appliance.engine.sweeps", ("appliance.engine.payouts",)),
 ]
 
 
