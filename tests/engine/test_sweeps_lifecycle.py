@@ -254,13 +254,6 @@ def test_a_sweep_whose_nonce_a_foreign_transaction_took_fails_at_its_confirmatio
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on the embedded chain the reconcile's unknown_outflow cannot look the transaction up "
-    "(treasury/bulk.py find_transaction needs a JSON-RPC url) and says 'could not be looked up', "
-    "although the chain adapter finds it (outgoing/transactions.transaction_at_nonce) and the "
-    "sweep's own reason names it",
-)
 def test_the_reconcile_names_the_foreign_transaction_that_took_a_sweep_s_nonce_on_the_embedded_chain(
     settings: Settings,
 ) -> None:
