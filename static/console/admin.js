@@ -1,10 +1,12 @@
 // The console's other views: cash (settlements awaiting confirmation, confirm, shortfalls), team
-// (members, roles, disable, login links, invites) and company (settings, logo, depots, billing).
+// (members, roles, disable, login links, invites) and company (settings, order settings, logo,
+// depots, billing).
 // Each loads when shown; the API decides who may do what (a dispatcher's refused change is shown
 // as the API's Problem).
 import {amd} from "/static/js/i18n.js";
 import {MessageSettings} from "/static/console/messages.js";
 import {FiscalSettings} from "/static/console/fiscal.js";
+import {OrderSettings} from "/static/console/ordersettings.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -41,6 +43,7 @@ export class Admin {
     $("depot-form").addEventListener("submit", (event) => { event.preventDefault(); this.addDepot(); });
     this.messages = new MessageSettings(ctx);
     this.fiscal = new FiscalSettings(ctx);
+    this.orderSettings = new OrderSettings(ctx);
   }
 
   async show(view) {
@@ -168,8 +171,12 @@ export class Admin {
   // ---- company ----------------------------------------------------------------------------
   async loadCompany() {
     const T = this.ctx.T, lang = this.ctx.lang, api = this.ctx.api;
-    const [{company}, {depots}, {billing}] = await Promise.all([api.get("/company"), api.get("/company/depots"), api.get("/company/billing"),
-      this.messages.load(), this.fiscal.load()]);
+    // Billing is the owners' (GET /company/billing answers anyone else 403): a dispatcher sees the
+    // rest of the view without it. The order settings show their own refusal beside their form.
+    const owner = this.ctx.session.role === "owner";
+    $("billing-panel").hidden = !owner;
+    const [{company}, {depots}, {billing}] = await Promise.all([api.get("/company"), api.get("/company/depots"),
+      owner ? api.get("/company/billing") : {billing: null}, this.orderSettings.load(), this.messages.load(), this.fiscal.load()]);
     $("c-name").value = company.name; $("c-city").value = company.city; $("c-phone").value = company.phone || "";
     $("c-support").value = company.supportPhone || ""; $("c-brand").value = company.brandColor || "#1F6FEB";
     $("c-show-phone").checked = company.showCourierPhone;
@@ -179,6 +186,7 @@ export class Admin {
       el("span", {className: "grow"}, d.name + " · " + d.address + " · " + d.point.lat.toFixed(5) + ", " + d.point.lon.toFixed(5) + (d.isDefault ? " · " + T.default : "")),
       d.isDefault ? null : button(T.makeDefault, () => this.depot("PATCH", d.id, {isDefault: true})),
       button(T.remove, () => this.depot("DELETE", d.id)))));
+    if (!billing) { return; }
     const b = billing;
     const price = b.priceAmd === null ? "" : " · " + amd(b.priceAmd, lang);
     $("billing").replaceChildren(

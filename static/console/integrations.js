@@ -1,8 +1,10 @@
 // The Integrations view (owners only, issue 46): integration keys (created and shown once, with a
 // copy button, then never again; revoked after a confirmation) and webhook endpoints (created with
 // their events, the signing secret shown once; deleted after a confirmation), each endpoint with
-// its deliveries, their attempts and last error, and a Resend for a given-up one.
+// its deliveries, their attempts and last error, and a Resend for a given-up one. Each key's proof
+// default (issue 47: what its orders need when they name none) is changed in its row.
 // Its words: the INTEGRATION_TEXTS block of texts.js.
+import {PROOF_KINDS} from "/static/console/ordersettings.js";
 
 const $ = (id) => document.getElementById(id);
 const EVENTS = ["order.created", "order.assigned", "order.picked_up", "order.delivered", "order.failed", "order.cancelled"];
@@ -34,6 +36,9 @@ export class Integrations {
     this.webhooks = [];
     this.open = new Set();        // endpoints whose deliveries are shown
     this.deliveries = new Map();  // endpoint id -> its deliveries as last loaded
+    // key id -> its proof default being edited ({company, kinds, error}): kept across re-renders
+    // (a language change, a reload of the list), so nothing ticked is lost before Save.
+    this.proofDrafts = new Map();
     this.shown = false;
     $("key-form").addEventListener("submit", (event) => { event.preventDefault(); this.createKey(); });
     $("webhook-form").addEventListener("submit", (event) => { event.preventDefault(); this.createWebhook(); });
@@ -89,18 +94,85 @@ export class Integrations {
 
   async loadKeys() {
     this.keys = (await this.ctx.api.get("/company/integration-keys")).keys;
+    const live = new Set(this.keys.map((k) => k.id));
+    [...this.proofDrafts.keys()].filter((id) => !live.has(id)).forEach((id) => this.proofDrafts.delete(id));
     this.renderKeys();
   }
 
   renderKeys() {
     const T = this.T, lang = this.ctx.lang;
-    $("keys").tBodies[0].replaceChildren(...this.keys.map((key) => el("tr", {dataset: {key: key.id}},
-      el("td", {}, key.name), el("td", {}, when(key.createdAt, lang)),
-      // The proof this key's orders need by default (issue 47; set through the API, docs/orders.md).
-      el("td", {dataset: {keyProof: key.id}}, key.proofRequired === null || key.proofRequired === undefined ? T.intProofCompany
-        : key.proofRequired.map((k) => T["proofKind_" + k] || k).join(", ") || "—"),
-      el("td", {}, button(T.intRevoke, () => this.revokeKey(key), {"aria-label": T.intRevoke + " " + key.name, dataset: {revoke: key.id}})))));
+    const focused = document.activeElement && document.activeElement.closest("#keys") ? document.activeElement.dataset.focusKey : null;
+    $("keys").tBodies[0].replaceChildren(...this.keys.map((key) => {
+      const editing = this.proofDrafts.has(key.id);
+      const edit = button(T.intProofChange, () => this.editProof(key), {
+        "aria-expanded": String(editing), "aria-controls": "key-proof-" + key.id, "aria-label": T.intProofChange + " · " + key.name,
+        dataset: {keyProofEdit: key.id, focusKey: "proof-" + key.id}});
+      return el("tr", {dataset: {key: key.id}},
+        el("td", {}, key.name), el("td", {}, when(key.createdAt, lang)),
+        // The proof this key's orders need by default (issue 47, docs/orders.md); null: the company's.
+        el("td", {dataset: {keyProofCell: key.id}},
+          el("span", {dataset: {keyProof: key.id}}, key.proofRequired === null || key.proofRequired === undefined ? T.intProofCompany
+            : key.proofRequired.map((k) => T["proofKind_" + k] || k).join(", ") || "—"),
+          " ", edit, editing ? this.proofEditor(key) : null),
+        el("td", {}, button(T.intRevoke, () => this.revokeKey(key), {"aria-label": T.intRevoke + " " + key.name, dataset: {revoke: key.id, focusKey: "revoke-" + key.id}})));
+    }));
     $("no-keys").hidden = this.keys.length > 0;
+    if (focused) { const again = document.querySelector(`#keys [data-focus-key="${focused}"]`); if (again) { again.focus(); } }
+  }
+
+  // The key's proof default: "the company's setting" (null), or its own set of kinds ([] none).
+  proofEditor(key) {
+    const T = this.T;
+    const draft = this.proofDrafts.get(key.id);
+    const kinds = PROOF_KINDS.map((kind) => {
+      const box = el("input", {type: "checkbox", value: kind, checked: draft.kinds.has(kind), disabled: draft.company, dataset: {keyProofKind: kind, focusKey: "proof-" + key.id + "-" + kind}});
+      box.addEventListener("change", () => { if (box.checked) { draft.kinds.add(kind); } else { draft.kinds.delete(kind); } });
+      return el("label", {className: "check"}, box, " ", T["proofKind_" + kind] || kind);
+    });
+    const company = el("input", {type: "checkbox", checked: draft.company, dataset: {keyProofCompany: key.id, focusKey: "proof-" + key.id + "-company"}});
+    company.addEventListener("change", () => {
+      draft.company = company.checked;
+      kinds.forEach((label) => { label.querySelector("input").disabled = draft.company; });
+    });
+    return el("fieldset", {id: "key-proof-" + key.id, className: "key-proof"},
+      el("legend", {}, T.intProofFor + " " + key.name),
+      el("div", {}, el("label", {className: "check"}, company, " ", T.intProofCompany)),
+      el("div", {}, ...kinds),
+      el("p", {className: "error small", role: "alert", dataset: {keyProofError: key.id}}, draft.error || ""),
+      el("div", {className: "row"},
+        button(T.save, () => this.saveProof(key), {className: "small", dataset: {keyProofSave: key.id, focusKey: "proof-" + key.id + "-save"}}),
+        button(T.intProofCancel, () => this.closeProof(key), {dataset: {keyProofCancel: key.id, focusKey: "proof-" + key.id + "-cancel"}})));
+  }
+
+  editProof(key) {
+    if (this.proofDrafts.has(key.id)) { this.closeProof(key); return; }
+    const own = key.proofRequired === null || key.proofRequired === undefined ? null : key.proofRequired;
+    this.proofDrafts.set(key.id, {company: own === null, kinds: new Set(own || []), error: ""});
+    this.renderKeys();
+    const first = document.querySelector(`#key-proof-${key.id} input`);
+    if (first) { first.focus(); }
+  }
+
+  closeProof(key) {
+    this.proofDrafts.delete(key.id);
+    this.renderKeys();
+    const edit = document.querySelector(`#keys [data-key-proof-edit="${key.id}"]`);
+    if (edit) { edit.focus(); }
+  }
+
+  async saveProof(key) {
+    const draft = this.proofDrafts.get(key.id);
+    const proofRequired = draft.company ? null : PROOF_KINDS.filter((kind) => draft.kinds.has(kind));
+    try {
+      const saved = await this.ctx.api.patch("/company/integration-keys/" + key.id, {proofRequired});
+      this.keys = this.keys.map((k) => (k.id === saved.id ? saved : k));
+      this.ctx.toast(this.T.saved);
+      this.closeProof(saved);
+    } catch (error) {
+      draft.error = this.ctx.explain(error);
+      const shown = document.querySelector(`#keys [data-key-proof-error="${key.id}"]`);
+      if (shown) { shown.textContent = draft.error; }
+    }
   }
 
   async createKey() {

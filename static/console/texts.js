@@ -245,7 +245,7 @@ const INTEGRATION_TEXTS = {
     intKeysHint: "Խանութը բանալիով ինքն է ուղարկում իր պատվերները (Authorization: Bearer)։",
     intKeyName: "Ում համար", intKeyCreate: "Ստեղծել բանալի", intKey: "Բանալին",
     intKeyOnce: "Պատճենեք բանալին հիմա․ այն այլևս ցույց չի տրվի։", intDone: "Պատրաստ է",
-    intCreated: "Ստեղծված", intNoKeys: "Բանալիներ չկան։", intProof: "Առաքման ապացույց", intProofCompany: "ընկերության կարգավորումը", intRevoke: "Չեղարկել",
+    intCreated: "Ստեղծված", intNoKeys: "Բանալիներ չկան։", intProof: "Առաքման ապացույց", intProofCompany: "ընկերության կարգավորումը", intProofChange: "Փոխել", intProofCancel: "Չեղարկել", intProofFor: "Ապացույց, որ պահանջվում է այս բանալու պատվերներից՝", intRevoke: "Չեղարկել",
     intRevokeAsk: "Չեղարկե՞լ «{name}» բանալին։ Այն օգտագործող խանութն այլևս չի կարողանա ուղարկել պատվերներ։",
     intRevoked: "Բանալին չեղարկված է։", intCancel: "Ոչ",
     intWebhooks: "Webhook-ներ", intWebhooksHint: "Պատվերի իրադարձությունները ստորագրված ուղարկվում են խանութի https հասցեին։",
@@ -266,7 +266,7 @@ const INTEGRATION_TEXTS = {
     intKeysHint: "С ключом магазин сам передаёт свои заказы (Authorization: Bearer).",
     intKeyName: "Для кого", intKeyCreate: "Создать ключ", intKey: "Ключ",
     intKeyOnce: "Скопируйте ключ сейчас: больше он показан не будет.", intDone: "Готово",
-    intCreated: "Создан", intNoKeys: "Ключей нет.", intProof: "Подтверждение доставки", intProofCompany: "как у компании", intRevoke: "Отозвать",
+    intCreated: "Создан", intNoKeys: "Ключей нет.", intProof: "Подтверждение доставки", intProofCompany: "как у компании", intProofChange: "Изменить", intProofCancel: "Отмена", intProofFor: "Подтверждение для заказов с ключа", intRevoke: "Отозвать",
     intRevokeAsk: "Отозвать ключ «{name}»? Магазин с этим ключом больше не сможет передавать заказы.",
     intRevoked: "Ключ отозван.", intCancel: "Нет",
     intWebhooks: "Вебхуки", intWebhooksHint: "События заказов отправляются, с подписью, на https-адрес магазина.",
@@ -287,7 +287,7 @@ const INTEGRATION_TEXTS = {
     intKeysHint: "With a key, a shop sends its orders itself (Authorization: Bearer).",
     intKeyName: "What it is for", intKeyCreate: "Create key", intKey: "The key",
     intKeyOnce: "Copy the key now: it is not shown again.", intDone: "Done",
-    intCreated: "Created", intNoKeys: "No keys.", intProof: "Proof of delivery", intProofCompany: "the company's setting", intRevoke: "Revoke",
+    intCreated: "Created", intNoKeys: "No keys.", intProof: "Proof of delivery", intProofCompany: "the company's setting", intProofChange: "Change", intProofCancel: "Cancel", intProofFor: "Proof the orders need from the key", intRevoke: "Revoke",
     intRevokeAsk: "Revoke the key “{name}”? A shop using it can no longer send orders.",
     intRevoked: "The key is revoked.", intCancel: "No",
     intWebhooks: "Webhooks", intWebhooksHint: "Order events are sent, signed, to the shop's https address.",
@@ -305,3 +305,37 @@ const INTEGRATION_TEXTS = {
   },
 };
 for (const [language, words] of Object.entries(INTEGRATION_TEXTS)) { Object.assign(TEXTS[language], words); }
+// The Company view's order settings (ordersettings.js; GET and PATCH /company/order-settings).
+const ORDER_SETTINGS_TEXTS = {
+  hy: {
+    osTitle: "Պատվերների կարգավորումներ",
+    osHelp: "Ինչպես են գալիս նոր պատվերները, և ինչ ապացույց է պետք յուրաքանչյուր առաքման համար, եթե պատվերը կամ խանութի բանալին այլ բան չի ասում։",
+    osOwnersOnly: "Այս կարգավորումները կարող է փոխել միայն սեփականատերը։",
+    osImportStatus: "Ներմուծված պատվերները գալիս են որպես",
+    osImportReady: "Պատրաստ՝ պլանավորման", osImportDraft: "Սևագրեր",
+    osIntegrationReady: "Խանութների՝ իրենց բանալիով ուղարկած պատվերները գալիս են պատրաստ",
+    osProof: "Ապացույց, որ պետք է յուրաքանչյուր առաքման համար",
+    osUnchanged: "Փոփոխություն չկա։",
+  },
+  ru: {
+    osTitle: "Настройки заказов",
+    osHelp: "Какими приходят новые заказы и какое подтверждение нужно каждой доставке, если заказ или ключ магазина не говорят иного.",
+    osOwnersOnly: "Эти настройки может менять только владелец.",
+    osImportStatus: "Импортированные заказы приходят как",
+    osImportReady: "Готовые к планированию", osImportDraft: "Черновики",
+    osIntegrationReady: "Заказы, которые магазины передают своим ключом, приходят готовыми",
+    osProof: "Подтверждение, нужное каждой доставке",
+    osUnchanged: "Изменений нет.",
+  },
+  en: {
+    osTitle: "Order settings",
+    osHelp: "What new orders arrive as, and the proof every delivery needs unless its order or its shop's key says otherwise.",
+    osOwnersOnly: "Only an owner can change these settings.",
+    osImportStatus: "Imported orders arrive as",
+    osImportReady: "Ready to plan", osImportDraft: "Drafts",
+    osIntegrationReady: "Orders the shops send with their keys arrive ready",
+    osProof: "Proof every delivery needs",
+    osUnchanged: "Nothing has changed.",
+  },
+};
+for (const [language, words] of Object.entries(ORDER_SETTINGS_TEXTS)) { Object.assign(TEXTS[language], words); }
