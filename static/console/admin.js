@@ -2,7 +2,7 @@
 // (members, roles, disable, login links, invites) and company (settings, order settings, logo,
 // depots, billing).
 // Each loads when shown; the API decides who may do what (a dispatcher's refused change is shown
-// as the API's Problem).
+// as the API's Problem; the Company view shows a dispatcher its owners-only forms read-only).
 import {amd} from "/static/js/i18n.js";
 import {MessageSettings} from "/static/console/messages.js";
 import {FiscalSettings} from "/static/console/fiscal.js";
@@ -182,10 +182,16 @@ export class Admin {
     $("c-show-phone").checked = company.showCourierPhone;
     $("c-logo").hidden = !company.logoUrl;
     if (company.logoUrl) { $("c-logo").src = company.logoUrl; }
+    // The company's settings, logo and depots are the owners' to change (PATCH /company and the
+    // depot routes answer anyone else 403): a dispatcher reads them.
+    [...$("company-form").elements, ...$("depot-form").elements].forEach((control) => { control.disabled = !owner; });
+    $("company-save").hidden = !owner;
+    $("depot-form").hidden = !owner;
+    $("company-owners-only").hidden = owner;
     $("depots").replaceChildren(...depots.map((d) => el("li", {dataset: {depot: d.id}},
       el("span", {className: "grow"}, d.name + " · " + d.address + " · " + d.point.lat.toFixed(5) + ", " + d.point.lon.toFixed(5) + (d.isDefault ? " · " + T.default : "")),
-      d.isDefault ? null : button(T.makeDefault, () => this.depot("PATCH", d.id, {isDefault: true})),
-      button(T.remove, () => this.depot("DELETE", d.id)))));
+      d.isDefault || !owner ? null : button(T.makeDefault, () => this.depot("PATCH", d.id, {isDefault: true})),
+      owner ? button(T.remove, () => this.depot("DELETE", d.id)) : null)));
     if (!billing) { return; }
     const b = billing;
     const price = b.priceAmd === null ? "" : " · " + amd(b.priceAmd, lang);

@@ -137,6 +137,10 @@ def test_the_owner_requires_a_photo_and_a_signature_and_a_dispatcher_sees_them_r
         assert desk.inner_text("#os-owners-only") == "Only an owner can change these settings."
         # The rest of the view loads for a dispatcher (billing, the owners' own, is not asked for).
         assert desk.input_value("#c-name") == "Arev Express" and desk.is_hidden("#billing-panel")
+        # The company's settings and depots are the owners' too: read-only, no depot buttons.
+        assert desk.is_disabled("#c-name") and desk.is_disabled("#c-show-phone")
+        assert desk.is_hidden("#company-save") and desk.is_visible("#company-owners-only")
+        assert desk.is_hidden("#depot-form") and desk.locator("#depots button").count() == 0
         assert desk.inner_text("#order-settings-error") == ""
         screenshot(desk, "console-order-settings-dispatcher")
         assert errors == []
