@@ -13,10 +13,14 @@ export class FiscalSettings {
 
   async load() {
     const form = $("fiscal-form");
-    form.hidden = !this.ctx.session || this.ctx.session.role !== "owner";
-    if (form.hidden) { return; }
+    if (!this.ctx.session || this.ctx.session.role !== "owner") { form.hidden = true; return; }
+    // Shown once what is saved is in it: typed into before the answer came, the answer would
+    // overwrite it (a key pasted first and wiped, saved without it).
+    try { this.fill(await this.ctx.api.get("/company/fiscal")); } finally { form.hidden = false; }
+  }
+
+  fill({settings}) {
     const T = this.ctx.T;
-    const {settings} = await this.ctx.api.get("/company/fiscal");
     $("f-key").value = "";
     $("f-key").placeholder = settings ? T.passwordKept : "";
     $("fiscal-cert").textContent = settings ? T.fiscalCertOf + " " + settings.certificateSubject + " · " + T.fiscalUntil + " " + settings.certificateNotAfter.slice(0, 10) : "";
