@@ -24,9 +24,12 @@ export class OrderSettings {
   async load() {
     $("order-settings-error").textContent = "";
     $("order-settings-state").textContent = "";
+    // Shown once what is saved is in it (as the e-HDM form): a choice made before the answer came
+    // would be overwritten by it.
     try {
       this.fill(await this.ctx.api.get("/company/order-settings"));
     } catch (error) { $("order-settings-error").textContent = this.ctx.explain(error); }
+    $("order-settings-form").hidden = false;
   }
 
   fill(settings) {
